@@ -1,0 +1,1 @@
+"""Pure planning: parsing, name resolution, types, HIR, MIR, MIR transforms, EXPLAIN."""
