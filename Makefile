@@ -1,0 +1,70 @@
+# mzspark build / run / test entry points.
+#
+#   make run    # create .venv if needed, install, start the server on 127.0.0.1:6875
+#   make test   # install + Debian packages the client tests need, run all of tests/
+#   make lint   # ruff + import-linter + mypy
+#
+# Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := run
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+LISTEN ?= 127.0.0.1:6875
+DATA ?= ./mzdata
+MASTER ?= local[2]
+SERVER_ARGS ?=
+
+# Per-test timeout (seconds); includes fixture set-up, i.e. the first Spark start.
+TEST_TIMEOUT ?= 600
+PYTEST_ARGS ?=
+
+# Debian packages the integration tests use (JDBC driver, javac, psql).
+JDBC_JAR := /usr/share/java/postgresql.jar
+
+.PHONY: run test lint install deps-test clean
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "mzspark needs Python >= 3.11, $(PYTHON) is " + sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when pyproject.toml changed (or the venv is new).
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+run: $(STAMP)
+	exec $(PY) -m server --listen-addr $(LISTEN) --data-dir $(DATA) --spark-master '$(MASTER)' $(SERVER_ARGS)
+
+# Install the Debian packages the client tests need, only those missing; `apt-get update`
+# at most once, and only when something must be installed; sudo only when not root.
+deps-test:
+	@pkgs=""; \
+	[ -f $(JDBC_JAR) ] || pkgs="$$pkgs libpostgresql-jdbc-java"; \
+	command -v javac >/dev/null 2>&1 || pkgs="$$pkgs default-jdk-headless"; \
+	command -v psql >/dev/null 2>&1 || pkgs="$$pkgs postgresql-client"; \
+	if [ -n "$$pkgs" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
+	  echo "installing Debian packages:$$pkgs"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$pkgs; \
+	fi
+
+test: $(STAMP) deps-test
+	$(PY) -m pytest -p no:cacheprovider --timeout=$(TEST_TIMEOUT) tests/ $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf build *.egg-info spark-warehouse metastore_db derby.log
+	find . -name __pycache__ -type d -prune -not -path './$(VENV)/*' -exec rm -rf {} +
