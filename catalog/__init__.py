@@ -1,0 +1,17 @@
+"""Durable catalog (DuckDB: metadata only), timestamp oracle and table storage."""
+
+from catalog.catalog import BatchLease, Catalog, Cluster, ClusterReplica, Column, Item
+from catalog.oracle import TimestampOracle
+from catalog.storage.shard import BatchFile, Storage
+
+__all__ = [
+    "BatchFile",
+    "BatchLease",
+    "Catalog",
+    "Cluster",
+    "ClusterReplica",
+    "Column",
+    "Item",
+    "Storage",
+    "TimestampOracle",
+]

@@ -1,0 +1,989 @@
+"""The durable catalog: items, schemas, clusters, system variables, shard manifests and the
+timestamp oracle's state, stored in a DuckDB file `<data_dir>/catalog.duckdb`.
+
+DuckDB holds metadata only (never a row of user data) and runs with external access
+disabled and its configuration locked, so no SQL run on the connection can read or write
+server files.
+
+State model: every mutation runs as one DuckDB transaction under `self._lock`; the
+in-memory mirror (which serves every read without touching DuckDB) is updated only after
+the transaction commits. No method holds the lock across I/O of data files: Parquet files
+are written before `commit_writes` and deleted after the manifest transaction commits.
+
+Durability: DuckDB fsyncs its write-ahead log at every commit, so once a method returns,
+its effects survive SIGKILL (and power loss of an fsync-honest disk); the WAL is replayed
+when the file is reopened. `close()` checkpoints. DuckDB also auto-checkpoints when the
+WAL exceeds 16 MiB.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from catalog.storage.compaction import compact_table
+from catalog.storage.shard import BATCH_SUFFIX, TMP_SUFFIX, BatchFile, Storage
+from sql.errors import (
+    DEPENDENT_OBJECTS_STILL_EXIST,
+    DUPLICATE_SCHEMA,
+    DUPLICATE_TABLE,
+    INSUFFICIENT_PRIVILEGE,
+    INTERNAL_ERROR,
+    UNDEFINED_SCHEMA,
+    UNDEFINED_TABLE,
+    SqlError,
+)
+from sql.types import SqlType
+
+CATALOG_FILE = "catalog.duckdb"
+SCHEMA_VERSION = 1
+
+DATABASE_NAME = "materialize"
+DATABASE_OID = 16384
+DATABASE_ID = "u1"
+FIRST_USER_OID = 20000
+
+# System schemas: reserved names with fixed oids; they hold no catalog items.
+SYSTEM_SCHEMAS: dict[str, int] = {
+    "pg_catalog": 11,
+    "mz_catalog": 16656,
+    "mz_internal": 16657,
+    "information_schema": 16658,
+}
+PUBLIC_SCHEMA = "public"
+PUBLIC_SCHEMA_OID = 2200
+
+KINDS = ("table", "view", "materialized-view", "index", "source")
+KIND_WORDS = {
+    "table": "table",
+    "view": "view",
+    "materialized-view": "materialized view",
+    "index": "index",
+    "source": "source",
+}
+
+DEFAULT_CLUSTER_ID = "u1"
+DEFAULT_CLUSTER = "quickstart"
+DEFAULT_REPLICA_ID = "u1"
+DEFAULT_REPLICA = "r1"
+
+# The only DuckDB configuration the catalog ever uses; locked at connect time.
+DUCKDB_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "lock_configuration": True,
+}
+
+# DuckDB schema holding the durable tables.
+D = "durable"
+
+_DDL = f"""
+CREATE SCHEMA IF NOT EXISTS {D};
+CREATE TABLE IF NOT EXISTS {D}.meta (key VARCHAR NOT NULL, value BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.schemas (
+    oid BIGINT NOT NULL, name VARCHAR NOT NULL, system BOOLEAN NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.items (
+    id VARCHAR NOT NULL, id_num BIGINT NOT NULL, oid BIGINT NOT NULL,
+    schema_name VARCHAR NOT NULL, name VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+    create_sql VARCHAR NOT NULL, shard_id VARCHAR, on_id VARCHAR,
+    index_keys VARCHAR[] NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.columns (
+    item_id VARCHAR NOT NULL, position INTEGER NOT NULL, name VARCHAR NOT NULL,
+    type_name VARCHAR NOT NULL, typmod INTEGER NOT NULL, type_oid BIGINT NOT NULL,
+    nullable BOOLEAN NOT NULL, default_sql VARCHAR);
+CREATE TABLE IF NOT EXISTS {D}.dependencies (
+    item_id VARCHAR NOT NULL, position INTEGER NOT NULL, depends_on VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.clusters (id VARCHAR NOT NULL, name VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.cluster_replicas (
+    id VARCHAR NOT NULL, name VARCHAR NOT NULL, cluster_id VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.system_vars (name VARCHAR NOT NULL, value VARCHAR NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.shards (
+    shard_id VARCHAR NOT NULL, item_id VARCHAR NOT NULL, since BIGINT NOT NULL,
+    dropped BOOLEAN NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.batches (
+    shard_id VARCHAR NOT NULL, seq BIGINT NOT NULL, path VARCHAR NOT NULL,
+    rows BIGINT NOT NULL, min_time BIGINT NOT NULL, max_time BIGINT NOT NULL,
+    has_retractions BOOLEAN NOT NULL, compacted BOOLEAN NOT NULL);
+"""
+
+# Counters in durable.meta.
+_COUNTERS = (
+    "schema_version",
+    "next_item_id",
+    "next_oid",
+    "next_shard_id",
+    "next_batch_seq",
+    "catalog_version",
+    "oracle_write_ts",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    name: str
+    type: SqlType
+    nullable: bool = True
+    default_sql: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    id: str  # "u1", "u2", ... (monotonic, never reused)
+    oid: int  # >= 20000, unique, never reused
+    schema: str  # database is always "materialize"
+    name: str
+    kind: str  # "table" | "view" | "materialized-view" | "index" | "source"
+    create_sql: str
+    columns: tuple[Column, ...]
+    depends_on: tuple[str, ...]  # item ids
+    shard_id: str | None  # for tables / MVs / sources: their storage shard
+    on_id: str | None = None  # for indexes: the indexed item
+    index_keys: tuple[str, ...] = ()  # for indexes: key expressions as SQL text
+
+    @property
+    def id_num(self) -> int:
+        return int(self.id[1:])
+
+    @property
+    def qualified_name(self) -> str:
+        return f"{DATABASE_NAME}.{self.schema}.{self.name}"
+
+    @property
+    def kind_word(self) -> str:
+        return KIND_WORDS[self.kind]
+
+    def all_dependencies(self) -> tuple[str, ...]:
+        """`depends_on` plus the indexed item of an index."""
+        if self.on_id is not None and self.on_id not in self.depends_on:
+            return (*self.depends_on, self.on_id)
+        return self.depends_on
+
+
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterReplica:
+    id: str
+    name: str
+    cluster_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Batch:
+    file: BatchFile
+    rel: str  # path relative to the data directory (as stored)
+    seq: int
+    compacted: bool
+
+
+@dataclass(slots=True)
+class _Shard:
+    shard_id: str
+    item_id: str
+    since: int
+    dropped: bool
+    batches: list[_Batch] = field(default_factory=list)
+
+
+class BatchLease:
+    """A read lease on a set of batch files: while held, compaction and drops defer deleting
+    them. Use as a context manager or call `release()`."""
+
+    __slots__ = ("batches", "_catalog", "_paths", "_released")
+
+    def __init__(self, catalog: Catalog, batches: list[BatchFile]) -> None:
+        self.batches = batches
+        self._catalog = catalog
+        self._paths = [b.path for b in batches]
+        self._released = False
+
+    def release(self) -> None:
+        if not self._released:
+            self._released = True
+            self._catalog._release(self._paths)
+
+    def __enter__(self) -> list[BatchFile]:
+        return self.batches
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class Catalog:
+    """The durable catalog. Thread safe."""
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.data_dir = Path(data_dir).resolve()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.data_dir / CATALOG_FILE
+        self.storage = Storage(self.data_dir)
+        self._lock = threading.RLock()
+        self._opened_at = time.time()
+        self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(
+            str(self.path), config=dict(DUCKDB_CONFIG)
+        )
+        self._commit_listeners: list[Callable[[int], None]] = []
+        # Read leases: path -> count; paths retired while leased wait in _deferred.
+        self._leases: dict[str, int] = {}
+        self._deferred: set[str] = set()
+        self._bootstrap()
+        self._load()
+        self.orphans_cleaned = self.clean_orphans()
+
+    # ----------------------------------------------------------------------------------
+    # connection plumbing
+
+    def _c(self) -> duckdb.DuckDBPyConnection:
+        if self._con is None:
+            raise SqlError(INTERNAL_ERROR, "catalog is closed")
+        return self._con
+
+    @contextlib.contextmanager
+    def _txn(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """One DuckDB transaction; the caller holds `self._lock`."""
+        con = self._c()
+        con.begin()
+        try:
+            yield con
+        except BaseException:
+            con.rollback()
+            raise
+        con.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._con is None:
+                return
+            with contextlib.suppress(duckdb.Error):
+                self._con.execute("CHECKPOINT")
+            self._con.close()
+            self._con = None
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def execute_sql(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run SQL on the catalog connection (for the system relations and tests). The
+        connection cannot reach files; callers must not pass client-controlled DDL/DML."""
+        with self._lock:
+            return self._c().execute(sql, params or []).fetchall()
+
+    # ----------------------------------------------------------------------------------
+    # bootstrap / load
+
+    def _bootstrap(self) -> None:
+        with self._lock:
+            con = self._c()
+            con.execute(_DDL)
+            have = {k for (k,) in con.execute(f"SELECT key FROM {D}.meta").fetchall()}
+            if "schema_version" in have:
+                (ver,) = con.execute(
+                    f"SELECT value FROM {D}.meta WHERE key = 'schema_version'"
+                ).fetchone()  # type: ignore[misc]
+                if ver != SCHEMA_VERSION:
+                    raise SqlError(INTERNAL_ERROR, f"catalog schema version {ver} is not supported")
+                return
+            with self._txn() as con:
+                initial = {
+                    "schema_version": SCHEMA_VERSION,
+                    "next_item_id": 1,
+                    "next_oid": FIRST_USER_OID,
+                    "next_shard_id": 1,
+                    "next_batch_seq": 1,
+                    "catalog_version": 1,
+                    "oracle_write_ts": 0,
+                }
+                con.executemany(f"INSERT INTO {D}.meta VALUES (?, ?)", list(initial.items()))
+                rows = [(oid, name, True) for name, oid in SYSTEM_SCHEMAS.items()]
+                rows.append((PUBLIC_SCHEMA_OID, PUBLIC_SCHEMA, False))
+                con.executemany(f"INSERT INTO {D}.schemas VALUES (?, ?, ?)", rows)
+                con.execute(
+                    f"INSERT INTO {D}.clusters VALUES (?, ?)",
+                    [DEFAULT_CLUSTER_ID, DEFAULT_CLUSTER],
+                )
+                con.execute(
+                    f"INSERT INTO {D}.cluster_replicas VALUES (?, ?, ?)",
+                    [DEFAULT_REPLICA_ID, DEFAULT_REPLICA, DEFAULT_CLUSTER_ID],
+                )
+            con.execute("CHECKPOINT")
+
+    def _load(self) -> None:
+        with self._lock:
+            con = self._c()
+            self._meta: dict[str, int] = dict(
+                con.execute(f"SELECT key, value FROM {D}.meta").fetchall()
+            )
+            missing = [k for k in _COUNTERS if k not in self._meta]
+            if missing:
+                raise SqlError(INTERNAL_ERROR, f"catalog is missing counters {missing}")
+            self._schemas: dict[str, tuple[int, bool]] = {
+                name: (oid, system)
+                for oid, name, system in con.execute(
+                    f"SELECT oid, name, system FROM {D}.schemas"
+                ).fetchall()
+            }
+            cols: dict[str, list[Column]] = {}
+            for item_id, _pos, name, tname, typmod, nullable, default in con.execute(
+                f"SELECT item_id, position, name, type_name, typmod, nullable, default_sql "
+                f"FROM {D}.columns ORDER BY item_id, position"
+            ).fetchall():
+                cols.setdefault(item_id, []).append(
+                    Column(name, SqlType(tname, typmod), nullable, default)
+                )
+            deps: dict[str, list[str]] = {}
+            for item_id, _pos, dep in con.execute(
+                f"SELECT item_id, position, depends_on FROM {D}.dependencies "
+                f"ORDER BY item_id, position"
+            ).fetchall():
+                deps.setdefault(item_id, []).append(dep)
+            self._items: dict[str, Item] = {}
+            self._by_name: dict[tuple[str, str], str] = {}
+            for iid, oid, schema, name, kind, create_sql, shard_id, on_id, keys in con.execute(
+                f"SELECT id, oid, schema_name, name, kind, create_sql, shard_id, on_id, "
+                f"index_keys FROM {D}.items ORDER BY id_num"
+            ).fetchall():
+                item = Item(
+                    id=iid,
+                    oid=oid,
+                    schema=schema,
+                    name=name,
+                    kind=kind,
+                    create_sql=create_sql,
+                    columns=tuple(cols.get(iid, ())),
+                    depends_on=tuple(deps.get(iid, ())),
+                    shard_id=shard_id,
+                    on_id=on_id,
+                    index_keys=tuple(keys),
+                )
+                self._items[iid] = item
+                self._by_name[(schema, name)] = iid
+            self._clusters = [
+                Cluster(i, n)
+                for i, n in con.execute(f"SELECT id, name FROM {D}.clusters").fetchall()
+            ]
+            self._replicas = [
+                ClusterReplica(i, n, c)
+                for i, n, c in con.execute(
+                    f"SELECT id, name, cluster_id FROM {D}.cluster_replicas"
+                ).fetchall()
+            ]
+            self._system_vars: dict[str, str] = dict(
+                con.execute(f"SELECT name, value FROM {D}.system_vars").fetchall()
+            )
+            self._shards: dict[str, _Shard] = {}
+            for sid, item_id, since, dropped in con.execute(
+                f"SELECT shard_id, item_id, since, dropped FROM {D}.shards"
+            ).fetchall():
+                self._shards[sid] = _Shard(sid, item_id, since, dropped)
+            for sid, seq, rel, rows, mn, mx, retr, compacted in con.execute(
+                f"SELECT shard_id, seq, path, rows, min_time, max_time, has_retractions, "
+                f"compacted FROM {D}.batches ORDER BY seq"
+            ).fetchall():
+                bf = BatchFile(self.storage.absolute(rel), rows, mn, mx, retr)
+                self._shards[sid].batches.append(_Batch(bf, rel, seq, compacted))
+
+    def _set_meta(self, con: duckdb.DuckDBPyConnection, updates: Mapping[str, int]) -> None:
+        for k, v in updates.items():
+            con.execute(f"UPDATE {D}.meta SET value = ? WHERE key = ?", [v, k])
+
+    def _bump_version(self) -> dict[str, int]:
+        return {"catalog_version": self._meta["catalog_version"] + 1}
+
+    @property
+    def version(self) -> int:
+        """Incremented by every DDL change (items, schemas, system variables)."""
+        return self._meta["catalog_version"]
+
+    # ----------------------------------------------------------------------------------
+    # clusters
+
+    def clusters(self) -> list[Cluster]:
+        return list(self._clusters)
+
+    def cluster_replicas(self) -> list[ClusterReplica]:
+        return list(self._replicas)
+
+    # ----------------------------------------------------------------------------------
+    # schemas
+
+    def schemas(self) -> list[tuple[int, str]]:
+        """(oid, name) of every schema, system schemas included, ordered by oid."""
+        with self._lock:
+            return sorted((oid, name) for name, (oid, _sys) in self._schemas.items())
+
+    def schema_exists(self, name: str) -> bool:
+        return name in self._schemas
+
+    def schema_oid(self, name: str) -> int | None:
+        s = self._schemas.get(name)
+        return s[0] if s else None
+
+    def is_system_schema(self, name: str) -> bool:
+        return name in SYSTEM_SCHEMAS
+
+    def create_schema(self, name: str, if_not_exists: bool = False) -> None:
+        with self._lock:
+            if name in self._schemas:
+                if if_not_exists:
+                    return
+                raise SqlError(DUPLICATE_SCHEMA, f"schema '{name}' already exists")
+            oid = self._meta["next_oid"]
+            meta = {"next_oid": oid + 1, **self._bump_version()}
+            with self._txn() as con:
+                con.execute(f"INSERT INTO {D}.schemas VALUES (?, ?, false)", [oid, name])
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            self._schemas[name] = (oid, False)
+
+    def drop_schema(self, name: str, if_exists: bool = False, cascade: bool = False) -> list[Item]:
+        """Drop a schema; with `cascade`, its items and everything depending on them (in
+        any schema). Returns the dropped items in drop order."""
+        with self._lock:
+            if name not in self._schemas:
+                if if_exists:
+                    return []
+                raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{name}'")
+            if name in SYSTEM_SCHEMAS:
+                raise SqlError(INSUFFICIENT_PRIVILEGE, f"system schema '{name}' cannot be modified")
+            members = [i.id for i in self._items.values() if i.schema == name]
+            if members and not cascade:
+                raise SqlError(
+                    DEPENDENT_OBJECTS_STILL_EXIST,
+                    f"schema '{DATABASE_NAME}.{name}' cannot be dropped without CASCADE "
+                    f"while it contains objects",
+                )
+            ids = self._closure(members)
+            dropped = [self._items[i] for i in ids]
+            meta = self._bump_version()
+            with self._txn() as con:
+                files = self._drop_items_txn(con, ids)
+                con.execute(f"DELETE FROM {D}.schemas WHERE name = ?", [name])
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            self._drop_items_apply(ids)
+            del self._schemas[name]
+            to_delete = self._retire(files)
+        self._delete_now(to_delete)
+        return dropped
+
+    # ----------------------------------------------------------------------------------
+    # items
+
+    def get_item(self, schema: str, name: str) -> Item | None:
+        iid = self._by_name.get((schema, name))
+        return self._items.get(iid) if iid is not None else None
+
+    def get_item_by_id(self, id: str) -> Item | None:
+        return self._items.get(id)
+
+    def get_item_by_oid(self, oid: int) -> Item | None:
+        with self._lock:
+            for item in self._items.values():
+                if item.oid == oid:
+                    return item
+        return None
+
+    def items(self, kind: str | None = None) -> list[Item]:
+        """Items (of one kind, when given) in creation order."""
+        with self._lock:
+            return [i for i in self._items.values() if kind is None or i.kind == kind]
+
+    def _require_item(self, id: str) -> Item:
+        item = self._items.get(id)
+        if item is None:
+            raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{id}'")
+        return item
+
+    def _name_taken(self, schema: str, name: str) -> None:
+        other = self.get_item(schema, name)
+        if other is not None:
+            raise SqlError(
+                DUPLICATE_TABLE,
+                f'{other.kind_word} "{DATABASE_NAME}.{schema}.{name}" already exists',
+            )
+
+    def create_item(
+        self,
+        *,
+        schema: str,
+        name: str,
+        kind: str,
+        create_sql: str,
+        columns: Sequence[Column],
+        depends_on: Sequence[str] = (),
+        with_shard: bool,
+        on_id: str | None = None,
+        index_keys: Sequence[str] = (),
+    ) -> Item:
+        if kind not in KINDS:
+            raise ValueError(f"unknown item kind {kind!r}")
+        with self._lock:
+            if schema not in self._schemas:
+                raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
+            if schema in SYSTEM_SCHEMAS:
+                raise SqlError(
+                    INSUFFICIENT_PRIVILEGE, f"system schema '{schema}' cannot be modified"
+                )
+            self._name_taken(schema, name)
+            for dep in (*depends_on, *([on_id] if on_id else [])):
+                self._require_item(dep)
+            num = self._meta["next_item_id"]
+            oid = self._meta["next_oid"]
+            item = Item(
+                id=f"u{num}",
+                oid=oid,
+                schema=schema,
+                name=name,
+                kind=kind,
+                create_sql=create_sql,
+                columns=tuple(columns),
+                depends_on=tuple(dict.fromkeys(depends_on)),
+                shard_id=None,
+                on_id=on_id,
+                index_keys=tuple(index_keys),
+            )
+            meta = {"next_item_id": num + 1, "next_oid": oid + 1, **self._bump_version()}
+            shard: _Shard | None = None
+            if with_shard:
+                snum = self._meta["next_shard_id"]
+                shard = _Shard(f"s{snum}", item.id, 0, False)
+                meta["next_shard_id"] = snum + 1
+                item = replace(item, shard_id=shard.shard_id)
+            with self._txn() as con:
+                self._insert_item(con, item, num)
+                if shard is not None:
+                    con.execute(
+                        f"INSERT INTO {D}.shards VALUES (?, ?, ?, false)",
+                        [shard.shard_id, item.id, shard.since],
+                    )
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            self._items[item.id] = item
+            self._by_name[(schema, name)] = item.id
+            if shard is not None:
+                self._shards[shard.shard_id] = shard
+            return item
+
+    def _insert_item(self, con: duckdb.DuckDBPyConnection, item: Item, num: int) -> None:
+        con.execute(
+            f"INSERT INTO {D}.items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                item.id,
+                num,
+                item.oid,
+                item.schema,
+                item.name,
+                item.kind,
+                item.create_sql,
+                item.shard_id,
+                item.on_id,
+                list(item.index_keys),
+            ],
+        )
+        if item.columns:
+            con.executemany(
+                f"INSERT INTO {D}.columns VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        item.id,
+                        pos,
+                        c.name,
+                        c.type.name,
+                        c.type.typmod,
+                        c.type.oid,
+                        c.nullable,
+                        c.default_sql,
+                    )
+                    for pos, c in enumerate(item.columns, start=1)
+                ],
+            )
+        if item.depends_on:
+            con.executemany(
+                f"INSERT INTO {D}.dependencies VALUES (?, ?, ?)",
+                [(item.id, pos, d) for pos, d in enumerate(item.depends_on)],
+            )
+
+    def _closure(self, ids: Sequence[str]) -> list[str]:
+        """`ids` plus their transitive dependents, in drop order. An item can only depend on
+        items created before it, so descending id order drops dependents first."""
+        rdeps: dict[str, list[str]] = {}
+        for item in self._items.values():
+            for d in item.all_dependencies():
+                rdeps.setdefault(d, []).append(item.id)
+        seen: set[str] = set()
+        stack = list(ids)
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.extend(rdeps.get(i, ()))
+        return sorted(seen, key=lambda i: self._items[i].id_num, reverse=True)
+
+    def dependents(self, id: str) -> list[Item]:
+        """Transitive dependents of `id` (not `id` itself) in drop order: every item comes
+        before the items it depends on. Indexes on an item count as its dependents."""
+        with self._lock:
+            self._require_item(id)
+            return [self._items[i] for i in self._closure([id]) if i != id]
+
+    def drop_items(self, ids: list[str]) -> None:
+        """Drop items in one catalog transaction. Every remaining item must not depend on a
+        dropped one (2BP01). Their shards are marked dropped; their files are deleted after
+        the commit (or, if a read lease holds them, when it is released)."""
+        with self._lock:
+            ids = list(dict.fromkeys(ids))
+            for i in ids:
+                self._require_item(i)
+            gone = set(ids)
+            for item in self._items.values():
+                if item.id in gone:
+                    continue
+                for d in item.all_dependencies():
+                    if d in gone:
+                        dep = self._items[d]
+                        raise SqlError(
+                            DEPENDENT_OBJECTS_STILL_EXIST,
+                            f'cannot drop {dep.kind_word} "{dep.qualified_name}": still '
+                            f'depended upon by {item.kind_word} "{item.qualified_name}"',
+                        )
+            meta = self._bump_version()
+            with self._txn() as con:
+                files = self._drop_items_txn(con, ids)
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            self._drop_items_apply(ids)
+            to_delete = self._retire(files)
+        self._delete_now(to_delete)
+
+    def _drop_items_txn(self, con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> list[str]:
+        files: list[str] = []
+        for iid in ids:
+            item = self._items[iid]
+            con.execute(f"DELETE FROM {D}.items WHERE id = ?", [iid])
+            con.execute(f"DELETE FROM {D}.columns WHERE item_id = ?", [iid])
+            con.execute(f"DELETE FROM {D}.dependencies WHERE item_id = ?", [iid])
+            if item.shard_id is not None and item.shard_id in self._shards:
+                sid = item.shard_id
+                con.execute(f"UPDATE {D}.shards SET dropped = true WHERE shard_id = ?", [sid])
+                con.execute(f"DELETE FROM {D}.batches WHERE shard_id = ?", [sid])
+                files.extend(b.file.path for b in self._shards[sid].batches)
+        return files
+
+    def _drop_items_apply(self, ids: Sequence[str]) -> None:
+        for iid in ids:
+            item = self._items.pop(iid)
+            del self._by_name[(item.schema, item.name)]
+            if item.shard_id is not None and item.shard_id in self._shards:
+                st = self._shards[item.shard_id]
+                st.dropped = True
+                st.batches = []
+
+    def rename_item(
+        self, id: str, new_name: str, *, create_sql_updates: Mapping[str, str] | None = None
+    ) -> Item:
+        """Rename an item (same schema). `create_sql_updates` (item id -> new create_sql)
+        rewrites the stored definitions of the item and of dependents that mention its
+        name, in the same transaction."""
+        with self._lock:
+            item = self._require_item(id)
+            updates = dict(create_sql_updates or {})
+            for uid in updates:
+                self._require_item(uid)
+            if new_name != item.name:
+                self._name_taken(item.schema, new_name)
+            meta = self._bump_version()
+            with self._txn() as con:
+                con.execute(f"UPDATE {D}.items SET name = ? WHERE id = ?", [new_name, id])
+                for uid, sql in updates.items():
+                    con.execute(f"UPDATE {D}.items SET create_sql = ? WHERE id = ?", [sql, uid])
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            for uid, sql in updates.items():
+                self._items[uid] = replace(self._items[uid], create_sql=sql)
+            renamed = replace(self._items[id], name=new_name)
+            self._items[id] = renamed
+            del self._by_name[(item.schema, item.name)]
+            self._by_name[(item.schema, new_name)] = id
+            return renamed
+
+    # ----------------------------------------------------------------------------------
+    # system variables
+
+    def get_system_vars(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._system_vars)
+
+    def set_system_var(self, name: str, value: str | None) -> None:
+        """ALTER SYSTEM SET name = value; `None` = ALTER SYSTEM RESET (back to default)."""
+        with self._lock:
+            meta = self._bump_version()
+            with self._txn() as con:
+                con.execute(f"DELETE FROM {D}.system_vars WHERE name = ?", [name])
+                if value is not None:
+                    con.execute(f"INSERT INTO {D}.system_vars VALUES (?, ?)", [name, value])
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            if value is None:
+                self._system_vars.pop(name, None)
+            else:
+                self._system_vars[name] = value
+
+    # ----------------------------------------------------------------------------------
+    # timestamp oracle state
+
+    def oracle_write_ts(self) -> int:
+        """The persisted last write timestamp (max ts of any `commit_writes`)."""
+        return self._meta["oracle_write_ts"]
+
+    def add_commit_listener(self, fn: Callable[[int], None]) -> None:
+        """`fn(ts)` is called after every successful `commit_writes` (outside the lock)."""
+        with self._lock:
+            self._commit_listeners.append(fn)
+
+    # ----------------------------------------------------------------------------------
+    # shard manifests
+
+    def _live_shard(self, shard_id: str) -> _Shard:
+        st = self._shards.get(shard_id)
+        if st is None or st.dropped:
+            raise SqlError(UNDEFINED_TABLE, f"unknown or dropped shard '{shard_id}'")
+        return st
+
+    def commit_writes(self, writes: list[tuple[str, BatchFile]], ts: int) -> None:
+        """Record written batches in their shards' manifests and advance the oracle's
+        persisted write timestamp to `ts`, in one transaction. Durable on return (the
+        DuckDB WAL is fsynced at commit). On failure the batch files are deleted.
+        `commit_writes([], ts)` just persists `ts` (oracle ticks)."""
+        try:
+            with self._lock:
+                rows = []
+                seq = self._meta["next_batch_seq"]
+                for shard_id, bf in writes:
+                    self._live_shard(shard_id)
+                    rows.append((shard_id, seq, self.storage.relative(bf.path), bf))
+                    seq += 1
+                meta = {
+                    "next_batch_seq": seq,
+                    "oracle_write_ts": max(self._meta["oracle_write_ts"], ts),
+                }
+                with self._txn() as con:
+                    if rows:
+                        con.executemany(
+                            f"INSERT INTO {D}.batches VALUES (?, ?, ?, ?, ?, ?, ?, false)",
+                            [
+                                (sid, s, rel, bf.rows, bf.min_time, bf.max_time, bf.has_retractions)
+                                for sid, s, rel, bf in rows
+                            ],
+                        )
+                    self._set_meta(con, meta)
+                self._meta.update(meta)
+                for sid, s, rel, bf in rows:
+                    self._shards[sid].batches.append(_Batch(bf, rel, s, False))
+                listeners = list(self._commit_listeners)
+        except BaseException:
+            self.storage.delete_files(bf.path for _, bf in writes)
+            raise
+        for fn in listeners:
+            fn(ts)
+
+    def shard_batches(self, shard_id: str, as_of: int | None = None) -> list[BatchFile]:
+        """Live batches of a shard (those with `min_time <= as_of` when given), in commit
+        order. Rows of a returned batch may still have `time > as_of`: filter on read."""
+        with self._lock:
+            st = self._live_shard(shard_id)
+            return [b.file for b in st.batches if as_of is None or b.file.min_time <= as_of]
+
+    def lease_batches(self, shard_id: str, as_of: int | None = None) -> BatchLease:
+        """Like `shard_batches`, but the files are protected from deletion (by compaction
+        or drops) until the lease is released."""
+        with self._lock:
+            batches = self.shard_batches(shard_id, as_of)
+            for b in batches:
+                self._leases[b.path] = self._leases.get(b.path, 0) + 1
+            return BatchLease(self, batches)
+
+    def _release(self, paths: Sequence[str]) -> None:
+        free: list[str] = []
+        with self._lock:
+            for p in paths:
+                n = self._leases[p] - 1
+                if n:
+                    self._leases[p] = n
+                else:
+                    del self._leases[p]
+                    if p in self._deferred:
+                        self._deferred.discard(p)
+                        free.append(p)
+        self._delete_now(free)
+
+    def _retire(self, paths: Sequence[str]) -> list[str]:
+        """Files no longer in the manifest: those not leased may be deleted now (returned),
+        the others when their last lease is released. Caller holds the lock."""
+        now: list[str] = []
+        for p in paths:
+            if p in self._leases:
+                self._deferred.add(p)
+            else:
+                now.append(p)
+        return now
+
+    def _delete_now(self, paths: Sequence[str]) -> None:
+        if paths:
+            self.storage.delete_files(paths)
+
+    def shard_has_retractions(self, shard_id: str, as_of: int | None = None) -> bool:
+        return any(b.has_retractions for b in self.shard_batches(shard_id, as_of))
+
+    def shard_since(self, shard_id: str) -> int:
+        """Reads of the shard are only correct at times `>= since` (compaction frontier)."""
+        with self._lock:
+            return self._live_shard(shard_id).since
+
+    def shard_ids(self) -> list[str]:
+        """Live (not dropped) shards."""
+        with self._lock:
+            return [s for s, st in self._shards.items() if not st.dropped]
+
+    def clean_orphans(self) -> int:
+        """Delete files under `shards/` that the manifest does not reference (crash
+        leftovers, `*.tmp`, files of dropped shards) and that predate this catalog's
+        opening (so in-flight writes are never touched). Runs on open; returns the number
+        of files deleted."""
+        with self._lock:
+            live = {b.file.path for st in self._shards.values() for b in st.batches}
+            live |= set(self._leases) | self._deferred
+            known_live_shards = {s for s, st in self._shards.items() if not st.dropped}
+        root = self.storage.root
+        if not root.exists():
+            return 0
+        doomed: list[str] = []
+        empty_dirs: list[Path] = []
+        for d in root.iterdir():
+            if not d.is_dir():
+                continue
+            entries = list(d.iterdir())
+            for f in entries:
+                p = str(f)
+                if p in live or not f.is_file():
+                    continue
+                if not (f.name.endswith(BATCH_SUFFIX) or f.name.endswith(TMP_SUFFIX)):
+                    continue
+                try:
+                    if f.stat().st_mtime >= self._opened_at:
+                        continue
+                except FileNotFoundError:
+                    continue
+                doomed.append(p)
+            if d.name not in known_live_shards:
+                empty_dirs.append(d)
+        n = self.storage.delete_files(doomed)
+        for d in empty_dirs:
+            with contextlib.suppress(OSError):
+                d.rmdir()
+        return n
+
+    # ----------------------------------------------------------------------------------
+    # compaction
+
+    def compact(self, shard_id: str, since: int) -> BatchFile | None:
+        """Merge every batch with `max_time <= since` into one consolidated batch with all
+        times advanced to `since`, swapping the manifest in one transaction and deleting the
+        old files afterwards. Returns the new batch, or None when there was nothing to do
+        or everything cancelled out. A crash at any point leaves the shard's contents at
+        every time `>= since` unchanged (old files are deleted only after the swap commits;
+        a new file not yet in the manifest is an orphan)."""
+        with self._lock:
+            st = self._live_shard(shard_id)
+            chosen = [b for b in st.batches if b.file.max_time <= since]
+            if not chosen or (len(chosen) == 1 and chosen[0].compacted):
+                return None
+            paths = [b.file.path for b in chosen]
+            # Protect the inputs from concurrent drops while we read them.
+            for p in paths:
+                self._leases[p] = self._leases.get(p, 0) + 1
+        new: BatchFile | None = None
+        try:
+            table = self.storage.read_files(paths)
+            assert table is not None
+            merged = compact_table(table, since)
+            if merged.num_rows:
+                new = self.storage.write_batch(shard_id, merged)
+            swapped = self._swap_batches(shard_id, chosen, new, since)
+        except BaseException:
+            if new is not None:
+                self.storage.delete_files([new.path])
+            self._release(paths)
+            raise
+        if not swapped:
+            if new is not None:
+                self.storage.delete_files([new.path])
+            self._release(paths)
+            return None
+        self._release(paths)
+        return new
+
+    def _swap_batches(
+        self, shard_id: str, old: Sequence[_Batch], new: BatchFile | None, since: int
+    ) -> bool:
+        """Atomically replace `old` by `new` in the manifest and raise the shard's since.
+        False (and no change) if the shard was dropped or `old` is no longer live."""
+        with self._lock:
+            st = self._shards.get(shard_id)
+            if st is None or st.dropped:
+                return False
+            live = {b.seq for b in st.batches}
+            if any(b.seq not in live for b in old):
+                return False
+            seq = self._meta["next_batch_seq"]
+            meta = {"next_batch_seq": seq + 1}
+            new_since = max(st.since, since)
+            with self._txn() as con:
+                con.executemany(
+                    f"DELETE FROM {D}.batches WHERE shard_id = ? AND seq = ?",
+                    [(shard_id, b.seq) for b in old],
+                )
+                if new is not None:
+                    con.execute(
+                        f"INSERT INTO {D}.batches VALUES (?, ?, ?, ?, ?, ?, ?, true)",
+                        [
+                            shard_id,
+                            seq,
+                            self.storage.relative(new.path),
+                            new.rows,
+                            new.min_time,
+                            new.max_time,
+                            new.has_retractions,
+                        ],
+                    )
+                con.execute(
+                    f"UPDATE {D}.shards SET since = ? WHERE shard_id = ?", [new_since, shard_id]
+                )
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            gone = {b.seq for b in old}
+            kept = [b for b in st.batches if b.seq not in gone]
+            if new is not None:
+                kept.append(_Batch(new, self.storage.relative(new.path), seq, True))
+            st.batches = kept
+            st.since = new_since
+            # The old files stay leased by compact() until it releases them.
+            for b in old:
+                self._deferred.add(b.file.path)
+        return True
