@@ -128,9 +128,7 @@ class MzServer:
                 )
             if time.monotonic() > deadline:
                 self._kill_group(signal.SIGKILL)
-                raise ServerStartError(
-                    f"server not ready after {timeout:.0f} s\n{self.log_tail()}"
-                )
+                raise ServerStartError(f"server not ready after {timeout:.0f} s\n{self.log_tail()}")
             time.sleep(0.1)
 
     def kill(self) -> None:
