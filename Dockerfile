@@ -1,0 +1,24 @@
+# mzspark: the server (Spark driver, local master by default) in one image.
+#   docker build -t mzspark .
+#   docker run -p 6875:6875 -v mzdata:/mzdata mzspark
+#   psql -h 127.0.0.1 -p 6875 -U materialize materialize
+FROM python:3.11-slim-bookworm
+
+# (slim images lack the man dir the JRE post-install links into)
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && rm -rf /var/lib/apt/lists/*
+
+# PySpark finds `java` on PATH (no arch-specific JAVA_HOME needed).
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+COPY . /app
+RUN pip install .
+
+VOLUME /mzdata
+EXPOSE 6875
+CMD ["python", "-m", "server", "--listen-addr", "0.0.0.0:6875", "--data-dir", "/mzdata"]
