@@ -29,7 +29,7 @@ from typing import Any
 import duckdb
 
 from catalog.storage.compaction import compact_table
-from catalog.storage.shard import BATCH_SUFFIX, TMP_SUFFIX, BatchFile, Storage
+from catalog.storage.shard import BATCH_SUFFIX, SHARDS_DIR, TMP_SUFFIX, BatchFile, Storage
 from sql.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
     DUPLICATE_SCHEMA,
@@ -772,12 +772,16 @@ class Catalog:
         DuckDB WAL is fsynced at commit). On failure the batch files are deleted.
         `commit_writes([], ts)` just persists `ts` (oracle ticks)."""
         try:
+            rels = [self.storage.relative(bf.path) for _, bf in writes]
+            for (shard_id, _bf), rel in zip(writes, rels, strict=True):
+                if not rel.startswith(f"{SHARDS_DIR}/{shard_id}/"):
+                    raise ValueError(f"batch {rel} does not belong to shard {shard_id}")
             with self._lock:
                 rows = []
                 seq = self._meta["next_batch_seq"]
-                for shard_id, bf in writes:
+                for (shard_id, bf), rel in zip(writes, rels, strict=True):
                     self._live_shard(shard_id)
-                    rows.append((shard_id, seq, self.storage.relative(bf.path), bf))
+                    rows.append((shard_id, seq, rel, bf))
                     seq += 1
                 meta = {
                     "next_batch_seq": seq,

@@ -360,3 +360,31 @@ def test_storage_alone(tmp_path: Path) -> None:
     assert s.read_batches([bf], as_of=2).num_rows == 0  # type: ignore[union-attr]
     assert s.read_batches([]) is None
     assert s.delete_files([bf.path, bf.path]) == 1
+
+
+def test_commit_rejects_batch_of_another_shard(cat: Catalog) -> None:
+    t = make_table(cat, "t", [INT4])
+    u = make_table(cat, "u", [INT4])
+    assert t.shard_id and u.shard_id
+    bf = cat.storage.write_batch(u.shard_id, rows_to_arrow([INT4], [(1,)], 5, 1))
+    with pytest.raises(ValueError):
+        cat.commit_writes([(t.shard_id, bf)], 5)
+    assert cat.shard_batches(t.shard_id) == [] and cat.shard_batches(u.shard_id) == []
+    assert not Path(bf.path).exists()
+
+
+def test_storage_code_is_pyarrow_only() -> None:
+    """catalog/storage/ never imports DuckDB or Spark (DESIGN §1/§3)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "catalog" / "storage"
+    for f in root.glob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for n in names:
+                assert n.split(".")[0] not in {"duckdb", "pyspark"}, f"{f.name} imports {n}"
+                assert n != "catalog.catalog", f"{f.name} imports the DuckDB catalog"
