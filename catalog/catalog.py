@@ -83,6 +83,11 @@ DUCKDB_CONFIG: dict[str, Any] = {
     "lock_configuration": True,
 }
 
+# Catalog files open in this process: a second Catalog on the same file would share
+# DuckDB's database instance but not our in-memory mirror, so it is refused.
+_OPEN: set[str] = set()
+_OPEN_LOCK = threading.Lock()
+
 # DuckDB schema holding the durable tables.
 D = "durable"
 
@@ -229,19 +234,26 @@ class Catalog:
         self.data_dir = Path(data_dir).resolve()
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.data_dir / CATALOG_FILE
-        self.storage = Storage(self.data_dir)
         self._lock = threading.RLock()
-        self._opened_at = time.time()
-        self._con: duckdb.DuckDBPyConnection | None = duckdb.connect(
-            str(self.path), config=dict(DUCKDB_CONFIG)
-        )
         self._commit_listeners: list[Callable[[int], None]] = []
         # Read leases: path -> count; paths retired while leased wait in _deferred.
         self._leases: dict[str, int] = {}
         self._deferred: set[str] = set()
-        self._bootstrap()
-        self._load()
-        self.orphans_cleaned = self.clean_orphans()
+        self._con: duckdb.DuckDBPyConnection | None = None
+        with _OPEN_LOCK:
+            if str(self.path) in _OPEN:
+                raise SqlError(INTERNAL_ERROR, f"catalog {self.path} is already open")
+            _OPEN.add(str(self.path))
+        try:
+            self.storage = Storage(self.data_dir)
+            self._opened_at = time.time()
+            self._con = duckdb.connect(str(self.path), config=dict(DUCKDB_CONFIG))
+            self._bootstrap()
+            self._load()
+            self.orphans_cleaned = self.clean_orphans()
+        except BaseException:
+            self.close()
+            raise
 
     # ----------------------------------------------------------------------------------
     # connection plumbing
@@ -264,13 +276,15 @@ class Catalog:
         con.commit()
 
     def close(self) -> None:
+        """Checkpoint and close. Idempotent."""
         with self._lock:
-            if self._con is None:
-                return
-            with contextlib.suppress(duckdb.Error):
-                self._con.execute("CHECKPOINT")
-            self._con.close()
-            self._con = None
+            if self._con is not None:
+                with contextlib.suppress(duckdb.Error):
+                    self._con.execute("CHECKPOINT")
+                self._con.close()
+                self._con = None
+            with _OPEN_LOCK:
+                _OPEN.discard(str(self.path))
 
     def __enter__(self) -> Catalog:
         return self
@@ -948,6 +962,7 @@ class Catalog:
     ) -> bool:
         """Atomically replace `old` by `new` in the manifest and raise the shard's since.
         False (and no change) if the shard was dropped or `old` is no longer live."""
+        new_rel = self.storage.relative(new.path) if new is not None else ""
         with self._lock:
             st = self._shards.get(shard_id)
             if st is None or st.dropped:
@@ -969,7 +984,7 @@ class Catalog:
                         [
                             shard_id,
                             seq,
-                            self.storage.relative(new.path),
+                            new_rel,
                             new.rows,
                             new.min_time,
                             new.max_time,
@@ -984,7 +999,7 @@ class Catalog:
             gone = {b.seq for b in old}
             kept = [b for b in st.batches if b.seq not in gone]
             if new is not None:
-                kept.append(_Batch(new, self.storage.relative(new.path), seq, True))
+                kept.append(_Batch(new, new_rel, seq, True))
             st.batches = kept
             st.since = new_since
             # The old files stay leased by compact() until it releases them.

@@ -420,3 +420,11 @@ def test_concurrent_creates(cat: Catalog) -> None:
     assert len({i.id for i in items}) == 80
     assert len({i.oid for i in items}) == 80
     assert len({i.shard_id for i in items}) == 80
+
+
+def test_open_twice_refused(tmp_path: Path) -> None:
+    c = Catalog(tmp_path)
+    with pytest.raises(SqlError):
+        Catalog(tmp_path)
+    c.close()
+    Catalog(tmp_path).close()
