@@ -1,0 +1,143 @@
+"""EXPLAIN of LIR in Materialize's "verbose text" format (DESIGN §4.4)."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from compute.plan import lir
+from sql.scalar import explain, explain_agg, explain_order, literal_text
+
+
+def explain_dataflow(df: lir.Dataflow, node_ids: bool = False) -> str:
+    lines: list[str] = []
+    header = df.name
+    lines.append(f"{header}:")
+    depth = 1
+    if df.finishing is not None:
+        f = df.finishing
+        parts = []
+        if f.order_by:
+            parts.append(f"order_by=[{', '.join(explain_order(o) for o in f.order_by)}]")
+        if f.limit is not None:
+            parts.append(f"limit={f.limit}")
+        if f.offset:
+            parts.append(f"offset={f.offset}")
+        parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
+        lines.append("  Finish " + " ".join(parts))
+        depth = 2
+    _node(df.plan, depth, lines, node_ids)
+    if df.sources:
+        lines.append("")
+        for _, name in df.sources:
+            lines.append(f"Source {name}")
+    lines.append("")
+    lines.append("Target cluster: quickstart")
+    return "\n".join(lines) + "\n"
+
+
+def _mfp_lines(m: lir.Mfp, pad: str, out: list[str]) -> None:
+    if m.projection is not None:
+        out.append(f"{pad}project=({', '.join(f'#{c}' for c in m.projection)})")
+    if m.predicates:
+        out.append(f"{pad}filter=({' AND '.join(explain(p) for p in m.predicates)})")
+    if m.expressions:
+        out.append(f"{pad}map=({', '.join(explain(e) for e in m.expressions)})")
+
+
+def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool) -> None:
+    pad = "  " * depth
+    dpad = pad + "  "
+    ann = f" // {{ node_id: {p.node_id} }}" if node_ids else ""
+    n = p.node
+    children: tuple[lir.Plan, ...] = ()
+    match n:
+        case lir.Constant(rows=rows, types=ts):
+            if not rows:
+                out.append(f"{pad}Constant <empty>{ann}")
+            else:
+                out.append(f"{pad}Constant{ann}")
+                for row, diff in rows:
+                    vals = ", ".join(literal_text(v, t) for v, t in zip(row, ts, strict=True))
+                    out.append(f"{dpad}- ({vals}){' x ' + str(diff) if diff != 1 else ''}")
+        case lir.Get(name=name, strategy=s, mfp=m, local=loc):
+            out.append(f"{pad}Get::{s} {name}{ann}")
+            _mfp_lines(m, dpad, out)
+            if not loc:
+                out.append(f"{dpad}raw=true")
+        case lir.MfpNode(input=i, mfp=m):
+            out.append(f"{pad}Mfp{ann}")
+            _mfp_lines(m, dpad, out)
+            children = (i,)
+        case lir.Join(inputs=ins, equivalences=eq, strategy=s):
+            out.append(f"{pad}Join::{s}{ann}")
+            if eq:
+                out.append(f"{dpad}equivalences=[{', '.join('(' + ' = '.join(explain(x) for x in cls) + ')' for cls in eq)}]")
+            else:
+                out.append(f"{dpad}cross_join")
+            children = ins
+        case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
+            kind = {lir.ReduceDistinct: "Distinct", lir.ReduceAccumulable: "Accumulable", lir.ReduceHierarchical: "Hierarchical", lir.ReduceBasic: "Basic"}[type(rp)]
+            out.append(f"{pad}Reduce::{kind}{ann}")
+            if k:
+                out.append(f"{dpad}group_by=[{', '.join(explain(x) for x in k)}]")
+            match rp:
+                case lir.ReduceAccumulable():
+                    for j, a in enumerate(aggs):
+                        out.append(f"{dpad}simple_aggrs[{j}]=({j}, {j}, {explain_agg(a)})")
+                case lir.ReduceHierarchical(monotonic=mono, must_consolidate=mc, buckets=b):
+                    out.append(f"{dpad}aggr_funcs=[{', '.join(a.func for a in aggs)}]")
+                    out.append(f"{dpad}skips=[{', '.join('0' for _ in aggs)}]")
+                    if mono:
+                        out.append(f"{dpad}monotonic")
+                        if mc:
+                            out.append(f"{dpad}must_consolidate")
+                    else:
+                        out.append(f"{dpad}buckets=[{', '.join(str(x) for x in b)}]")
+                case lir.ReduceBasic():
+                    for j, a in enumerate(aggs):
+                        out.append(f"{dpad}aggr[{j}]=({j}, {explain_agg(a)})")
+                case lir.ReduceDistinct():
+                    pass
+                case _:
+                    assert_never(rp)
+            children = (i,)
+        case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
+            kind = {lir.TopKMonotonicTop1: "MonotonicTop1", lir.TopKMonotonicTopK: "MonotonicTopK", lir.TopKBasic: "Basic"}[type(tp)]
+            parts = []
+            if g:
+                parts.append(f"group_by=[{', '.join(f'#{c}' for c in g)}]")
+            if o:
+                parts.append(f"order_by=[{', '.join(explain_order(x) for x in o)}]")
+            if lim is not None and not isinstance(tp, lir.TopKMonotonicTop1):
+                parts.append(f"limit={lim}")
+            if off:
+                parts.append(f"offset={off}")
+            if isinstance(tp, (lir.TopKMonotonicTop1, lir.TopKMonotonicTopK)) and tp.must_consolidate:
+                parts.append("must_consolidate")
+            out.append(f"{pad}TopK::{kind}{' ' + ' '.join(parts) if parts else ''}{ann}")
+            children = (i,)
+        case lir.Negate(input=i):
+            out.append(f"{pad}Negate{ann}")
+            children = (i,)
+        case lir.Threshold(input=i):
+            out.append(f"{pad}Threshold::Basic{ann}")
+            children = (i,)
+        case lir.Union(inputs=ins, consolidate_output=c):
+            out.append(f"{pad}Union{' consolidate_output=true' if c else ''}{ann}")
+            children = ins
+        case lir.ArrangeBy(input=i, keys=ks):
+            out.append(f"{pad}ArrangeBy{ann}")
+            for j, k in enumerate(ks):
+                out.append(f"{dpad}arrangements[{j}]={{ key=[{', '.join(explain(x) for x in k)}], permutation=id }}")
+            children = (i,)
+        case lir.Let(id=i, value=v, body=b):
+            out.append(f"{pad}With{ann}")
+            out.append(f"{dpad}cte {i} =")
+            _node(v, depth + 2, out, node_ids)
+            out.append(f"{pad}Return")
+            _node(b, depth + 1, out, node_ids)
+            return
+        case _:
+            assert_never(n)
+    for c in children:
+        _node(c, depth + 1, out, node_ids)

@@ -1,0 +1,953 @@
+"""Name resolution and typing: sqlglot AST -> HIR (sql.hir).
+
+A `Binder` binds one statement against a `CatalogReader`. Parameters ($n) get their types
+from the client or are inferred from context (unknown-typed literal rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+from sql import func
+from sql.errors import (
+    AMBIGUOUS_COLUMN,
+    DATATYPE_MISMATCH,
+    GROUPING_ERROR,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
+    UNDEFINED_TABLE,
+    SqlError,
+    unsupported,
+)
+from sql.hir import (
+    Finishing,
+    HConstant,
+    HDistinct,
+    HFilter,
+    HGet,
+    HirRel,
+    HirScalar,
+    HJoin,
+    HMap,
+    HNegate,
+    HProject,
+    HReduce,
+    HThreshold,
+    HTopK,
+    HUnion,
+    Param,
+    hir_types,
+)
+from sql.literal import cast_value
+from sql.scalar import (
+    TRUE,
+    AggregateExpr,
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    ColumnOrder,
+    If,
+    Literal,
+)
+from sql.types import (
+    BOOL,
+    INT4,
+    INT8,
+    INTERVAL,
+    NUMERIC,
+    TEXT,
+    UNKNOWN,
+    SqlType,
+    numeric_typmod,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRef:
+    id: str
+    schema: str
+    name: str
+    kind: str
+    column_names: tuple[str, ...]
+    column_types: tuple[SqlType, ...]
+    oid: int = 0
+    nullable: tuple[bool, ...] = ()
+
+    @property
+    def qualified(self) -> str:
+        return f"materialize.{self.schema}.{self.name}"
+
+
+class CatalogReader(Protocol):
+    def resolve(self, parts: list[str]) -> ItemRef | None:
+        """Resolve a (possibly schema-qualified) relation name via the search path."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeColumn:
+    table: str | None
+    name: str
+    typ: SqlType
+    table_oid: int = 0
+    attnum: int = 0
+
+
+@dataclass
+class Scope:
+    columns: list[ScopeColumn] = field(default_factory=list)
+
+    def lookup(self, name: str, table: str | None) -> int:
+        hits = [i for i, c in enumerate(self.columns) if c.name == name and (table is None or c.table == table)]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            ref = f"{table}.{name}" if table else name
+            raise SqlError(AMBIGUOUS_COLUMN, f'column reference "{ref}" is ambiguous')
+        if table is not None and not any(c.table == table for c in self.columns):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        ref = f"{table}.{name}" if table else name
+        raise SqlError(UNDEFINED_COLUMN, f'column "{ref}" does not exist' if table is None else f"column {ref} does not exist")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundQuery:
+    rel: HirRel
+    finishing: Finishing
+    names: tuple[str, ...]
+    types: tuple[SqlType, ...]
+    # for RowDescription: (table oid, attnum) per output column
+    origins: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass
+class _AggCtx:
+    input_scope: Scope
+    keys: list[HirScalar]
+    aggregates: list[AggregateExpr] = field(default_factory=list)
+
+
+_BINARY = {
+    exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
+    exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
+    exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
+}
+_CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+_DTYPES: dict[str, str] = {
+    "INT": "int4", "BIGINT": "int8", "SMALLINT": "int2", "FLOAT": "float4", "DOUBLE": "float8",
+    "DECIMAL": "numeric", "TEXT": "text", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
+    "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz",
+    "INTERVAL": "interval", "BOOLEAN": "bool", "VARBINARY": "bytea", "BINARY": "bytea",
+    "JSONB": "jsonb", "JSON": "jsonb", "UUID": "uuid", "UINT": "uint8",
+}
+
+
+def sql_type_of(dt: exp.DataType) -> SqlType:
+    """sqlglot DataType -> SqlType (with typmods)."""
+    if dt.this == exp.DataType.Type.USERDEFINED:
+        raw = dt.args.get("kind") or dt.sql(dialect="postgres")
+        from sql.types import TYPE_ALIASES
+
+        name = TYPE_ALIASES.get(str(raw).lower())
+        if name:
+            return SqlType(name)
+        raise SqlError("42704", f'type "{raw}" does not exist')
+    name = _DTYPES.get(dt.this.name)
+    if name is None:
+        raise unsupported(f"type {dt.sql(dialect='postgres')}")
+    params = [int(p.this.this) if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal) else None for p in dt.expressions]
+    if name == "numeric" and params:
+        p = params[0] or 38
+        s = params[1] if len(params) > 1 and params[1] is not None else 0
+        if not 1 <= p <= 39:
+            raise SqlError("22023", f"NUMERIC precision {p} must be between 1 and 39")
+        return SqlType("numeric", numeric_typmod(p, s))
+    if name in ("varchar", "bpchar"):
+        if params and params[0] is not None:
+            return SqlType(name, params[0] + 4)
+        return SqlType(name, 5 if name == "bpchar" else -1)
+    return SqlType(name)
+
+
+class Binder:
+    def __init__(self, catalog: CatalogReader, param_types: list[SqlType | None] | None = None) -> None:
+        self.catalog = catalog
+        self.params: dict[int, SqlType] = {}
+        for i, t in enumerate(param_types or []):
+            if t is not None and t.name != "unknown":
+                self.params[i + 1] = t
+        self._agg: _AggCtx | None = None
+        self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+
+    # ---- parameters -------------------------------------------------------------------
+    def param_types(self) -> tuple[SqlType, ...]:
+        n = max(self.params, default=0)
+        return tuple(self.params.get(i, TEXT) for i in range(1, n + 1))
+
+    # ---- queries ----------------------------------------------------------------------
+    def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        if isinstance(q, exp.Subquery):
+            inner = self.bind_query(q.this, top=False)
+            return self._apply_modifiers(inner, q, top)
+        if isinstance(q, exp.Select):
+            return self._bind_select(q, top)
+        if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+            return self._bind_setop(q, top)
+        if isinstance(q, exp.Values):
+            rel, names, types = self._bind_values(q)
+            return BoundQuery(rel, Finishing((), None, 0, tuple(range(len(types)))), names, types)
+        raise unsupported(f"query form {q.key.upper()}")
+
+    def _with(self, q: exp.Expression) -> None:
+        w = q.args.get("with_") or q.args.get("with")
+        if not w:
+            return
+        if w.args.get("recursive"):
+            raise unsupported("WITH RECURSIVE")
+        for cte in w.expressions:
+            b = self.bind_query(cte.this, top=False)
+            rel = self._finish_nested(b)
+            names = list(b.names)
+            cols = cte.args.get("alias").columns if cte.args.get("alias") else []
+            for i, c in enumerate(cols):
+                names[i] = c.name
+            self.ctes[cte.alias_or_name] = (rel, names)
+
+    def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
+        self._with(s)
+        for bad in ("locks", "into", "windows", "qualify", "prewhere", "connect", "pivots", "sample"):
+            if s.args.get(bad):
+                raise unsupported(f"SELECT ... {bad.upper()}")
+        if s.find(exp.Window):
+            raise unsupported("window functions")
+        if s.args.get("from_") or s.args.get("from"):
+            rel, scope = self._bind_from(s)
+        else:
+            rel, scope = HConstant(((),), ()), Scope()
+        if (w := s.args.get("where")) is not None:
+            pred = self._predicate(w.this, scope, "WHERE")
+            rel = HFilter(rel, (pred,))
+        # select list
+        items: list[tuple[str, exp.Expression | None, int | None]] = []  # (name, expr, star column)
+        for e in s.expressions:
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                tbl = e.table if isinstance(e, exp.Column) else None
+                found = False
+                for i, c in enumerate(scope.columns):
+                    if tbl is None or c.table == tbl:
+                        items.append((c.name, None, i))
+                        found = True
+                if tbl and not found:
+                    raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{tbl}"')
+                continue
+            items.append((_output_name(e), e.unalias() if isinstance(e, exp.Alias) else e, None))
+        group = s.args.get("group")
+        having = s.args.get("having")
+        order = s.args.get("order")
+        distinct = s.args.get("distinct")
+        if distinct is not None and distinct.args.get("on"):
+            raise unsupported("DISTINCT ON")
+        has_agg = bool(group) or having is not None or any(
+            e is not None and _has_agg(e) for _, e, _ in items
+        )
+        select_scope = scope
+        if has_agg:
+            keys: list[HirScalar] = []
+            for g in (group.expressions if group else []):
+                keys.append(self._group_key(g, scope, items))
+            self._agg = _AggCtx(scope, keys)
+            try:
+                exprs = [self._star_in_agg(i, scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
+                order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+                agg = self._agg
+            finally:
+                self._agg = None
+            input_arity = len(scope.columns)
+            rel = HMap(rel, tuple(keys)) if keys else rel
+            rel = HReduce(rel, tuple(range(input_arity, input_arity + len(keys))), tuple(agg.aggregates))
+            if having_pred is not None:
+                rel = HFilter(rel, (having_pred,))
+            select_scope = Scope()
+        else:
+            exprs = [Column(i, scope.columns[i].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
+            order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+        del select_scope
+        names = tuple(n for n, _, _ in items)
+        origins = tuple(
+            (scope.columns[i].table_oid, scope.columns[i].attnum) if i is not None else _origin(e, exprs[k], scope)
+            for k, (_, e, i) in enumerate(items)
+        )
+        n = len(exprs)
+        # order-by entries are either references to select items or extra expressions
+        extra: list[HirScalar] = []
+        orders: list[ColumnOrder] = []
+        for target, desc, nulls_last in order_exprs:
+            if isinstance(target, int):
+                orders.append(ColumnOrder(target, desc, nulls_last))
+            else:
+                if target in exprs:
+                    orders.append(ColumnOrder(exprs.index(target), desc, nulls_last))
+                    continue
+                if distinct:
+                    raise SqlError("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+                if target not in extra:
+                    extra.append(target)
+                orders.append(ColumnOrder(n + extra.index(target), desc, nulls_last))
+        arity = len(hir_types(rel))
+        all_exprs = exprs + extra
+        rel = HMap(rel, tuple(all_exprs))
+        rel = HProject(rel, tuple(range(arity, arity + len(all_exprs))))
+        if distinct:
+            rel = HDistinct(rel)
+        types = tuple(e.typ for e in exprs)
+        limit, offset = self._limit_offset(s)
+        fin = Finishing(tuple(orders), limit, offset, tuple(range(n)))
+        bq = BoundQuery(rel, fin, names, types, origins)
+        return bq if top else bq
+
+    def _apply_modifiers(self, b: BoundQuery, q: exp.Expression, top: bool) -> BoundQuery:
+        """ORDER BY/LIMIT/OFFSET attached to a parenthesized query."""
+        order = q.args.get("order")
+        limit, offset = self._limit_offset(q)
+        if not order and limit is None and not offset:
+            return b
+        rel = self._finish_nested(b)
+        orders = []
+        if order:
+            for o in order.expressions:
+                idx = self._output_ref(o.this, b.names)
+                orders.append(ColumnOrder(idx, bool(o.args.get("desc")), not o.args.get("nulls_first")))
+        n = len(b.types)
+        return BoundQuery(rel, Finishing(tuple(orders), limit, offset, tuple(range(n))), b.names, b.types, b.origins)
+
+    def _output_ref(self, e: exp.Expression, names: tuple[str, ...]) -> int:
+        if isinstance(e, exp.Literal) and not e.is_string:
+            k = int(e.this)
+            if not 1 <= k <= len(names):
+                raise SqlError(GROUPING_ERROR if False else "42P10", f"ORDER BY position {k} is not in select list")
+            return k - 1
+        if isinstance(e, exp.Column) and not e.table and e.name in names:
+            return names.index(e.name)
+        raise unsupported("ORDER BY on an expression of a set operation")
+
+    def _finish_nested(self, b: BoundQuery) -> HirRel:
+        """A nested query's ORDER BY + LIMIT/OFFSET becomes a TopK; ORDER BY alone is dropped."""
+        f = b.finishing
+        rel = b.rel
+        if f.limit is not None or f.offset:
+            rel = HTopK(rel, (), f.order_by, f.limit, f.offset)
+        if f.project != tuple(range(len(hir_types(rel)))):
+            rel = HProject(rel, f.project)
+        return rel
+
+    def _limit_offset(self, q: exp.Expression) -> tuple[int | None, int]:
+        limit = None
+        offset = 0
+        if (lim := q.args.get("limit")) is not None:
+            v = self._const_int(lim.expression, "LIMIT")
+            limit = v
+        if (off := q.args.get("offset")) is not None:
+            offset = self._const_int(off.expression, "OFFSET") or 0
+        return limit, offset
+
+    def _const_int(self, e: exp.Expression, what: str) -> int | None:
+        h = self.scalar(e, Scope())
+        if isinstance(h, Literal):
+            if h.value is None:
+                return None
+            try:
+                v = int(cast_value(h.value, h.typ, INT8))
+            except SqlError:
+                raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type bigint, not type {h.typ.pg_format()}") from None
+            if v < 0:
+                raise SqlError("2201W" if what == "LIMIT" else "2201X", f"{what} must not be negative")
+            return v
+        raise unsupported(f"non-constant {what}")
+
+    def _order_exprs(self, order: exp.Order, scope: Scope, items, exprs, distinct: bool):
+        out = []
+        names = [n for n, _, _ in items]
+        for o in order.expressions:
+            e = o.this
+            desc = bool(o.args.get("desc"))
+            nulls_first = o.args.get("nulls_first")
+            nulls_last = not nulls_first if nulls_first is not None else not desc
+            if isinstance(e, exp.Literal) and not e.is_string:
+                k = int(e.this)
+                if not 1 <= k <= len(exprs):
+                    raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
+                out.append((k - 1, desc, nulls_last))
+                continue
+            if isinstance(e, exp.Column) and not e.table and names.count(e.name) >= 1:
+                # output-column name takes precedence (Postgres rule for bare names)
+                k = names.index(e.name)
+                if names.count(e.name) > 1 and len({id(items[i][1]) for i, n in enumerate(names) if n == e.name}) > 1:
+                    raise SqlError(AMBIGUOUS_COLUMN, f'ORDER BY "{e.name}" is ambiguous')
+                out.append((k, desc, nulls_last))
+                continue
+            out.append((self.scalar(e, scope), desc, nulls_last))
+        return out
+
+    def _group_key(self, g: exp.Expression, scope: Scope, items) -> HirScalar:
+        if isinstance(g, exp.Literal) and not g.is_string:
+            k = int(g.this)
+            if not 1 <= k <= len(items):
+                raise SqlError("42P10", f"GROUP BY position {k} is not in select list")
+            _, e, star = items[k - 1]
+            return Column(star, scope.columns[star].typ) if e is None else self.scalar(e, scope)
+        if isinstance(g, exp.Column) and not g.table:
+            try:
+                scope.lookup(g.name, None)
+            except SqlError:
+                for n, e, _ in items:
+                    if n == g.name and e is not None:
+                        return self.scalar(e, scope)
+                raise
+        if _has_agg(g):
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
+        return self.scalar(g, scope)
+
+    def _star_in_agg(self, i: int, scope: Scope) -> HirScalar:
+        c = scope.columns[i]
+        return self._key_or_error(Column(i, c.typ), c)
+
+    def _key_or_error(self, h: HirScalar, c: ScopeColumn) -> HirScalar:
+        assert self._agg is not None
+        if h in self._agg.keys:
+            return Column(self._agg.keys.index(h), h.typ)
+        ref = f"{c.table}.{c.name}" if c.table else c.name
+        raise SqlError(GROUPING_ERROR, f'column "{ref}" must appear in the GROUP BY clause or be used in an aggregate function')
+
+    def _bind_setop(self, q: exp.Expression, top: bool) -> BoundQuery:
+        self._with(q)
+        left = self.bind_query(q.this, top=False)
+        right = self.bind_query(q.expression, top=False)
+        lrel, rrel = self._finish_nested(left), self._finish_nested(right)
+        if len(left.types) != len(right.types):
+            kind = q.key.upper()
+            raise SqlError(SYNTAX_ERROR, f"each {kind} query must have the same number of columns")
+        kind = {"union": "UNION", "except": "EXCEPT", "intersect": "INTERSECT"}[q.key]
+        types = tuple(func.unify([a, b], kind) for a, b in zip(left.types, right.types, strict=True))
+        lrel = self._cast_rel(lrel, left.types, types)
+        rrel = self._cast_rel(rrel, right.types, types)
+        distinct = q.args.get("distinct", True) is not False
+        if kind == "UNION":
+            rel: HirRel = HUnion((lrel, rrel))
+            if distinct:
+                rel = HDistinct(rel)
+        elif kind == "EXCEPT":
+            if distinct:
+                lrel, rrel = HDistinct(lrel), HDistinct(rrel)
+            rel = HThreshold(HUnion((lrel, HNegate(rrel))))
+        else:
+            if distinct:
+                lrel, rrel = HDistinct(lrel), HDistinct(rrel)
+            # l ∩ r = l - (l - r) with multiplicities: Threshold(l - Threshold(l - r))
+            rel = HThreshold(HUnion((lrel, HNegate(HThreshold(HUnion((lrel, HNegate(rrel))))))))
+        names = left.names
+        base = BoundQuery(rel, Finishing((), None, 0, tuple(range(len(types)))), names, types)
+        order = q.args.get("order")
+        limit, offset = self._limit_offset(q)
+        orders = []
+        if order:
+            for o in order.expressions:
+                idx = self._output_ref(o.this, names)
+                desc = bool(o.args.get("desc"))
+                nf = o.args.get("nulls_first")
+                orders.append(ColumnOrder(idx, desc, not nf if nf is not None else not desc))
+        return BoundQuery(rel, Finishing(tuple(orders), limit, offset, base.finishing.project), names, types)
+
+    def _cast_rel(self, rel: HirRel, have: tuple[SqlType, ...], want: tuple[SqlType, ...]) -> HirRel:
+        if have == want:
+            return rel
+        if isinstance(rel, HConstant):
+            rows = tuple(tuple(cast_value(v, h, w) for v, h, w in zip(r, have, want, strict=True)) for r in rel.rows)
+            return HConstant(rows, want)
+        n = len(have)
+        casts = tuple(self.coerce(Column(i, have[i]), want[i]) for i in range(n))
+        return HProject(HMap(rel, casts), tuple(range(n, 2 * n)))
+
+    def _bind_values(self, v: exp.Values) -> tuple[HirRel, tuple[str, ...], tuple[SqlType, ...]]:
+        rows = [list(t.expressions) if isinstance(t, exp.Tuple) else [t] for t in v.expressions]
+        width = len(rows[0])
+        if any(len(r) != width for r in rows):
+            raise SqlError(SYNTAX_ERROR, "VALUES lists must all be the same length")
+        bound = [[self.scalar(e, Scope()) for e in r] for r in rows]
+        types = tuple(func.unify([r[i].typ for r in bound], "VALUES") for i in range(width))
+        cast = [[self.coerce(e, types[i]) for i, e in enumerate(r)] for r in bound]
+        names = tuple(f"column{i + 1}" for i in range(width))
+        if all(isinstance(e, Literal) for r in cast for e in r):
+            return HConstant(tuple(tuple(e.value for e in r) for r in cast), types), names, types
+        unit = HConstant(((),), ())
+        parts = tuple(HMap(unit, tuple(r)) for r in cast)
+        return (parts[0] if len(parts) == 1 else HUnion(parts)), names, types
+
+    # ---- FROM -------------------------------------------------------------------------
+    def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
+        frm = s.args.get("from_") or s.args.get("from")
+        sources = [frm.this] + list(frm.expressions or [])
+        rel, scope = self._bind_table_expr(sources[0])
+        for src in sources[1:]:
+            r2, s2 = self._bind_table_expr(src)
+            rel, scope = HJoin(rel, r2, TRUE, "inner"), Scope(scope.columns + s2.columns)
+        for j in s.args.get("joins") or []:
+            rel, scope = self._bind_join(rel, scope, j)
+        return rel, scope
+
+    def _bind_join(self, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
+        side = (j.args.get("side") or "").lower()
+        kind = (j.args.get("kind") or "").lower()
+        if j.args.get("method") or kind == "natural":
+            raise unsupported("NATURAL JOIN")
+        if side:
+            raise unsupported(f"{side.upper()} JOIN")
+        if kind in ("semi", "anti", "lateral") or isinstance(j.this, exp.Lateral):
+            raise unsupported(f"{kind.upper() or 'LATERAL'} JOIN")
+        r2, s2 = self._bind_table_expr(j.this)
+        joined = Scope(scope.columns + s2.columns)
+        on = j.args.get("on")
+        using = j.args.get("using")
+        if on is not None:
+            pred = self._predicate(on, joined, "JOIN/ON")
+        elif using:
+            preds = []
+            for ident in using:
+                name = ident.name
+                li = scope.lookup(name, None)
+                ri = s2.lookup(name, None) + len(scope.columns)
+                preds.append(self._binary("eq", Column(li, joined.columns[li].typ), Column(ri, joined.columns[ri].typ)))
+            pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
+        else:
+            pred = TRUE
+        return HJoin(rel, r2, pred, "inner"), joined
+
+    def _bind_table_expr(self, t: exp.Expression) -> tuple[HirRel, Scope]:
+        if isinstance(t, exp.Table):
+            if isinstance(t.this, exp.Func) or t.args.get("joins"):
+                raise unsupported("table functions in FROM")
+            parts = [p.name for p in t.parts]
+            alias = t.alias_or_name
+            col_alias = [c.name for c in t.args["alias"].columns] if t.args.get("alias") and t.args["alias"].columns else []
+            if len(parts) == 1 and parts[0] in self.ctes:
+                rel, names = self.ctes[parts[0]]
+                types = hir_types(rel)
+                names = list(names)
+                for i, c in enumerate(col_alias):
+                    names[i] = c
+                return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names, types, strict=True)])
+            item = self.catalog.resolve(parts)
+            if item is None:
+                raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
+            names = list(item.column_names)
+            for i, c in enumerate(col_alias):
+                names[i] = c
+            cols = [ScopeColumn(alias, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
+            return HGet(item.id, item.qualified, item.column_types), Scope(cols)
+        if isinstance(t, exp.Subquery):
+            saved = self._agg
+            self._agg = None
+            try:
+                b = self.bind_query(t, top=False)
+            finally:
+                self._agg = saved
+            rel = self._finish_nested(b)
+            alias = t.alias_or_name or None
+            names = list(b.names)
+            a = t.args.get("alias")
+            if a is not None and a.columns:
+                for i, c in enumerate(a.columns):
+                    names[i] = c.name
+            return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names, b.types, strict=True)])
+        if isinstance(t, exp.Values):
+            rel, names, types = self._bind_values(t)
+            alias = t.alias_or_name or None
+            a = t.args.get("alias")
+            names_l = list(names)
+            if a is not None and a.columns:
+                for i, c in enumerate(a.columns):
+                    names_l[i] = c.name
+            return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names_l, types, strict=True)])
+        raise unsupported(f"FROM item {t.key}")
+
+    # ---- scalars ----------------------------------------------------------------------
+    def _predicate(self, e: exp.Expression, scope: Scope, what: str) -> HirScalar:
+        h = self.scalar(e, scope)
+        if h.typ.name == "unknown" or isinstance(h, Param) and h.typ.name == "unknown":
+            return self.coerce(h, BOOL)
+        if h.typ.name != "bool":
+            raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type {h.typ.pg_format()}")
+        return h
+
+    def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        agg = self._agg
+        if agg is not None:
+            if isinstance(e, exp.AggFunc) and _is_agg(e):
+                return self._aggregate(e, agg)
+            if not _has_agg(e):
+                self._agg = None
+                try:
+                    h = self.scalar(e, agg.input_scope)
+                finally:
+                    self._agg = agg
+                if h in agg.keys:
+                    return Column(agg.keys.index(h), h.typ)
+                if isinstance(e, exp.Column):
+                    c = agg.input_scope.columns[h.index] if isinstance(h, Column) else ScopeColumn(e.table or None, e.name, h.typ)
+                    return self._key_or_error(h, c)
+                if not _refs_columns(h):
+                    return h
+        return self._scalar(e, scope)
+
+    def _aggregate(self, e: exp.Expression, agg: _AggCtx) -> HirScalar:
+        name = _agg_name(e)
+        arg = e.this
+        distinct = False
+        if isinstance(arg, exp.Distinct):
+            distinct = True
+            if len(arg.expressions) != 1:
+                raise unsupported("multi-argument DISTINCT aggregate")
+            arg = arg.expressions[0]
+        self._agg = None
+        try:
+            if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+                h: HirScalar = TRUE
+            else:
+                if _has_agg(arg):
+                    raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+                h = self.scalar(arg, agg.input_scope)
+                if h.typ.name == "unknown":
+                    h = self.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
+        finally:
+            self._agg = agg
+        if name in ("sum", "avg") and not (h.typ.is_numeric or h.typ.name == "interval"):
+            raise SqlError(UNDEFINED_FUNCTION, f"function {name}({h.typ.pg_format()}) does not exist",
+                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        typ = func.aggregate_type(name, h.typ)
+        a = AggregateExpr(name, h, distinct, typ)
+        if a not in agg.aggregates:
+            agg.aggregates.append(a)
+        return Column(len(agg.keys) + agg.aggregates.index(a), typ)
+
+    def _scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        if isinstance(e, exp.Paren):
+            return self.scalar(e.this, scope)
+        if isinstance(e, exp.Column):
+            if isinstance(e.this, exp.Star):
+                raise unsupported("* in this position")
+            i = scope.lookup(e.name, e.table or None)
+            return Column(i, scope.columns[i].typ)
+        if isinstance(e, exp.Literal):
+            return _literal(e)
+        if isinstance(e, exp.Null):
+            return Literal(None, UNKNOWN)
+        if isinstance(e, exp.Boolean):
+            return Literal(bool(e.this), BOOL)
+        if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
+            n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
+            return Param(n, self.params.get(n, UNKNOWN))
+        if type(e) in _BINARY:
+            op = _BINARY[type(e)]
+            a = self.scalar(e.this, scope)
+            b = self.scalar(e.expression, scope)
+            if op in ("like", "ilike") and e.args.get("negate"):
+                return CallUnary("not", self._binary(op, a, b), BOOL)
+            return self._binary(op, a, b)
+        if isinstance(e, exp.And) or isinstance(e, exp.Or):
+            f = "and" if isinstance(e, exp.And) else "or"
+            args = tuple(self.coerce_bool(self.scalar(x, scope), f.upper()) for x in _flatten(e, type(e)))
+            return CallVariadic(f, args, BOOL)
+        if isinstance(e, exp.Not):
+            x = self.scalar(e.this, scope)
+            x = self.coerce_bool(x, "NOT")
+            return CallUnary("not", x, BOOL)
+        if isinstance(e, exp.Neg):
+            x = self.scalar(e.this, scope)
+            if isinstance(x, Literal) and x.value is not None and x.typ.is_numeric:
+                return _negate_literal(x)
+            if x.typ.name == "unknown":
+                x = self.coerce(x, NUMERIC)
+            return CallUnary("neg", x, func.unary_op("neg", x.typ))
+        if isinstance(e, exp.Is):
+            x = self.scalar(e.this, scope)
+            rhs = e.expression
+            if isinstance(rhs, exp.Null):
+                r: HirScalar = CallUnary("is_null", x, BOOL)
+            elif isinstance(rhs, exp.Boolean):
+                x = self.coerce_bool(x, "IS")
+                r = CallUnary("is_true" if rhs.this else "is_false", x, BOOL)
+            else:
+                raise unsupported(f"IS {rhs.sql()}")
+            return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+        if isinstance(e, exp.Between):
+            x = self.scalar(e.this, scope)
+            lo = self.scalar(e.args["low"], scope)
+            hi = self.scalar(e.args["high"], scope)
+            res = CallVariadic("and", (self._binary("ge", x, lo), self._binary("le", x, hi)), BOOL)
+            return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if isinstance(e, exp.In):
+            if e.args.get("query") is not None or e.args.get("unnest") is not None:
+                raise unsupported("IN (subquery)")
+            x = self.scalar(e.this, scope)
+            elems = [self.scalar(v, scope) for v in e.expressions]
+            t = func.unify([x.typ] + [v.typ for v in elems], "IN")
+            xc = self.coerce(x, t)
+            ors = tuple(self._binary("eq", xc, self.coerce(v, t)) for v in elems)
+            res = ors[0] if len(ors) == 1 else CallVariadic("or", ors, BOOL)
+            return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if isinstance(e, exp.Case):
+            return self._case(e, scope)
+        if isinstance(e, exp.If):
+            c = self.coerce_bool(self.scalar(e.this, scope), "CASE")
+            a = self.scalar(e.args["true"], scope)
+            b = self.scalar(e.args["false"], scope) if e.args.get("false") is not None else Literal(None, UNKNOWN)
+            t = func.unify([a.typ, b.typ], "CASE")
+            return If(c, self.coerce(a, t), self.coerce(b, t), t)
+        if isinstance(e, exp.Coalesce):
+            args = [self.scalar(x, scope) for x in [e.this, *e.expressions]]
+            t = func.unify([a.typ for a in args], "COALESCE")
+            return CallVariadic("coalesce", tuple(self.coerce(a, t) for a in args), t)
+        if isinstance(e, exp.Nullif):
+            a = self.scalar(e.this, scope)
+            b = self.scalar(e.expression, scope)
+            t = func.unify([a.typ, b.typ], "NULLIF")
+            ac = self.coerce(a, t)
+            return If(self._binary("eq", ac, self.coerce(b, t)), Literal(None, t), ac, t)
+        if isinstance(e, (exp.Cast, exp.TryCast)):
+            x = self.scalar(e.this, scope)
+            t = sql_type_of(e.args["to"])
+            return self.coerce(x, t, explicit=True)
+        if isinstance(e, exp.Interval):
+            unit = e.args.get("unit")
+            text = e.this.this if isinstance(e.this, exp.Literal) else None
+            if text is None:
+                raise unsupported("non-literal INTERVAL")
+            if unit is not None:
+                text = f"{text} {unit.name}"
+            return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
+        if isinstance(e, (exp.Subquery, exp.Exists)) or isinstance(e, exp.Select):
+            raise unsupported("subqueries in expressions")
+        if isinstance(e, exp.AggFunc) and _is_agg(e):
+            where = "WHERE" if self._agg is None else "this context"
+            raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
+        if isinstance(e, exp.Func):
+            return self._function(e, scope)
+        if isinstance(e, exp.HexString):
+            return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+        raise unsupported(f"expression {e.key.upper()}")
+
+    def _case(self, e: exp.Case, scope: Scope) -> HirScalar:
+        operand = self.scalar(e.this, scope) if e.this is not None else None
+        conds: list[HirScalar] = []
+        results: list[HirScalar] = []
+        for w in e.args.get("ifs") or []:
+            if operand is not None:
+                conds.append(self._binary("eq", operand, self.scalar(w.this, scope)))
+            else:
+                conds.append(self.coerce_bool(self.scalar(w.this, scope), "CASE"))
+            results.append(self.scalar(w.args["true"], scope))
+        default = self.scalar(e.args["default"], scope) if e.args.get("default") is not None else Literal(None, UNKNOWN)
+        t = func.unify([r.typ for r in results] + [default.typ], "CASE")
+        out = self.coerce(default, t)
+        for c, r in reversed(list(zip(conds, results, strict=True))):
+            out = If(c, self.coerce(r, t), out, t)
+        return out
+
+    _FUNC_NAMES = {
+        "trim": "btrim", "substring": "substr", "char_length": "length", "character_length": "length",
+        "stddev": "stddev", "ceiling": "ceil", "pow": "power", "strposition": "strpos",
+        "log": "log10",
+    }
+
+    def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
+        name = (e.name if isinstance(e, exp.Anonymous) else e.key).lower()
+        name = self._FUNC_NAMES.get(name, name)
+        if isinstance(e, exp.Anonymous):
+            raw_args = list(e.expressions)
+        elif isinstance(e, exp.Trim):
+            if e.args.get("position") or e.args.get("collation"):
+                pos = (e.args.get("position") or "BOTH").upper()
+                name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
+            raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+        else:
+            raw_args = []
+            for k in type(e).arg_types:
+                v = e.args.get(k)
+                if v is None or isinstance(v, bool):
+                    continue
+                if isinstance(v, list):
+                    raw_args.extend(v)
+                elif isinstance(v, exp.Expression):
+                    raw_args.append(v)
+        if name in ("current_date", "current_timestamp", "now", "current_time", "localtimestamp"):
+            raise unsupported(f"{name}()")
+        args = [self.scalar(a, scope) for a in raw_args]
+        arg_types, rtype = func.function_type(name, [a.typ for a in args])
+        cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
+        if len(cargs) == 1:
+            return CallUnary(name, cargs[0], rtype)
+        if len(cargs) == 2:
+            return CallBinary(name, cargs[0], cargs[1], rtype)
+        return CallVariadic(name, cargs, rtype)
+
+    def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
+        ta, tb, tr = func.binary_op(op, a.typ, b.typ)
+        return CallBinary(op, self.coerce(a, ta), self.coerce(b, tb), tr)
+
+    def coerce_bool(self, h: HirScalar, what: str) -> HirScalar:
+        if h.typ.name == "bool":
+            return h
+        if h.typ.name == "unknown":
+            return self.coerce(h, BOOL)
+        raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type {h.typ.pg_format()}")
+
+    def coerce(self, h: HirScalar, t: SqlType, explicit: bool = False) -> HirScalar:
+        """Cast h to t: literals fold at plan time, parameters adopt the type."""
+        if h.typ == t:
+            return h
+        if isinstance(h, Param) and h.typ.name == "unknown":
+            self.params[h.n] = t
+            return Param(h.n, t)
+        if isinstance(h, Literal):
+            if h.value is None:
+                return Literal(None, t)
+            return Literal(cast_value(h.value, h.typ, t, explicit), t)
+        if h.typ.name == t.name and t.typmod == -1:
+            return h
+        func.check_cast(h.typ, t)
+        return CallUnary("cast", h, t)
+
+    def assignment_cast(self, h: HirScalar, t: SqlType, column: str) -> HirScalar:
+        """INSERT/UPDATE: implicit assignment casts only (numeric <-> numeric, to text...)."""
+        src = h.typ
+        if src.name in ("unknown",) or src == t or isinstance(h, Param) and src.name == "unknown":
+            return self.coerce(h, t)
+        ok = (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string \
+            or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz")) \
+            or src.name == t.name
+        if not ok:
+            raise SqlError(DATATYPE_MISMATCH, f'column "{column}" is of type {t.pg_format()} but expression is of type {src.pg_format()}',
+                           hint="You will need to rewrite or cast the expression.")
+        return self.coerce(h, t, explicit=True)
+
+
+def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cls):
+            stack.append(x.expression)
+            stack.append(x.this)
+        elif isinstance(x, exp.Paren) and isinstance(x.this, cls):
+            stack.append(x.this)
+        else:
+            out.append(x)
+    return out
+
+
+_AGG_CLASSES: dict[type, str] = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+
+
+def _is_agg(e: exp.Expression) -> bool:
+    return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc) and not isinstance(e, exp.Anonymous)
+
+
+def _agg_name(e: exp.Expression) -> str:
+    name = _AGG_CLASSES.get(type(e))
+    if name is None:
+        raise unsupported(f"aggregate {e.key}")
+    return name
+
+
+def _has_agg(e: exp.Expression | None) -> bool:
+    if e is None:
+        return False
+    for node in e.walk():
+        if isinstance(node, exp.AggFunc) and _is_agg(node):
+            return True
+    return False
+
+
+def _refs_columns(h: HirScalar) -> bool:
+    from sql.scalar import children
+
+    if isinstance(h, Column):
+        return True
+    if isinstance(h, Param):
+        return False
+    return any(_refs_columns(c) for c in children(h))  # type: ignore[arg-type]
+
+
+def _literal(e: exp.Literal) -> Literal:
+    if e.is_string:
+        return Literal(e.this, UNKNOWN)
+    text = e.this
+    if all(c.isdigit() for c in text):
+        v = int(text)
+        if v <= 2**31 - 1:
+            return Literal(v, INT4)
+        if v <= 2**63 - 1:
+            return Literal(v, INT8)
+        return Literal(Decimal(text), NUMERIC)
+    return Literal(Decimal(text), NUMERIC)
+
+
+def _negate_literal(x: Literal) -> Literal:
+    v = -x.value
+    if x.typ == INT4 and v == -(2**31):
+        return Literal(v, INT4)
+    if x.typ == INT8 and v < -(2**31) and v >= -(2**31) and False:
+        return Literal(v, INT4)
+    if x.typ == INT8 and v == -(2**31):
+        return Literal(v, INT4)
+    if x.typ == NUMERIC and x.value == 2**63:
+        return Literal(-(2**63), INT8)
+    return Literal(v, x.typ)
+
+
+def _output_name(e: exp.Expression) -> str:
+    if isinstance(e, exp.Alias):
+        return e.alias
+    if isinstance(e, exp.Column):
+        return e.name
+    if isinstance(e, exp.Cast):
+        inner = e.this
+        if isinstance(inner, exp.Column):
+            return inner.name
+        dt = sql_type_of(e.args["to"])
+        return {"int4": "int4", "int8": "int8", "text": "text", "numeric": "numeric", "float8": "float8", "bool": "bool",
+                "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
+    if isinstance(e, exp.Paren):
+        return _output_name(e.this)
+    if isinstance(e, exp.AggFunc) and type(e) in _AGG_CLASSES:
+        return _AGG_CLASSES[type(e)]
+    if isinstance(e, exp.Anonymous):
+        return e.name.lower()
+    if isinstance(e, exp.Case):
+        return "case"
+    if isinstance(e, exp.Coalesce):
+        return "coalesce"
+    if isinstance(e, exp.Nullif):
+        return "nullif"
+    if isinstance(e, exp.Func):
+        return e.key.lower()
+    return "?column?"
+
+
+def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, int]:
+    if isinstance(e, exp.Column) and isinstance(h, Column) and h.index < len(scope.columns):
+        c = scope.columns[h.index]
+        return (c.table_oid, c.attnum)
+    return (0, 0)
+
+
+def param_literal(value: Any, t: SqlType) -> Literal:
+    return Literal(value, t)

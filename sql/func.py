@@ -1,0 +1,296 @@
+"""Postgres-style type resolution for operators, functions, casts and unification.
+
+Only the typing lives here (pure); evaluation is in compute/render (Spark) and, for
+literal folding, in sql.literal.
+"""
+
+from __future__ import annotations
+
+from sql.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, SqlError
+from sql.types import (
+    BOOL,
+    DATE,
+    FLOAT8,
+    INT4,
+    INT8,
+    INTERVAL,
+    NUMERIC,
+    TEXT,
+    TIMESTAMP,
+    TIMESTAMPTZ,
+    SqlType,
+)
+
+# Implicit numeric promotion order (Postgres' preferred-type ladder, simplified).
+_NUM_RANK = {"int2": 0, "int4": 1, "oid": 1, "int8": 2, "uint8": 3, "numeric": 4, "float4": 5, "float8": 6}
+_DATETIME_RANK = {"date": 0, "timestamp": 1, "timestamptz": 2}
+
+
+def unify(types: list[SqlType], context: str = "UNION") -> SqlType:
+    """The common supertype of `types` (unknown literals adapt); 42804 if none."""
+    known = [t for t in types if t.name != "unknown"]
+    if not known:
+        return TEXT
+    first = known[0]
+    if all(t == first for t in known):
+        return first
+    if all(t.name == first.name for t in known):
+        return SqlType(first.name)
+    if all(t.name in _NUM_RANK for t in known):
+        top = max(known, key=lambda t: _NUM_RANK[t.name])
+        return SqlType(top.name) if top.name != "oid" else INT8
+    if all(t.is_string for t in known):
+        return TEXT
+    if all(t.name in _DATETIME_RANK for t in known):
+        return SqlType(max(known, key=lambda t: _DATETIME_RANK[t.name]).name)
+    a, b = known[0], next(t for t in known if t.name != known[0].name)
+    raise SqlError(DATATYPE_MISMATCH, f"{context} types {a.pg_format()} and {b.pg_format()} cannot be matched")
+
+
+def can_cast(src: SqlType, dst: SqlType) -> bool:
+    """Explicit casts that are allowed (Postgres' pg_cast, simplified)."""
+    if src.name == dst.name or src.name == "unknown":
+        return True
+    s, d = src.name, dst.name
+    if s in _NUM_RANK and d in _NUM_RANK:
+        return True
+    if src.is_string or dst.is_string:
+        return True
+    if s == "bool" and d in ("int4",) or s == "int4" and d == "bool":
+        return True
+    if s in _DATETIME_RANK and d in _DATETIME_RANK:
+        return True
+    if s in ("timestamp", "timestamptz") and d == "time":
+        return True
+    if s == "interval" and d == "time" or s == "time" and d == "interval":
+        return True
+    if {s, d} == {"jsonb", "text"}:
+        return True
+    return False
+
+
+def check_cast(src: SqlType, dst: SqlType) -> None:
+    if not can_cast(src, dst):
+        raise SqlError(
+            "42846", f"cannot cast type {src.pg_format()} to {dst.pg_format()}"
+        )
+
+
+ARITH = {"add", "sub", "mul", "div", "mod"}
+COMPARE = {"eq", "ne", "lt", "le", "gt", "ge"}
+_OP_SYMBOL = {
+    "add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "ne": "<>",
+    "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "concat": "||", "like": "~~", "ilike": "~~*",
+    "not_like": "!~~", "not_ilike": "!~~*", "pow": "^",
+}
+
+
+def op_error(op: str, a: SqlType, b: SqlType | None = None) -> SqlError:
+    sym = _OP_SYMBOL.get(op, op)
+    if b is None:
+        msg = f"operator does not exist: {sym} {a.pg_format()}"
+    else:
+        msg = f"operator does not exist: {a.pg_format()} {sym} {b.pg_format()}"
+    return SqlError(
+        UNDEFINED_FUNCTION, msg,
+        hint="No operator matches the given name and argument types. You might need to add explicit type casts.",
+    )
+
+
+def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlType]:
+    """(left operand type, right operand type, result type) for `a op b`.
+
+    Operands are cast to the returned operand types before the call. Unknown (string
+    literal) operands take the other side's type.
+    """
+    if a.name == "unknown" and b.name == "unknown":
+        a = b = TEXT
+    elif a.name == "unknown":
+        a = b if op not in ARITH or b.name in _NUM_RANK else a
+        if a.name == "unknown":
+            a = _unknown_peer(op, b)
+    elif b.name == "unknown":
+        b = a if op not in ARITH or a.name in _NUM_RANK else b
+        if b.name == "unknown":
+            b = _unknown_peer(op, a)
+    na, nb = a.name, b.name
+    if op in ARITH:
+        if na in _NUM_RANK and nb in _NUM_RANK:
+            t = unify([a, b])
+            return t, t, t
+        dt = _datetime_arith(op, a, b)
+        if dt is not None:
+            return dt
+        raise op_error(op, a, b)
+    if op == "pow":
+        if na in _NUM_RANK and nb in _NUM_RANK:
+            t = NUMERIC if "numeric" in (na, nb) else FLOAT8
+            return t, t, t
+        raise op_error(op, a, b)
+    if op in COMPARE:
+        try:
+            t = unify([a, b])
+        except SqlError:
+            raise op_error(op, a, b) from None
+        if t.name in ("interval",) or t.name in _NUM_RANK or t.is_string or t.name in _DATETIME_RANK or t.name in ("bool", "time", "uuid", "bytea", "jsonb"):
+            return t, t, BOOL
+        raise op_error(op, a, b)
+    if op == "concat":
+        if a.is_string or b.is_string:
+            return TEXT, TEXT, TEXT
+        raise op_error(op, a, b)
+    if op in ("like", "ilike", "not_like", "not_ilike"):
+        if a.is_string and b.is_string:
+            return TEXT, TEXT, BOOL
+        raise op_error(op, a, b)
+    raise op_error(op, a, b)
+
+
+def _unknown_peer(op: str, other: SqlType) -> SqlType:
+    if op in ("add", "sub") and other.name in _DATETIME_RANK:
+        return INTERVAL if op == "add" or other.name != "date" else INT4
+    if op in ("add", "sub") and other.name == "interval":
+        return INTERVAL
+    return other
+
+
+def _datetime_arith(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlType] | None:
+    na, nb = a.name, b.name
+    if op == "add":
+        if na == "date" and nb in ("int2", "int4"):
+            return DATE, INT4, DATE
+        if nb == "date" and na in ("int2", "int4"):
+            return INT4, DATE, DATE
+        if na in _DATETIME_RANK and nb == "interval":
+            r = TIMESTAMP if na == "date" else a
+            return a, INTERVAL, r
+        if nb in _DATETIME_RANK and na == "interval":
+            r = TIMESTAMP if nb == "date" else b
+            return INTERVAL, b, r
+        if na == nb == "interval":
+            return INTERVAL, INTERVAL, INTERVAL
+    if op == "sub":
+        if na == "date" and nb in ("int2", "int4"):
+            return DATE, INT4, DATE
+        if na == nb == "date":
+            return DATE, DATE, INT4
+        if na in _DATETIME_RANK and nb == "interval":
+            r = TIMESTAMP if na == "date" else a
+            return a, INTERVAL, r
+        if na in ("timestamp", "timestamptz") and nb in ("timestamp", "timestamptz"):
+            t = TIMESTAMPTZ if "timestamptz" in (na, nb) else TIMESTAMP
+            return t, t, INTERVAL
+        if na == nb == "interval":
+            return INTERVAL, INTERVAL, INTERVAL
+    if op in ("mul", "div") and na == "interval" and nb in _NUM_RANK:
+        return INTERVAL, FLOAT8, INTERVAL
+    if op == "mul" and nb == "interval" and na in _NUM_RANK:
+        return FLOAT8, INTERVAL, INTERVAL
+    return None
+
+
+def unary_op(op: str, a: SqlType) -> SqlType:
+    if op == "neg":
+        if a.name == "unknown":
+            return NUMERIC
+        if a.name in _NUM_RANK or a.name == "interval":
+            return a
+        raise op_error("-", a)
+    if op == "not":
+        if a.name in ("bool", "unknown"):
+            return BOOL
+        raise SqlError(DATATYPE_MISMATCH, f"argument of NOT must be type boolean, not type {a.pg_format()}")
+    raise op_error(op, a)
+
+
+# Scalar functions: name -> (arity range, typing rule)
+_STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
+_INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
+
+
+def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType]:
+    """(argument types to cast to, result type) for a scalar function call; 42883 if none."""
+    n = len(args)
+    if name in ("abs",) and n == 1:
+        t = args[0] if args[0].name != "unknown" else NUMERIC
+        if t.name in _NUM_RANK:
+            return [t], t
+    if name in ("round", "trunc") and n in (1, 2):
+        t = args[0] if args[0].name != "unknown" else NUMERIC
+        if t.name in _NUM_RANK:
+            if n == 2:
+                return [NUMERIC, INT4], NUMERIC
+            t = t if t.name in ("float4", "float8", "numeric") else (FLOAT8 if t.name in _NUM_RANK and t.name != "numeric" else t)
+            if args[0].name in ("int2", "int4", "int8"):
+                t = FLOAT8 if name != "round" else NUMERIC
+            return [t], t
+    if name in ("ceil", "ceiling", "floor", "sign") and n == 1:
+        t = args[0] if args[0].name != "unknown" else NUMERIC
+        if t.name in ("int2", "int4", "int8"):
+            t = FLOAT8 if name != "sign" else t
+        if t.name in _NUM_RANK:
+            return [t], t
+    if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
+        t = NUMERIC if args[0].name == "numeric" and name in ("sqrt", "exp", "ln", "log10") else FLOAT8
+        if args[0].name in _NUM_RANK or args[0].name == "unknown":
+            return [t], t
+    if name in ("power", "pow", "atan2") and n == 2:
+        t = NUMERIC if "numeric" in (args[0].name, args[1].name) and name != "atan2" else FLOAT8
+        return [t, t], t
+    if name == "mod" and n == 2:
+        t = unify(args)
+        return [t, t], t
+    if name in _INT_FUNCS:
+        if all(a.is_string or a.name in ("unknown", "bytea") for a in args):
+            return [TEXT if a.name != "bytea" else a for a in args], INT4
+    if name in _STRING_FUNCS_TEXT:
+        casts = []
+        for i, a in enumerate(args):
+            if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
+                casts.append(INT4)
+            elif name == "chr" or name == "to_hex":
+                casts.append(INT8)
+            else:
+                casts.append(TEXT)
+        return casts, TEXT
+    if name in ("greatest", "least") and n >= 1:
+        t = unify(args, name.upper())
+        return [t] * n, t
+    if name == "now" and n == 0:
+        return [], TIMESTAMPTZ
+    raise SqlError(
+        UNDEFINED_FUNCTION,
+        f"function {name}({', '.join(a.pg_format() for a in args)}) does not exist",
+        hint="No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
+
+
+AGGREGATES = {"count", "sum", "avg", "min", "max"}
+
+
+def aggregate_type(name: str, arg: SqlType) -> SqlType:
+    """Result type of an aggregate (Postgres rules: sum(int4) -> int8, sum(int8) -> numeric)."""
+    if name == "count":
+        return INT8
+    if name in ("min", "max"):
+        return arg if arg.name != "unknown" else TEXT
+    n = arg.name
+    if name == "sum":
+        if n in ("int2", "int4"):
+            return INT8
+        if n in ("int8", "numeric", "uint8"):
+            return NUMERIC
+        if n in ("float4", "float8"):
+            return SqlType(n)
+        if n == "interval":
+            return INTERVAL
+        if n == "unknown":
+            return NUMERIC
+    if name == "avg":
+        if n in ("int2", "int4", "int8", "numeric", "uint8", "unknown"):
+            return NUMERIC
+        if n in ("float4", "float8"):
+            return FLOAT8
+        if n == "interval":
+            return INTERVAL
+    raise SqlError(UNDEFINED_FUNCTION, f"function {name}({arg.pg_format()}) does not exist")

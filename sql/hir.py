@@ -1,0 +1,139 @@
+"""HIR: the bound, typed form of a query, close to SQL (outer joins, Distinct, parameters).
+
+Scalars reuse the MIR scalar nodes (sql.scalar) plus `Param` ($n, substituted by a literal
+before lowering). Column references are positional into the node's input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from sql.scalar import AggregateExpr, CallBinary, CallUnary, CallVariadic, Column, ColumnOrder, If, Literal
+from sql.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    n: int  # 1-based
+    typ: SqlType
+
+
+HirScalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If | Param
+
+
+@dataclass(frozen=True, slots=True)
+class HGet:
+    id: str
+    name: str  # fully qualified, e.g. materialize.public.t
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HConstant:
+    rows: tuple[tuple[Any, ...], ...]
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HProject:
+    input: HirRel
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HMap:
+    input: HirRel
+    scalars: tuple[HirScalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HFilter:
+    input: HirRel
+    predicates: tuple[HirScalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HJoin:
+    left: HirRel
+    right: HirRel
+    on: HirScalar  # over left ++ right columns
+    kind: str  # inner | left | right | full
+
+
+@dataclass(frozen=True, slots=True)
+class HReduce:
+    input: HirRel
+    group_key: tuple[int, ...]
+    aggregates: tuple[AggregateExpr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HDistinct:
+    input: HirRel
+
+
+@dataclass(frozen=True, slots=True)
+class HTopK:
+    input: HirRel
+    group_key: tuple[int, ...]
+    order_key: tuple[ColumnOrder, ...]
+    limit: int | None
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class HNegate:
+    input: HirRel
+
+
+@dataclass(frozen=True, slots=True)
+class HThreshold:
+    input: HirRel
+
+
+@dataclass(frozen=True, slots=True)
+class HUnion:
+    inputs: tuple[HirRel, ...]
+
+
+HirRel = HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion
+
+
+@dataclass(frozen=True, slots=True)
+class Finishing:
+    """Top-level ORDER BY / LIMIT / OFFSET and the final projection (not a dataflow op)."""
+
+    order_by: tuple[ColumnOrder, ...]
+    limit: int | None
+    offset: int
+    project: tuple[int, ...]
+
+    def is_trivial(self, arity: int) -> bool:
+        return not self.order_by and self.limit is None and self.offset == 0 and self.project == tuple(range(arity))
+
+
+def scalar_type(e: HirScalar) -> SqlType:
+    return e.typ
+
+
+def hir_types(r: HirRel) -> tuple[SqlType, ...]:
+    match r:
+        case HGet(types=t) | HConstant(types=t):
+            return t
+        case HProject(input=i, outputs=o):
+            it = hir_types(i)
+            return tuple(it[c] for c in o)
+        case HMap(input=i, scalars=s):
+            return hir_types(i) + tuple(x.typ for x in s)
+        case HFilter(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
+            return hir_types(i)
+        case HJoin(left=a, right=b):
+            return hir_types(a) + hir_types(b)
+        case HReduce(input=i, group_key=k, aggregates=aggs):
+            it = hir_types(i)
+            return tuple(it[c] for c in k) + tuple(a.typ for a in aggs)
+        case HUnion(inputs=xs):
+            return hir_types(xs[0])
+        case _:
+            assert_never(r)

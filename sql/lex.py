@@ -1,0 +1,127 @@
+"""A small SQL lexer: enough to split statements and classify Materialize-only syntax.
+
+It understands '...' strings ('' escapes), E'...' strings (backslash escapes), "..."
+identifiers, $tag$...$tag$ dollar quotes, -- line comments and nested /* */ comments.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sql.errors import SYNTAX_ERROR, SqlError
+
+_DOLLAR = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)?\$")
+
+
+def _segments(sql: str):
+    """Yield (kind, start, end) with kind in code|string|comment|semicolon."""
+    i = 0
+    n = len(sql)
+    code_start = 0
+    while i < n:
+        c = sql[i]
+        j = -1
+        kind = ""
+        if c == "'":
+            escape = i > 0 and sql[i - 1] in "eE" and (i < 2 or not (sql[i - 2].isalnum() or sql[i - 2] == "_"))
+            j, kind = _skip_string(sql, i, escape), "string"
+        elif c == '"':
+            j = sql.find('"', i + 1)
+            while j != -1 and j + 1 < n and sql[j + 1] == '"':
+                j = sql.find('"', j + 2)
+            if j == -1:
+                raise SqlError(SYNTAX_ERROR, "unterminated quoted identifier", position=i + 1)
+            j, kind = j + 1, "string"
+        elif c == "-" and sql.startswith("--", i):
+            j = sql.find("\n", i)
+            j, kind = (n if j == -1 else j + 1), "comment"
+        elif c == "/" and sql.startswith("/*", i):
+            depth = 0
+            j = i
+            while j < n:
+                if sql.startswith("/*", j):
+                    depth += 1
+                    j += 2
+                elif sql.startswith("*/", j):
+                    depth -= 1
+                    j += 2
+                    if depth == 0:
+                        break
+                else:
+                    j += 1
+            if depth:
+                raise SqlError(SYNTAX_ERROR, "unterminated /* comment", position=n)
+            kind = "comment"
+        elif c == "$" and (m := _DOLLAR.match(sql, i)) and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+            tag = m.group(0)
+            k = sql.find(tag, m.end())
+            if k == -1:
+                raise SqlError(SYNTAX_ERROR, "unterminated dollar-quoted string", position=i + 1)
+            j, kind = k + len(tag), "string"
+        elif c == ";":
+            j, kind = i + 1, "semicolon"
+        if kind:
+            if code_start < i:
+                yield "code", code_start, i
+            yield kind, i, j
+            i = code_start = j
+        else:
+            i += 1
+    if code_start < n:
+        yield "code", code_start, n
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split on top-level semicolons; drop empty statements and surrounding whitespace."""
+    out: list[str] = []
+    start = 0
+    for kind, s, e in _segments(sql):
+        if kind == "semicolon":
+            out.append(sql[start:s])
+            start = e
+    out.append(sql[start:])
+    return [s.strip() for s in out if _has_content(s)]
+
+
+def _skip_string(sql: str, i: int, escape: bool) -> int:
+    n = len(sql)
+    j = i + 1
+    while j < n:
+        ch = sql[j]
+        if escape and ch == "\\":
+            j += 2
+            continue
+        if ch == "'":
+            if j + 1 < n and sql[j + 1] == "'":
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    raise SqlError(SYNTAX_ERROR, "unterminated quoted string", position=i + 1)
+
+
+def strip_comments(sql: str) -> str:
+    """Replace comments outside strings by a space."""
+    return "".join(" " if k == "comment" else sql[s:e] for k, s, e in _segments(sql))
+
+
+def _has_content(s: str) -> bool:
+    return any(k not in ("comment",) and s[a:b].strip() for k, a, b in _segments(s))
+
+
+_WORD = re.compile(r"\s*(\"(?:[^\"]|\"\")*\"|[A-Za-z_][A-Za-z0-9_$]*|\S)")
+
+
+def leading_words(sql: str, k: int = 4) -> list[str]:
+    """The first k tokens (lowercased words, quoted identifiers kept) of a statement."""
+    words: list[str] = []
+    pos = 0
+    text = strip_comments(sql)
+    while len(words) < k:
+        m = _WORD.match(text, pos)
+        if not m:
+            break
+        w = m.group(1)
+        words.append(w if w.startswith('"') else w.lower())
+        pos = m.end()
+    return words

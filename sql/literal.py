@@ -1,0 +1,403 @@
+"""Plan-time evaluation of casts on literals (Postgres input/output rules, pure Python).
+
+`parse_text(s, t)` is a type's input function; `cast_value(v, src, dst)` casts a Python
+value. Used to type string literals against their context and to cast INSERT values.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import uuid
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from sql.errors import (
+    CHARACTER_NOT_IN_REPERTOIRE,
+    DATETIME_FIELD_OVERFLOW,
+    INVALID_DATETIME_FORMAT,
+    INVALID_TEXT_REPRESENTATION,
+    NUMERIC_VALUE_OUT_OF_RANGE,
+    STRING_DATA_RIGHT_TRUNCATION,
+    SqlError,
+)
+from sql.types import Interval, SqlType
+
+_INT_RANGE = {"int2": (-(2**15), 2**15 - 1), "int4": (-(2**31), 2**31 - 1), "int8": (-(2**63), 2**63 - 1), "oid": (0, 2**32 - 1), "uint8": (0, 2**64 - 1)}
+_PG_NAMES = {"int2": "smallint", "int4": "integer", "int8": "bigint", "float4": "real", "float8": "double precision", "bool": "boolean"}
+
+
+def _bad(t: SqlType, s: str) -> SqlError:
+    return SqlError(INVALID_TEXT_REPRESENTATION, f'invalid input syntax for type {_PG_NAMES.get(t.name, t.pg_format())}: "{s}"')
+
+
+def _range_err(t: SqlType, s: Any = None) -> SqlError:
+    if t.name in ("int2", "int4", "int8"):
+        return SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_PG_NAMES[t.name]} out of range")
+    return SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'value "{s}" is out of range for type {t.pg_format()}')
+
+
+def check_int(v: int, t: SqlType) -> int:
+    lo, hi = _INT_RANGE[t.name]
+    if not lo <= v <= hi:
+        raise _range_err(t, v)
+    return v
+
+
+def parse_text(s: str, t: SqlType) -> Any:
+    """The type's input function: text -> Python value (22P02 on bad input)."""
+    if "\x00" in s:
+        raise SqlError(CHARACTER_NOT_IN_REPERTOIRE, 'invalid byte sequence for encoding "UTF8": 0x00')
+    n = t.name
+    if n in ("text", "unknown", "name"):
+        return s
+    if n in ("varchar", "bpchar"):
+        return fit_string(s, t, explicit=False)
+    if n in _INT_RANGE:
+        st = s.strip()
+        if not re.fullmatch(r"[+-]?\d+", st):
+            raise _bad(t, s)
+        return check_int(int(st), t)
+    if n == "numeric":
+        st = s.strip()
+        try:
+            d = Decimal(st)
+        except InvalidOperation:
+            raise _bad(t, s) from None
+        if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|infinity|inf)", st):
+            raise _bad(t, s)
+        return fit_numeric(d, t)
+    if n in ("float4", "float8"):
+        st = s.strip().lower()
+        special = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
+        if st in special:
+            return special[st]
+        if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", st):
+            raise _bad(t, s)
+        v = float(st)
+        if math.isinf(v):
+            raise _range_err(t, s)
+        return v
+    if n == "bool":
+        st = s.strip().lower()
+        if st in ("t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"):
+            return True
+        if st in ("f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"):
+            return False
+        raise _bad(t, s)
+    if n == "date":
+        return parse_date(s)
+    if n == "timestamp":
+        return parse_timestamp(s, tz=False)
+    if n == "timestamptz":
+        return parse_timestamp(s, tz=True)
+    if n == "time":
+        return parse_time(s)
+    if n == "interval":
+        return parse_interval(s)
+    if n == "jsonb":
+        try:
+            return json.dumps(json.loads(s), separators=(", ", ": "), ensure_ascii=False)
+        except (ValueError, RecursionError):
+            raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid input syntax for type json", detail=f'Token "{s[:20]}" is invalid.') from None
+    if n == "uuid":
+        try:
+            return uuid.UUID(s.strip())
+        except ValueError:
+            raise _bad(t, s) from None
+    if n == "bytea":
+        if s.startswith("\\x"):
+            try:
+                return bytes.fromhex(s[2:])
+            except ValueError:
+                raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid hexadecimal digit") from None
+        return s.encode()
+    raise _bad(t, s)
+
+
+def fit_string(s: str, t: SqlType, explicit: bool) -> str:
+    n = t.char_length()
+    if n is None:
+        return s
+    if t.name == "bpchar":
+        if len(s) > n:
+            if s[n:].strip(" ") == "" or explicit:
+                return s[:n]
+            raise SqlError(STRING_DATA_RIGHT_TRUNCATION, f"value too long for type character({n})")
+        return s.ljust(n)
+    if len(s) > n:
+        if s[n:].strip(" ") == "" or explicit:
+            return s[:n]
+        raise SqlError(STRING_DATA_RIGHT_TRUNCATION, f"value too long for type character varying({n})")
+    return s
+
+
+def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
+    ps = t.numeric_precision_scale()
+    if ps is None or not d.is_finite():
+        return d
+    p, sc = ps
+    q = d.quantize(Decimal(1).scaleb(-sc), rounding=ROUND_HALF_UP)
+    if q.adjusted() >= p - sc and q != 0:
+        raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                       detail=f"A field with precision {p}, scale {sc} must round to an absolute value less than 10^{p - sc}.")
+    return q
+
+
+_DATE_RE = re.compile(r"\s*(\d{1,4})-(\d{1,2})-(\d{1,2})\s*")
+_TS_RE = re.compile(
+    r"\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?|UTC)?\s*$",
+    re.I,
+)
+_TIME_RE = re.compile(r"\s*(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?\s*$")
+
+
+def parse_date(s: str) -> dt.date:
+    m = _DATE_RE.fullmatch(s)
+    if not m:
+        m2 = _TS_RE.match(s)
+        if not m2:
+            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type date: "{s}"')
+        m = m2
+    try:
+        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
+
+
+def parse_timestamp(s: str, tz: bool) -> dt.datetime:
+    m = _TS_RE.match(s)
+    name = "timestamp with time zone" if tz else "timestamp without time zone"
+    if not m:
+        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type {name}: "{s}"')
+    y, mo, d, hh, mi, ss, frac, zone = m.groups()
+    try:
+        v = dt.datetime(int(y), int(mo), int(d), int(hh or 0), int(mi or 0), int(ss or 0), int((frac or "0").ljust(6, "0")))
+    except ValueError:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
+    if not tz:
+        return v
+    off = dt.timedelta(0)
+    if zone and zone.upper() not in ("Z", "UTC"):
+        sign = -1 if zone[0] == "-" else 1
+        digits = zone[1:].replace(":", "")
+        h = int(digits[:2]) if len(digits) >= 2 else int(digits)
+        mnt = int(digits[2:4]) if len(digits) >= 4 else 0
+        off = sign * dt.timedelta(hours=h, minutes=mnt)
+    return (v - off).replace(tzinfo=dt.UTC)
+
+
+def parse_time(s: str) -> dt.time:
+    m = _TIME_RE.match(s)
+    if not m:
+        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type time: "{s}"')
+    hh, mi, ss, frac = m.groups()
+    try:
+        return dt.time(int(hh), int(mi), int(ss or 0), int((frac or "0").ljust(6, "0")))
+    except ValueError:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
+
+
+_UNITS = {
+    "microsecond": ("us", 1), "microseconds": ("us", 1), "us": ("us", 1),
+    "millisecond": ("us", 1000), "milliseconds": ("us", 1000), "ms": ("us", 1000),
+    "second": ("us", 1_000_000), "seconds": ("us", 1_000_000), "sec": ("us", 1_000_000), "secs": ("us", 1_000_000), "s": ("us", 1_000_000),
+    "minute": ("us", 60_000_000), "minutes": ("us", 60_000_000), "min": ("us", 60_000_000), "mins": ("us", 60_000_000), "m": ("us", 60_000_000),
+    "hour": ("us", 3_600_000_000), "hours": ("us", 3_600_000_000), "h": ("us", 3_600_000_000), "hr": ("us", 3_600_000_000), "hrs": ("us", 3_600_000_000),
+    "day": ("d", 1), "days": ("d", 1), "d": ("d", 1),
+    "week": ("d", 7), "weeks": ("d", 7), "w": ("d", 7),
+    "month": ("mon", 1), "months": ("mon", 1), "mon": ("mon", 1), "mons": ("mon", 1),
+    "year": ("mon", 12), "years": ("mon", 12), "y": ("mon", 12), "yr": ("mon", 12), "yrs": ("mon", 12),
+}
+
+
+def parse_interval(s: str) -> Interval:
+    text = s.strip().lower()
+    if text.startswith("@"):
+        text = text[1:]
+    months = days = micros = 0
+    ago = text.endswith(" ago")
+    if ago:
+        text = text[:-4]
+    toks = text.split()
+    i = 0
+    if not toks:
+        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
+    while i < len(toks):
+        tok = toks[i]
+        m = re.fullmatch(r"([+-])?(\d+):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6})\d*)?)?", tok)
+        if m:
+            sign = -1 if m.group(1) == "-" else 1
+            h, mi, se, fr = int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), int((m.group(5) or "0").ljust(6, "0"))
+            micros += sign * (((h * 60 + mi) * 60 + se) * 1_000_000 + fr)
+            i += 1
+            continue
+        try:
+            num = float(tok) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", tok) else None
+        except ValueError:
+            num = None
+        if num is None:
+            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
+        unit = toks[i + 1] if i + 1 < len(toks) else "second"
+        if unit not in _UNITS:
+            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
+        kind, mult = _UNITS[unit]
+        if kind == "us":
+            micros += round(num * mult)
+        elif kind == "d":
+            whole = int(num * mult)
+            days += whole
+            micros += round((num * mult - whole) * 86_400_000_000)
+        else:
+            whole = int(num * mult)
+            months += whole
+            frac_days = (num * mult - whole) * 30
+            days += int(frac_days)
+            micros += round((frac_days - int(frac_days)) * 86_400_000_000)
+        i += 2
+    if ago:
+        months, days, micros = -months, -days, -micros
+    return Interval(months, days, micros)
+
+
+def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any:
+    """Cast a Python value of type `src` to `dst` (plan-time folding of casts on literals)."""
+    if v is None:
+        return None
+    s, d = src.name, dst.name
+    if s in ("unknown", "text", "varchar", "bpchar", "name") and d not in ("text", "varchar", "bpchar", "name"):
+        return parse_text(str(v), dst)
+    if d in ("text", "varchar", "bpchar", "name"):
+        txt = v if isinstance(v, str) else to_text(v, src)
+        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
+    if d in _INT_RANGE:
+        if isinstance(v, bool):
+            return int(v)
+        if isinstance(v, float):
+            if math.isnan(v) or math.isinf(v):
+                raise _range_err(dst, v)
+            return check_int(int(round(v)), dst)  # round half to even, like rint()
+        if isinstance(v, Decimal):
+            if not v.is_finite():
+                raise _range_err(dst, v)
+            return check_int(int(v.quantize(Decimal(1), rounding=ROUND_HALF_UP)), dst)
+        return check_int(int(v), dst)
+    if d == "numeric":
+        if isinstance(v, float):
+            if math.isinf(v):
+                raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
+            return fit_numeric(Decimal(repr(v)), dst)
+        return fit_numeric(Decimal(v), dst)
+    if d in ("float4", "float8"):
+        f = float(v)
+        if d == "float4" and not math.isinf(f) and abs(f) > 3.4028235e38:
+            raise _range_err(dst, v)
+        return f
+    if d == "bool":
+        if isinstance(v, int):
+            return v != 0
+        return bool(v)
+    if d == "date" and isinstance(v, dt.datetime):
+        return v.date()
+    if d == "timestamp":
+        if isinstance(v, dt.datetime):
+            return v.replace(tzinfo=None)
+        if isinstance(v, dt.date):
+            return dt.datetime(v.year, v.month, v.day)
+    if d == "timestamptz":
+        if isinstance(v, dt.datetime):
+            return v if v.tzinfo else v.replace(tzinfo=dt.UTC)
+        if isinstance(v, dt.date):
+            return dt.datetime(v.year, v.month, v.day, tzinfo=dt.UTC)
+    if s == d:
+        return v
+    raise SqlError("42846", f"cannot cast type {src.pg_format()} to {dst.pg_format()}")
+
+
+def format_float(v: float, t: SqlType | None = None) -> str:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if t is not None and t.name == "float4":
+        import struct
+        v32 = struct.unpack("f", struct.pack("f", v))[0]
+        r = f"{v32:.9g}"
+        for p in range(1, 10):
+            cand = f"{v32:.{p}g}"
+            if struct.unpack("f", struct.pack("f", float(cand)))[0] == v32:
+                r = cand
+                break
+        return _pg_float(r)
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v)) if v != 0 or math.copysign(1, v) > 0 else "-0"
+    return _pg_float(repr(v))
+
+
+def _pg_float(r: str) -> str:
+    if "e" in r:
+        mant, exp = r.split("e")
+        e = int(exp)
+        if -5 <= e < 15 and "e" in r:
+            return str(Decimal(r)).rstrip("0").rstrip(".") if "." in str(Decimal(r)) else str(Decimal(r))
+        return f"{mant}e{'+' if e >= 0 else '-'}{abs(e):02d}"
+    return r
+
+
+def format_interval(iv: Interval) -> str:
+    parts = []
+    years, mons = divmod(abs(iv.months), 12)
+    sign = "-" if iv.months < 0 else ""
+    if years:
+        parts.append(f"{sign}{years} year{'s' if years != 1 else ''}")
+    if mons:
+        parts.append(f"{sign}{mons} mon{'s' if mons != 1 else ''}")
+    if iv.days:
+        parts.append(f"{iv.days} day{'s' if abs(iv.days) != 1 else ''}")
+    if iv.micros or not parts:
+        us = abs(iv.micros)
+        h, rem = divmod(us, 3_600_000_000)
+        m, rem = divmod(rem, 60_000_000)
+        sec, frac = divmod(rem, 1_000_000)
+        t = f"{'-' if iv.micros < 0 else ''}{h:02d}:{m:02d}:{sec:02d}"
+        if frac:
+            t += f".{frac:06d}".rstrip("0")
+        parts.append(t)
+    return " ".join(parts)
+
+
+def to_text(v: Any, t: SqlType) -> str:
+    """The type's output function: Python value -> Postgres text."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return format_float(v, t)
+    if isinstance(v, Decimal):
+        if v.is_nan():
+            return "NaN"
+        return format(v, "f")
+    if isinstance(v, dt.datetime):
+        base = v.strftime("%Y-%m-%d %H:%M:%S")
+        if v.microsecond:
+            base += f".{v.microsecond:06d}".rstrip("0")
+        if v.tzinfo is not None:
+            base += "+00"
+        return base
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, dt.time):
+        base = v.strftime("%H:%M:%S")
+        if v.microsecond:
+            base += f".{v.microsecond:06d}".rstrip("0")
+        return base
+    if isinstance(v, Interval):
+        return format_interval(v)
+    if isinstance(v, bytes):
+        return "\\x" + v.hex()
+    return str(v)
+
+
+def round_half_even(d: Decimal) -> Decimal:
+    return d.quantize(Decimal(1), rounding=ROUND_HALF_EVEN)

@@ -1,0 +1,217 @@
+"""MIR: the decorrelated relational IR that the optimizer transforms (DESIGN §4.2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, assert_never
+
+from sql.scalar import AggregateExpr, ColumnOrder, Scalar, explain, explain_agg, explain_order, literal_text
+from sql.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Constant:
+    rows: tuple[tuple[tuple[Any, ...], int], ...]  # (row, diff)
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Get:
+    id: str  # global id "u3" or local "l0"
+    name: str
+    types: tuple[SqlType, ...]
+    local: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    id: str
+    value: Mir
+    body: Mir
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    input: Mir
+    outputs: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Map:
+    input: Mir
+    scalars: tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    input: Mir
+    predicates: tuple[Scalar, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    inputs: tuple[Mir, ...]
+    # each class: scalars over the concatenated input columns that must be equal (non-null)
+    equivalences: tuple[tuple[Scalar, ...], ...]
+    implementation: str = "unimplemented"
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    input: Mir
+    group_key: tuple[Scalar, ...]
+    aggregates: tuple[AggregateExpr, ...]
+    monotonic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TopK:
+    input: Mir
+    group_key: tuple[int, ...]
+    order_key: tuple[ColumnOrder, ...]
+    limit: int | None
+    offset: int
+    monotonic: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Negate:
+    input: Mir
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    input: Mir
+
+
+@dataclass(frozen=True, slots=True)
+class Union:
+    inputs: tuple[Mir, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ArrangeBy:
+    input: Mir
+    keys: tuple[tuple[Scalar, ...], ...]
+
+
+Mir = Constant | Get | Let | Project | Map | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
+
+
+def mir_types(r: Mir) -> tuple[SqlType, ...]:
+    match r:
+        case Constant(types=t) | Get(types=t):
+            return t
+        case Let(body=b):
+            return mir_types(b)
+        case Project(input=i, outputs=o):
+            it = mir_types(i)
+            return tuple(it[c] for c in o)
+        case Map(input=i, scalars=s):
+            return mir_types(i) + tuple(x.typ for x in s)
+        case Filter(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
+            return mir_types(i)
+        case Join(inputs=xs):
+            out: tuple[SqlType, ...] = ()
+            for x in xs:
+                out += mir_types(x)
+            return out
+        case Reduce(group_key=k, aggregates=a):
+            return tuple(x.typ for x in k) + tuple(x.typ for x in a)
+        case Union(inputs=xs):
+            return mir_types(xs[0])
+        case _:
+            assert_never(r)
+
+
+def arity(r: Mir) -> int:
+    return len(mir_types(r))
+
+
+def mir_children(r: Mir) -> tuple[Mir, ...]:
+    match r:
+        case Constant() | Get():
+            return ()
+        case Let(value=v, body=b):
+            return (v, b)
+        case Project(input=i) | Map(input=i) | Filter(input=i) | Reduce(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
+            return (i,)
+        case Join(inputs=xs) | Union(inputs=xs):
+            return xs
+        case _:
+            assert_never(r)
+
+
+def explain_mir(r: Mir, annotate_arity: bool = False) -> str:
+    lines: list[str] = []
+    _explain(r, 0, lines, annotate_arity)
+    return "\n".join(lines)
+
+
+def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
+    pad = "  " * depth
+    suffix = f" // {{ arity: {arity(r)} }}" if ar else ""
+    match r:
+        case Constant(rows=rows):
+            if not rows:
+                out.append(f"{pad}Constant <empty>{suffix}")
+            else:
+                out.append(f"{pad}Constant{suffix}")
+                for row, diff in rows:
+                    vals = ", ".join(literal_text(v, t) for v, t in zip(row, r.types, strict=True))
+                    mult = f" x {diff}" if diff != 1 else ""
+                    out.append(f"{pad}  - ({vals}){mult}")
+            return
+        case Get(name=n, local=loc):
+            out.append(f"{pad}{'Get' if loc else 'ReadStorage'} {n}{suffix}")
+            return
+        case Let(id=i, value=v, body=b):
+            out.append(f"{pad}With")
+            out.append(f"{pad}  cte {i} =")
+            _explain(v, depth + 2, out, ar)
+            out.append(f"{pad}Return{suffix}")
+            _explain(b, depth + 1, out, ar)
+            return
+        case Project(outputs=o):
+            out.append(f"{pad}Project ({', '.join(f'#{c}' for c in o)}){suffix}")
+        case Map(scalars=s):
+            out.append(f"{pad}Map ({', '.join(explain(x) for x in s)}){suffix}")
+        case Filter(predicates=p):
+            out.append(f"{pad}Filter {' AND '.join(explain(x) for x in p)}{suffix}")
+        case Join(equivalences=eq, implementation=impl):
+            on = " AND ".join(" = ".join(explain(x) for x in cls) for cls in eq)
+            out.append(f"{pad}{'CrossJoin' if not eq else 'Join on=(' + on + ')'} type={impl}{suffix}" if eq else f"{pad}CrossJoin type={impl}{suffix}")
+        case Reduce(group_key=k, aggregates=a, monotonic=m):
+            parts = []
+            if k:
+                parts.append(f"group_by=[{', '.join(explain(x) for x in k)}]")
+            if a:
+                parts.append(f"aggregates=[{', '.join(explain_agg(x) for x in a)}]")
+            if m:
+                parts.append("monotonic")
+            out.append(f"{pad}{'Distinct' if not a else 'Reduce'} {' '.join(parts)}{suffix}".rstrip())
+        case TopK(group_key=g, order_key=o, limit=lim, offset=off, monotonic=m):
+            parts = []
+            if g:
+                parts.append(f"group_by=[{', '.join(f'#{c}' for c in g)}]")
+            if o:
+                parts.append(f"order_by=[{', '.join(explain_order(x) for x in o)}]")
+            if lim is not None:
+                parts.append(f"limit={lim}")
+            if off:
+                parts.append(f"offset={off}")
+            if m:
+                parts.append("monotonic")
+            out.append(f"{pad}TopK {' '.join(parts)}{suffix}".rstrip())
+        case Negate():
+            out.append(f"{pad}Negate{suffix}")
+        case Threshold():
+            out.append(f"{pad}Threshold{suffix}")
+        case Union():
+            out.append(f"{pad}Union{suffix}")
+        case ArrangeBy(keys=ks):
+            out.append(f"{pad}ArrangeBy keys=[{', '.join('[' + ', '.join(explain(x) for x in k) + ']' for k in ks)}]{suffix}")
+        case _:
+            assert_never(r)
+    for c in mir_children(r):
+        _explain(c, depth + 1, out, ar)

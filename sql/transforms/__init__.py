@@ -1,0 +1,1 @@
+"""MIR transforms: one module per transform, each a pure function Mir -> Mir."""

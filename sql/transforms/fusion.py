@@ -1,0 +1,48 @@
+"""Fusion of adjacent operators of the same kind, and removal of trivial ones.
+
+- Project(o2)(Project(o1)(x)) = Project(o1∘o2)(x)
+- Project(identity)(x) = x
+- Map(s2)(Map(s1)(x)) = Map(s1 ++ s2)(x)
+- Filter(p2)(Filter(p1)(x)) = Filter(p1 ++ p2)(x);  Filter()(x) = x;  Map()(x) = x
+- Project(o)(Map(cols)(x)) = Project(o')(x) when every mapped scalar used by o is a column
+- Union(.., Union(ys), ..) = Union(.., ys.., ..)
+"""
+
+from __future__ import annotations
+
+from sql import mir
+from sql.scalar import Column
+from sql.transforms.visit import map_children
+
+
+def fusion(r: mir.Mir) -> mir.Mir:
+    r = map_children(r, fusion)
+    match r:
+        case mir.Project(input=mir.Project(input=x, outputs=o1), outputs=o2):
+            return fusion(mir.Project(x, tuple(o1[i] for i in o2)))
+        case mir.Project(input=x, outputs=o) if o == tuple(range(mir.arity(x))):
+            return x
+        case mir.Project(input=mir.Map(input=x, scalars=ss), outputs=o):
+            n = mir.arity(x)
+            used = {i - n for i in o if i >= n}
+            if used and all(isinstance(ss[k], Column) for k in used):
+                mapping = tuple(i if i < n else ss[i - n].index for i in o)  # type: ignore[union-attr]
+                return fusion(mir.Project(x, mapping))
+            if not used:
+                return fusion(mir.Project(x, o))
+            return r
+        case mir.Map(input=mir.Map(input=x, scalars=s1), scalars=s2):
+            return mir.Map(x, s1 + s2)
+        case mir.Map(input=x, scalars=()):
+            return x
+        case mir.Filter(input=mir.Filter(input=x, predicates=p1), predicates=p2):
+            return mir.Filter(x, p1 + p2)
+        case mir.Filter(input=x, predicates=()):
+            return x
+        case mir.Union(inputs=xs) if any(isinstance(x, mir.Union) for x in xs):
+            flat: list[mir.Mir] = []
+            for x in xs:
+                flat.extend(x.inputs if isinstance(x, mir.Union) else (x,))
+            return mir.Union(tuple(flat))
+        case _:
+            return r
