@@ -21,7 +21,7 @@ MASTER ?= local[2]
 SERVER_ARGS ?=
 
 # Per-test timeout (seconds); includes fixture set-up, i.e. the first Spark start.
-TEST_TIMEOUT ?= 600
+TEST_TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
 # Debian packages the integration tests use (JDBC driver, javac, psql).

@@ -63,6 +63,7 @@ def writer(server: MzServer, table: str, log: WriterLog, stop: threading.Event) 
         log.error = e
 
 
+@pytest.mark.timeout(600)  # two server starts
 def test_acknowledged_writes_survive_sigkill(
     mz_server_factory: Callable[[], MzServer], uniq: Callable[[str], str]
 ) -> None:
