@@ -332,7 +332,7 @@ class Binder:
         if isinstance(e, exp.Literal) and not e.is_string:
             k = int(e.this)
             if not 1 <= k <= len(names):
-                raise SqlError(GROUPING_ERROR if False else "42P10", f"ORDER BY position {k} is not in select list")
+                raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
             return k - 1
         if isinstance(e, exp.Column) and not e.table and e.name in names:
             return names.index(e.name)

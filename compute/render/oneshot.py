@@ -354,3 +354,32 @@ def _top1(df: DataFrame, g: list[SCol], order, cols: list[str]) -> DataFrame:
     agg = F.max(payload) if desc else F.min(payload)
     grouped = df.groupBy(*g).agg(agg.alias("__best")) if g else df.agg(agg.alias("__best")).where(F.col("__best").isNotNull())
     return grouped.select(*[F.col(f"__best.{c}").alias(c) for c in cols], F.lit(1).cast("long").alias(DIFF))
+
+
+def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], as_of: int, has_retractions: bool) -> DataFrame:
+    """A table's contents at `as_of`: Parquet batches filtered to time <= as_of (pushed down
+    to the Parquet reader); consolidated only when the shard holds retractions."""
+    if not paths:
+        return empty(spark, types)
+    schema = T.StructType(
+        [T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)]
+        + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
+    )
+    df = spark.read.schema(schema).parquet(*paths).where(F.col("time") <= F.lit(as_of)).drop("time")
+    return consolidate(df) if has_retractions else df
+
+
+def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
+    """Collected Arrow table (c0..cN, diff) -> [(row, diff)] of Python values."""
+    from compute.render.types import from_arrow_value
+
+    cols = []
+    for i, t in enumerate(types):
+        vals = table.column(cname(i)).to_pylist()
+        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric"):
+            vals = [from_arrow_value(v, t) for v in vals]
+        cols.append(vals)
+    diffs = table.column(DIFF).to_pylist()
+    if not cols:
+        return [((), d) for d in diffs]
+    return list(zip(zip(*cols, strict=True), diffs, strict=True))

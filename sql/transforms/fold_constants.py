@@ -1,23 +1,59 @@
-"""Constant folding of operators whose input is a Constant and whose scalars are literals.
+"""Constant folding of operators whose input is a Constant.
 
-- Map(lits)(Constant(rows)) = Constant(row ++ lits for row in rows)
+- Map(ss)(Constant(rows)) = Constant(row ++ eval(ss, row) for row in rows), when every
+  scalar is built from literals, columns and casts (casts evaluate with the types' own
+  input/output rules in sql.literal; anything else is left to the renderer)
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from sql import mir
-from sql.scalar import Literal
+from sql.literal import cast_value
+from sql.scalar import CallUnary, Column, Literal, Scalar
 from sql.transforms.visit import map_children
+
+
+class _NotFoldable(Exception):
+    pass
+
+
+def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
+    match s:
+        case Literal(value=v):
+            return v
+        case Column(index=i):
+            return row[i]
+        case CallUnary(func="cast", expr=x, typ=t):
+            return cast_value(_eval(x, row, types), x.typ, t)
+        case _:
+            raise _NotFoldable
+
+
+def _foldable(s: Scalar) -> bool:
+    match s:
+        case Literal() | Column():
+            return True
+        case CallUnary(func="cast", expr=x):
+            return _foldable(x)
+        case _:
+            return False
 
 
 def fold_constants(r: mir.Mir) -> mir.Mir:
     r = map_children(r, fold_constants)
     match r:
-        case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(isinstance(s, Literal) for s in ss):
-            vals = tuple(s.value for s in ss)  # type: ignore[union-attr]
-            return mir.Constant(tuple((row + vals, d) for row, d in rows), ts + tuple(s.typ for s in ss))
+        case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(_foldable(s) for s in ss):
+            out = []
+            for row, d in rows:
+                full = row
+                for s in ss:
+                    full = full + (_eval(s, full, ts),)
+                out.append((full, d))
+            return mir.Constant(tuple(out), ts + tuple(s.typ for s in ss))
         case mir.Project(input=mir.Constant(rows=rows, types=ts), outputs=o):
             return mir.Constant(tuple((tuple(row[i] for i in o), d) for row, d in rows), tuple(ts[i] for i in o))
         case mir.Filter(input=x, predicates=ps):

@@ -1,0 +1,70 @@
+"""Spark failures -> SqlError with the Postgres SQLSTATE a user expects."""
+
+from __future__ import annotations
+
+import re
+
+from sql.errors import SqlError
+
+_CONDITIONS: dict[str, tuple[str, str | None]] = {
+    "DIVIDE_BY_ZERO": ("22012", "division by zero"),
+    "INTERVAL_DIVIDED_BY_ZERO": ("22012", "division by zero"),
+    "REMAINDER_BY_ZERO": ("22012", "division by zero"),
+    "ARITHMETIC_OVERFLOW": ("22003", None),
+    "BINARY_ARITHMETIC_OVERFLOW": ("22003", None),
+    "CAST_OVERFLOW": ("22003", None),
+    "NUMERIC_VALUE_OUT_OF_RANGE": ("22003", None),
+    "CAST_INVALID_INPUT": ("22P02", None),
+    "INVALID_ARRAY_INDEX": ("2202E", None),
+    "DATETIME_OVERFLOW": ("22008", None),
+}
+
+
+def translate_spark_error(e: BaseException) -> SqlError:
+    text = str(e)
+    cond = None
+    get = getattr(e, "getCondition", None) or getattr(e, "getErrorClass", None)
+    if callable(get):
+        try:
+            cond = get()
+        except Exception:  # noqa: BLE001
+            cond = None
+    if not cond:
+        m = re.search(r"\[([A-Z_]+)(?:\.[A-Z_]+)?\]", text)
+        cond = m.group(1) if m else None
+    if cond in _CONDITIONS:
+        state, msg = _CONDITIONS[cond]
+        if msg is None:
+            msg = _first_line(text)
+            if cond in ("ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "BINARY_ARITHMETIC_OVERFLOW"):
+                msg = "numeric value out of range" if "DECIMAL" in text else _overflow_message(text)
+        return SqlError(state, msg)
+    if cond == "USER_RAISED_EXCEPTION":
+        m = re.search(r"\[USER_RAISED_EXCEPTION\]\s*(.*?)(?:\s*SQLSTATE|\n|$)", text)
+        msg = m.group(1).strip() if m else _first_line(text)
+        if "substring length" in msg:
+            return SqlError("22011", msg)
+        if "multiplicity" in msg or "monotonic" in msg:
+            return SqlError("XX000", msg)
+        return SqlError("XX000", msg)
+    if "cancelled" in text.lower() or "canceled" in text.lower():
+        return SqlError("57014", "canceling statement due to user request")
+    return SqlError("XX000", f"internal error in Spark: {_first_line(text)}")
+
+
+def _overflow_message(text: str) -> str:
+    if "INT" in text and "BIGINT" not in text:
+        return "integer out of range"
+    if "BIGINT" in text or "LONG" in text:
+        return "bigint out of range"
+    if "SMALLINT" in text:
+        return "smallint out of range"
+    return "value out of range"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return re.sub(r"\s*SQLSTATE:\s*\w+\s*$", "", line)[:500]
+    return "error"

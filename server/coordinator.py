@@ -1,0 +1,778 @@
+"""The coordinator: sequences statements of all sessions against the catalog, the
+timestamp oracle, and the compute layer (DESIGN §2)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.catalog import Catalog, Column, Item
+from catalog.oracle import TimestampOracle
+from catalog.storage.arrow_types import rows_to_arrow
+from compute.plan import lir
+from compute.plan.explain import explain_dataflow
+from compute.plan.lower import lower as lower_to_lir
+from server.api import ColumnDesc, CommandResult, CopyInResult, CopyOutResult, Prepared, Result, RowsResult
+from server.session import SESSION_VARS, Session, Transaction
+from sql import statements as st
+from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of
+from sql.errors import (
+    ACTIVE_SQL_TRANSACTION,
+    DUPLICATE_COLUMN,
+    IN_FAILED_SQL_TRANSACTION,
+    INTERNAL_ERROR,
+    INVALID_TRANSACTION_STATE,
+    NOT_NULL_VIOLATION,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_SCHEMA,
+    UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
+    SqlError,
+    unsupported,
+)
+from sql.hir import HirRel, HMap, HProject
+from sql.lex import split_statements
+from sql.lowering import lower as lower_to_mir
+from sql.mir import Constant, Mir, explain_mir, mir_types
+from sql.optimize import optimize
+from sql.scalar import Column as ColRef
+from sql.scalar import Literal
+from sql.types import TEXT, SqlType
+
+log = logging.getLogger("mzspark.coordinator")
+BATCH_ROWS = 4096
+COMPACT_AFTER_BATCHES = 32
+
+
+@dataclass
+class _Planned:
+    """What Parse produced: the classified statement plus, for queries, the bound HIR."""
+
+    stmt: st.Statement
+    bound: BoundQuery | None = None
+    param_types: tuple[SqlType, ...] = ()
+    extra: Any = None
+
+
+class _Resolver:
+    """CatalogReader over the durable catalog with the session's search path."""
+
+    def __init__(self, catalog: Catalog, session: Session) -> None:
+        self.catalog = catalog
+        self.session = session
+
+    def item(self, parts: tuple[str, ...] | list[str]) -> Item | None:
+        parts = list(parts)
+        if len(parts) == 3:
+            if parts[0] != "materialize":
+                raise SqlError(UNDEFINED_TABLE, f'database "{parts[0]}" does not exist')
+            parts = parts[1:]
+        if len(parts) == 2:
+            return self.catalog.get_item(parts[0], parts[1])
+        for schema in self.session.search_path():
+            it = self.catalog.get_item(schema, parts[0])
+            if it is not None:
+                return it
+        return None
+
+    def resolve(self, parts: list[str]) -> ItemRef | None:
+        it = self.item(parts)
+        if it is None:
+            if len(parts) >= 2 and parts[-2] in ("mz_catalog", "mz_internal", "pg_catalog", "information_schema"):
+                raise unsupported(f"system relation {'.'.join(parts)}")
+            return None
+        if it.kind not in ("table",):
+            raise unsupported(f"reading {it.kind_word} {it.qualified_name}")
+        return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns), it.oid, tuple(c.nullable for c in it.columns))
+
+
+class Coordinator:
+    def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
+                 spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
+        self.catalog = Catalog(data_dir)
+        self.oracle = TimestampOracle(self.catalog)
+        self.password = password
+        self.write_lock = threading.Lock()
+        self._spark_args = (spark_master, workers, spark_conf or {})
+        self._spark = None
+        self._spark_lock = threading.Lock()
+        self._sessions: dict[int, Session] = {}
+        self._compacting: set[str] = set()
+        self._closed = False
+
+    # ---- lifecycle ------------------------------------------------------------------
+    def spark(self):
+        with self._spark_lock:
+            if self._spark is None:
+                from compute.render.spark import spark_session
+
+                master, workers, conf = self._spark_args
+                self._spark = spark_session(master, workers, conf)
+            return self._spark
+
+    def close(self) -> None:
+        self._closed = True
+        self.catalog.close()
+
+    # ---- server.api.Coordinator -----------------------------------------------------
+    def new_session(self, user: str, database: str, options: dict[str, str]) -> Session:
+        s = Session(user, database, options)
+        self._sessions[s.pid] = s
+        return s
+
+    def end_session(self, session: Session) -> None:
+        self.cancel(session)
+        self._sessions.pop(session.pid, None)
+
+    def check_password(self, user: str, password: str) -> bool:
+        return self.password is None or password == self.password
+
+    def split_statements(self, sql: str) -> list[str]:
+        return split_statements(sql)
+
+    def cancel(self, session: Session, reason: str = "cancel") -> None:
+        tag = session.running_tag
+        if tag is None:
+            return
+        session.cancel_reason = reason
+        if self._spark is not None:
+            try:
+                self._spark.sparkContext.cancelJobGroup(tag)
+            except Exception:  # noqa: BLE001 - best effort
+                log.exception("cancelJobGroup failed")
+
+    def prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
+        stmt = st.classify(sql)
+        planned = _Planned(stmt)
+        columns: tuple[ColumnDesc, ...] | None = None
+        match stmt:
+            case st.Query(ast=ast) | st.CopyTo(query=ast):
+                b = Binder(_Resolver(self.catalog, session), param_types)
+                bound = b.bind_query(ast)
+                planned.bound = bound
+                planned.param_types = b.param_types()
+                if isinstance(stmt, st.Query):
+                    columns = self._columns(bound)
+            case st.Insert() | st.Update() | st.Delete():
+                b = Binder(_Resolver(self.catalog, session), param_types)
+                planned.extra = self._plan_write(b, stmt, session)
+                planned.param_types = b.param_types()
+            case st.Explain(target=target):
+                b = Binder(_Resolver(self.catalog, session), param_types)
+                planned.bound = b.bind_query(target.ast)
+                planned.param_types = b.param_types()
+                name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan"}[stmt.stage]
+                columns = (ColumnDesc(name, TEXT),)
+            case st.ShowVar(name=name):
+                if name == "all":
+                    columns = (ColumnDesc("name", TEXT), ColumnDesc("setting", TEXT), ColumnDesc("description", TEXT))
+                else:
+                    session.get(name)
+                    columns = (ColumnDesc(name, TEXT),)
+            case st.ShowObjects(what=what):
+                columns = {
+                    "tables": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
+                    "schemas": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
+                    "databases": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
+                    "columns": (ColumnDesc("name", TEXT), ColumnDesc("nullable", SqlType("bool")), ColumnDesc("type", TEXT), ColumnDesc("comment", TEXT)),
+                }[what]
+            case _:
+                pass
+        params = tuple(planned.param_types)
+        return Prepared(sql, params, columns, planned)
+
+    def execute(self, session: Session, prepared: Prepared, params: list[Any]) -> Result:
+        planned: _Planned = prepared.plan
+        stmt = planned.stmt
+        txn = session.txn
+        if txn is not None and txn.failed and not (isinstance(stmt, st.TxnControl) and stmt.action in ("rollback", "commit")):
+            raise SqlError(IN_FAILED_SQL_TRANSACTION, "current transaction is aborted, commands ignored until end of transaction block")
+        try:
+            return self._execute(session, planned, params, prepared)
+        except SqlError:
+            if session.txn is not None:
+                session.txn.failed = True
+            raise
+        except Exception:
+            if session.txn is not None:
+                session.txn.failed = True
+            raise
+
+    # ---- dispatch -------------------------------------------------------------------
+    def _execute(self, session: Session, planned: _Planned, params: list[Any], prepared: Prepared) -> Result:
+        stmt = planned.stmt
+        match stmt:
+            case st.Empty():
+                return CommandResult("EMPTY")
+            case st.Query():
+                assert planned.bound is not None
+                return self._select(session, planned.bound, params, planned.param_types)
+            case st.Explain():
+                assert planned.bound is not None
+                text = self._explain(session, stmt, planned.bound, params, planned.param_types)
+                return RowsResult(prepared.columns or (), iter([[(text,)]]))
+            case st.Insert() | st.Update() | st.Delete():
+                return self._write(session, stmt, planned.extra, params, planned.param_types)
+            case st.CreateTable():
+                return self._create_table(session, stmt)
+            case st.DropObjects():
+                return self._drop(session, stmt)
+            case st.CreateSchema(name=name, if_not_exists=ine):
+                if not ine or not self.catalog.schema_exists(name):
+                    self.catalog.create_schema(name, if_not_exists=ine)
+                elif ine:
+                    session.notice(f'schema "{name}" already exists, skipping')
+                return CommandResult("CREATE SCHEMA")
+            case st.DropSchema(names=names, if_exists=ie, cascade=cascade):
+                for n in names:
+                    if ie and not self.catalog.schema_exists(n):
+                        session.notice(f'schema "{n}" does not exist, skipping')
+                        continue
+                    self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
+                return CommandResult("DROP SCHEMA")
+            case st.SetVar(name=name, value=value):
+                session.set(name, value)
+                return CommandResult("SET")
+            case st.ResetVar(name=name):
+                if name is None:
+                    for k in SESSION_VARS:
+                        if k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
+                            session.set(k, None)
+                else:
+                    session.set(name, None)
+                return CommandResult("RESET")
+            case st.ShowVar(name=name):
+                if name == "all":
+                    rows = [(k, v, "") for k, v in sorted(session.vars.items())]
+                    return RowsResult(prepared.columns or (), iter([rows]))
+                return RowsResult(prepared.columns or (), iter([[(session.get(name),)]]), tag=lambda n: "SHOW")
+            case st.ShowObjects():
+                return RowsResult(prepared.columns or (), iter([self._show(session, stmt)]))
+            case st.TxnControl():
+                return self._txn_control(session, stmt)
+            case st.CopyFrom():
+                return self._copy_from(session, stmt)
+            case st.CopyTo():
+                assert planned.bound is not None
+                res = self._select(session, planned.bound, params, planned.param_types)
+                return CopyOutResult(res.columns, res.batches)
+        raise unsupported(type(stmt).__name__)
+
+    # ---- queries --------------------------------------------------------------------
+    def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
+        origins = b.origins or tuple((0, 0) for _ in b.types)
+        return tuple(ColumnDesc(n, t, o[0], o[1]) for n, t, o in zip(b.names, b.types, origins, strict=True))
+
+    def _optimized(self, bound: BoundQuery, params: list[Any], param_types: tuple[SqlType, ...]) -> Mir:
+        return optimize(lower_to_mir(bound.rel, params, param_types))
+
+    def _dataflow(self, session: Session, bound: BoundQuery, mir_plan: Mir, name: str = "Explained Query") -> lir.Dataflow:
+        plan = lower_to_lir(mir_plan)
+        f = bound.finishing
+        fin = None if f.is_trivial(len(mir_types(mir_plan))) else lir.Finishing(f.order_by, f.limit, f.offset, f.project)
+        sources = tuple(dict.fromkeys(_sources(plan)))
+        return lir.Dataflow(name, plan, mir_types(mir_plan), True, fin, sources)
+
+    def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
+        if e.stage in ("raw", "decorrelated"):
+            return explain_mir(lower_to_mir(bound.rel, params, param_types), "arity" in e.options) + "\n"
+        m = self._optimized(bound, params, param_types)
+        if e.stage == "optimized":
+            return explain_mir(m, "arity" in e.options) + "\n"
+        return explain_dataflow(self._dataflow(session, bound, m), node_ids="node_ids" in e.options)
+
+    def _read_ts(self, session: Session) -> int:
+        txn = session.txn
+        if txn is not None:
+            if txn.kind == "write":
+                raise SqlError(INVALID_TRANSACTION_STATE, "transaction in write-only mode")
+            txn.kind = "read"
+            if txn.read_ts is None:
+                txn.read_ts = self.oracle.read_ts()
+            return txn.read_ts
+        return self.oracle.read_ts()
+
+    def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
+        m = self._optimized(bound, params, param_types)
+        columns = self._columns(bound)
+        f = bound.finishing
+        if isinstance(m, Constant):
+            self._read_ts(session)  # enforces the transaction's read/write mode
+            rows = _finish_python(m.rows, f)
+            return RowsResult(columns, _batched(rows))
+        df = self._dataflow(session, bound, m)
+        ts = self._read_ts(session)
+        return RowsResult(columns, self._run_lazily(session, df, ts, bound))
+
+    def _run_lazily(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery) -> Iterator[list[tuple]]:
+        rows = self._run(session, df, ts, bound)
+        yield from _batched(rows)
+
+    def _run(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery | None) -> list[tuple]:
+        """Render a one-shot dataflow at `ts`, collect, apply the finishing."""
+        from compute.render import oneshot
+        from compute.render.errors import translate_spark_error
+
+        spark = self.spark()
+        leases = []
+
+        def read_source(item_id: str, types: tuple[SqlType, ...]):
+            item = self.catalog.get_item_by_id(item_id)
+            if item is None or item.shard_id is None:
+                raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
+            lease = self.catalog.lease_batches(item.shard_id, ts)
+            leases.append(lease)
+            return oneshot.read_shard(spark, [b.path for b in lease.batches], types, ts, any(b.has_retractions for b in lease.batches))
+
+        tag = f"mzs-{session.pid}-{uuid.uuid4().hex[:8]}"
+        timeout_ms = session.statement_timeout_ms()
+        timer = None
+        session.cancel_reason = None
+        session.running_tag = tag
+        sc = spark.sparkContext
+        sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
+        if timeout_ms > 0:
+            timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
+            timer.daemon = True
+            timer.start()
+        try:
+            ctx = oneshot.RenderContext(spark, read_source)
+            out = oneshot.render(df.plan, ctx)
+            fin = df.finishing
+            types = df.types
+            if fin is not None and fin.order_by:
+                out = out.orderBy(*oneshot.order_cols(fin.order_by))
+            if fin is not None and fin.limit is not None:
+                out = out.limit(fin.offset + fin.limit)
+            table = out.toArrow()
+            rows = oneshot.arrow_rows(table, types)
+        except SqlError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            if session.cancel_reason == "timeout":
+                raise SqlError("57014", "canceling statement due to statement timeout") from None
+            if session.cancel_reason == "cancel":
+                raise SqlError("57014", "canceling statement due to user request") from None
+            raise translate_spark_error(e) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+            session.running_tag = None
+            sc.setLocalProperty("spark.jobGroup.id", None)
+            for lease in leases:
+                lease.release()
+        if any(d < 0 for _, d in rows):
+            raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
+        f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
+        return _finish_python(rows, f, already_sorted=True)
+
+    # ---- writes ---------------------------------------------------------------------
+    def _target(self, session: Session, table: Any) -> Item:
+        parts = [p.name for p in table.parts]
+        item = _Resolver(self.catalog, session).item(parts)
+        if item is None:
+            raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
+        if item.kind != "table":
+            raise SqlError(WRONG_OBJECT_TYPE, f"cannot modify {item.kind_word} {item.qualified_name}")
+        return item
+
+    def _plan_write(self, b: Binder, stmt, session: Session) -> tuple[Item, HirRel, Any]:
+        """Returns (table, HIR producing rows, extra): for INSERT the new rows; for UPDATE
+        and DELETE the affected old rows followed by (UPDATE) the new values."""
+        ast = stmt.ast
+        if isinstance(stmt, st.Insert):
+            target = ast.this
+            cols_given = None
+            if target.__class__.__name__ == "Schema":
+                cols_given = [i.name for i in target.expressions]
+                target = target.this
+            item = self._target(session, target)
+            if ast.args.get("returning"):
+                raise unsupported("INSERT ... RETURNING")
+            if ast.args.get("conflict"):
+                raise unsupported("INSERT ... ON CONFLICT")
+            names = [c.name for c in item.columns]
+            if cols_given is None:
+                cols_given = names
+            for c in cols_given:
+                if c not in names:
+                    raise SqlError(UNDEFINED_COLUMN, f'column "{c}" of relation "{item.name}" does not exist')
+            if len(set(cols_given)) != len(cols_given):
+                raise SqlError(DUPLICATE_COLUMN, "column specified more than once")
+            src = ast.expression
+            bq = b.bind_query(src, top=False)
+            rel = b._finish_nested(bq)
+            if len(bq.types) > len(cols_given):
+                raise SqlError(SYNTAX_ERROR, "INSERT has more expressions than target columns")
+            cols_given = cols_given[: len(bq.types)]
+            n_in = len(bq.types)
+            exprs = []
+            for col in item.columns:
+                if col.name in cols_given:
+                    k = cols_given.index(col.name)
+                    exprs.append(b.assignment_cast(ColRef(k, bq.types[k]), col.type, col.name))
+                else:
+                    exprs.append(self._default(b, col))
+            out = HProject(HMap(rel, tuple(exprs)), tuple(range(n_in, n_in + len(exprs))))
+            return item, out, "insert"
+        if isinstance(stmt, (st.Update, st.Delete)):
+            item = self._target(session, ast.this)
+            alias = ast.this.alias_or_name
+            scope = Scope([ScopeColumn(alias, c.name, c.type, item.oid, i + 1) for i, c in enumerate(item.columns)])
+            from sql.hir import HFilter, HGet
+
+            rel: HirRel = HGet(item.id, item.qualified_name, tuple(c.type for c in item.columns))
+            if ast.args.get("using") or ast.args.get("from") or ast.args.get("from_"):
+                raise unsupported("UPDATE/DELETE with additional tables")
+            if (w := ast.args.get("where")) is not None:
+                rel = HFilter(rel, (b._predicate(w.this, scope, "WHERE"),))
+            if isinstance(stmt, st.Delete):
+                return item, rel, "delete"
+            assigns: dict[int, Any] = {}
+            for eq in ast.expressions:
+                col = eq.this.name
+                idx = next((i for i, c in enumerate(item.columns) if c.name == col), None)
+                if idx is None:
+                    raise SqlError(UNDEFINED_COLUMN, f'column "{col}" of relation "{item.name}" does not exist')
+                h = b.scalar(eq.expression, scope)
+                assigns[idx] = b.assignment_cast(h, item.columns[idx].type, col)
+            new = tuple(assigns.get(i, ColRef(i, c.type)) for i, c in enumerate(item.columns))
+            return item, HMap(rel, new), "update"  # old row ++ new row
+        raise AssertionError(stmt)
+
+    def _default(self, b: Binder, col: Column):
+        if col.default_sql:
+            e = st.parse_sql(f"SELECT {col.default_sql}").expressions[0]
+            h = b.scalar(e, Scope())
+            return b.assignment_cast(h, col.type, col.name)
+        return Literal(None, col.type)
+
+    def _eval_rows(self, session: Session, rel: HirRel, params, param_types, ts: int) -> list[tuple[tuple, int]]:
+        m = optimize(lower_to_mir(rel, params, param_types))
+        if isinstance(m, Constant):
+            return list(m.rows)
+        plan = lower_to_lir(m)
+        df = lir.Dataflow("write", plan, mir_types(m), True, None, tuple(dict.fromkeys(_sources(plan))))
+        return self._run_raw(session, df, ts)
+
+    def _run_raw(self, session: Session, df: lir.Dataflow, ts: int) -> list[tuple[tuple, int]]:
+        rows = self._run(session, lir.Dataflow(df.name, df.plan, df.types, True, None, df.sources), ts, None)
+        return [(r, 1) for r in rows]
+
+    def _write(self, session: Session, stmt, extra, params, param_types) -> Result:
+        item, rel, kind = extra
+        txn = session.txn
+        if txn is not None:
+            if txn.kind == "read":
+                raise SqlError(INVALID_TRANSACTION_STATE, "transaction in read-only mode")
+            if kind != "insert":
+                raise SqlError(ACTIVE_SQL_TRANSACTION, f"{kind.upper()} cannot be run inside a transaction block")
+            m = optimize(lower_to_mir(rel, params, param_types))
+            if not isinstance(m, Constant):
+                raise SqlError(INVALID_TRANSACTION_STATE, "INSERT with a query cannot be run inside a transaction block (transaction in write-only mode)")
+            txn.kind = "write"
+            rows = [r for r, d in m.rows for _ in range(d)]
+            self._check_not_null(item, rows)
+            txn.writes.append((item, rows, [1] * len(rows)))
+            return CommandResult(f"INSERT 0 {len(rows)}")
+        with self.write_lock:
+            read_ts = self.oracle.read_ts()
+            if kind == "insert":
+                got = self._eval_rows(session, rel, params, param_types, read_ts)
+                rows = [r for r, d in got for _ in range(d)]
+                self._check_not_null(item, rows)
+                self._commit(session, [(item, rows, [1] * len(rows))])
+                return CommandResult(f"INSERT 0 {len(rows)}")
+            got = self._eval_rows(session, rel, params, param_types, read_ts)
+            n = len(item.columns)
+            if kind == "delete":
+                rows = [r for r, d in got for _ in range(d)]
+                self._commit(session, [(item, rows, [-1] * len(rows))])
+                return CommandResult(f"DELETE {len(rows)}")
+            old = [r[:n] for r, d in got for _ in range(d)]
+            new = [r[n:] for r, d in got for _ in range(d)]
+            self._check_not_null(item, new)
+            self._commit(session, [(item, old + new, [-1] * len(old) + [1] * len(new))])
+            return CommandResult(f"UPDATE {len(old)}")
+
+    def _check_not_null(self, item: Item, rows: list[tuple]) -> None:
+        for i, c in enumerate(item.columns):
+            if not c.nullable and any(r[i] is None for r in rows):
+                raise SqlError(NOT_NULL_VIOLATION, f'null value in column "{c.name}" of relation "{item.name}" violates not-null constraint')
+
+    def _commit(self, session: Session, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
+        """Write batches durably and record them at one fresh timestamp. Caller holds
+        the write lock."""
+        ts = self.oracle.write_ts()
+        files = []
+        try:
+            for item, rows, diffs in writes:
+                if not rows:
+                    continue
+                assert item.shard_id is not None
+                table = rows_to_arrow([c.type for c in item.columns], rows, ts, diffs)
+                files.append((item.shard_id, self.catalog.storage.write_batch(item.shard_id, table)))
+        except BaseException:
+            self.catalog.storage.delete_files([bf.path for _, bf in files])
+            raise
+        self.catalog.commit_writes(files, ts)
+        for sid, _ in files:
+            self._maybe_compact(sid)
+        return ts
+
+    def _maybe_compact(self, shard_id: str) -> None:
+        if shard_id in self._compacting or len(self.catalog.shard_batches(shard_id)) < COMPACT_AFTER_BATCHES:
+            return
+        self._compacting.add(shard_id)
+
+        def run() -> None:
+            try:
+                self.catalog.compact(shard_id, self.oracle.read_ts())
+            except Exception:  # noqa: BLE001
+                log.exception("compaction of %s failed", shard_id)
+            finally:
+                self._compacting.discard(shard_id)
+
+        threading.Thread(target=run, name=f"compact-{shard_id}", daemon=True).start()
+
+    # ---- transactions ---------------------------------------------------------------
+    def _txn_control(self, session: Session, stmt: st.TxnControl) -> Result:
+        if stmt.action == "begin":
+            if session.txn is not None:
+                session.notice("there is already a transaction in progress", "25001", "WARNING")
+                return CommandResult("BEGIN")
+            session.txn = Transaction(read_only=stmt.read_only)
+            return CommandResult("BEGIN")
+        txn = session.txn
+        session.txn = None
+        if stmt.action == "rollback":
+            if txn is None:
+                session.notice("there is no transaction in progress", "25P01", "WARNING")
+            return CommandResult("ROLLBACK")
+        if txn is None:
+            session.notice("there is no transaction in progress", "25P01", "WARNING")
+            return CommandResult("COMMIT")
+        if txn.failed:
+            return CommandResult("ROLLBACK")
+        if txn.writes:
+            merged: dict[str, tuple[Item, list[tuple], list[int]]] = {}
+            for item, rows, diffs in txn.writes:
+                cur = merged.setdefault(item.id, (item, [], []))
+                cur[1].extend(rows)
+                cur[2].extend(diffs)
+            with self.write_lock:
+                for item_id in merged:
+                    if self.catalog.get_item_by_id(item_id) is None:
+                        raise SqlError(UNDEFINED_TABLE, "a table written in this transaction was dropped")
+                self._commit(session, list(merged.values()))
+        return CommandResult("COMMIT")
+
+    # ---- DDL ------------------------------------------------------------------------
+    def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:
+        ast = stmt.ast
+        schema_node = ast.this
+        table = schema_node.this
+        parts = [p.name for p in table.parts]
+        if len(parts) == 3 and parts[0] != "materialize":
+            raise SqlError("3D000", f'database "{parts[0]}" does not exist')
+        schema = parts[-2] if len(parts) >= 2 else session.search_path()[0] if session.search_path() else "public"
+        name = parts[-1]
+        if not self.catalog.schema_exists(schema):
+            raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
+        if ast.args.get("exists") and self.catalog.get_item(schema, name) is not None:
+            session.notice(f'relation "{name}" already exists, skipping', "42P07")
+            return CommandResult("CREATE TABLE")
+        if ast.expression is not None:
+            raise unsupported("CREATE TABLE ... AS")
+        cols: list[Column] = []
+        pk_cols: set[str] = set()
+        for d in schema_node.expressions:
+            kind = d.__class__.__name__
+            if kind == "ColumnDef":
+                nullable = True
+                default = None
+                for c in d.args.get("constraints") or []:
+                    ck = c.args.get("kind")
+                    cname = ck.__class__.__name__
+                    if cname == "NotNullColumnConstraint":
+                        nullable = bool(ck.args.get("allow_null"))
+                    elif cname == "PrimaryKeyColumnConstraint":
+                        nullable = False
+                    elif cname == "DefaultColumnConstraint":
+                        default = ck.this.sql(dialect="postgres")
+                    elif cname in ("UniqueColumnConstraint", "CheckColumnConstraint", "Reference", "CollateColumnConstraint"):
+                        pass
+                    else:
+                        raise unsupported(f"column constraint {c.sql(dialect='postgres')}")
+                if d.args.get("kind") is None:
+                    raise SqlError(SYNTAX_ERROR, f'column "{d.name}" has no type')
+                t = sql_type_of(d.args["kind"])
+                if any(c.name == d.name for c in cols):
+                    raise SqlError(DUPLICATE_COLUMN, f'column "{d.name}" specified more than once')
+                cols.append(Column(d.name, t, nullable, default))
+            elif kind == "PrimaryKey":
+                pk_cols.update(e.name for e in d.expressions)
+            elif kind in ("UniqueColumnConstraint", "Constraint", "CheckColumnConstraint", "ForeignKey"):
+                pass
+            else:
+                raise unsupported(f"table element {d.sql(dialect='postgres')}")
+        cols = [Column(c.name, c.type, False if c.name in pk_cols else c.nullable, c.default_sql) for c in cols]
+        # validate defaults now
+        b = Binder(_Resolver(self.catalog, session))
+        for c in cols:
+            if c.default_sql:
+                self._default(b, c)
+        self.catalog.create_item(schema=schema, name=name, kind="table", create_sql=stmt.sql, columns=cols, with_shard=True)
+        return CommandResult("CREATE TABLE")
+
+    def _drop(self, session: Session, stmt: st.DropObjects) -> Result:
+        kind = {"table": "table", "view": "view", "materialized view": "materialized-view", "index": "index", "source": "source"}[stmt.kind]
+        resolver = _Resolver(self.catalog, session)
+        ids: list[str] = []
+        for parts in stmt.names:
+            item = resolver.item(parts)
+            if item is None:
+                if stmt.if_exists:
+                    session.notice(f'{stmt.kind} "{".".join(parts)}" does not exist, skipping')
+                    continue
+                raise SqlError(UNDEFINED_TABLE if kind != "index" else "42704", f'unknown catalog item \'{".".join(parts)}\'')
+            if item.kind != kind:
+                raise SqlError(WRONG_OBJECT_TYPE, f"{item.qualified_name} is a {item.kind_word} not a {stmt.kind}")
+            deps = self.catalog.dependents(item.id)
+            if deps and not stmt.cascade:
+                raise SqlError("2BP01", f"cannot drop {item.qualified_name}: still depended upon by {deps[0].kind_word} {deps[0].qualified_name}")
+            ids.extend(d.id for d in deps)
+            ids.append(item.id)
+        if ids:
+            with self.write_lock:
+                self.catalog.drop_items(list(dict.fromkeys(ids)))
+        tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
+        return CommandResult(tag)
+
+    def _show(self, session: Session, s: st.ShowObjects) -> list[tuple]:
+        if s.what == "tables":
+            schema = s.schema or (session.search_path() or ["public"])[0]
+            if not self.catalog.schema_exists(schema):
+                raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
+            return sorted((i.name, None) for i in self.catalog.items("table") if i.schema == schema)
+        if s.what == "schemas":
+            return sorted((n, None) for _, n in self.catalog.schemas())
+        if s.what == "databases":
+            return [("materialize", None)]
+        if s.what == "columns":
+            item = _Resolver(self.catalog, session).item(s.target)
+            if item is None:
+                raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(s.target)}'")
+            return [(c.name, c.nullable, c.type.pg_format(), None) for c in item.columns]
+        raise unsupported(f"SHOW {s.what.upper()}")
+
+    # ---- COPY -----------------------------------------------------------------------
+    def _copy_from(self, session: Session, s: st.CopyFrom) -> Result:
+        item = _Resolver(self.catalog, session).item(s.table)
+        if item is None:
+            raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(s.table)}" does not exist')
+        if item.kind != "table":
+            raise SqlError(WRONG_OBJECT_TYPE, f"cannot copy to {item.kind_word} {item.qualified_name}")
+        names = [c.name for c in item.columns]
+        cols = list(s.columns) or names
+        for c in cols:
+            if c not in names:
+                raise SqlError(UNDEFINED_COLUMN, f'column "{c}" of relation "{item.name}" does not exist')
+        fmt = s.options.get("format", "text").lower()
+        if fmt not in ("text", "csv"):
+            raise unsupported(f"COPY FROM with format {fmt}")
+        csv = fmt == "csv"
+        descs = tuple(ColumnDesc(c, item.columns[names.index(c)].type) for c in cols)
+
+        def write(rows: list[tuple]) -> str:
+            full = []
+            idx = [cols.index(n) if n in cols else None for n in names]
+            for r in rows:
+                full.append(tuple(r[i] if i is not None else None for i in idx))
+            self._check_not_null(item, full)
+            if session.txn is not None:
+                session.txn.kind = "write"
+                session.txn.writes.append((item, full, [1] * len(full)))
+            else:
+                with self.write_lock:
+                    self._commit(session, [(item, full, [1] * len(full))])
+            return f"COPY {len(full)}"
+
+        return CopyInResult(
+            descs, write, csv=csv,
+            delimiter=s.options.get("delimiter", "," if csv else "\t"),
+            null=s.options.get("null", "" if csv else "\\N"),
+            header=s.options.get("header", "false").lower() in ("true", "on", "1"),
+        )
+
+
+def _sources(p: lir.Plan) -> Iterator[tuple[str, str]]:
+    n = p.node
+    if isinstance(n, lir.Get) and not n.local:
+        yield (n.id, n.name)
+    for c in _plan_children(n):
+        yield from _sources(c)
+
+
+def _plan_children(n: lir.Node) -> tuple[lir.Plan, ...]:
+    match n:
+        case lir.Constant() | lir.Get():
+            return ()
+        case lir.MfpNode(input=i) | lir.Reduce(input=i) | lir.TopK(input=i) | lir.Negate(input=i) | lir.Threshold(input=i) | lir.ArrangeBy(input=i):
+            return (i,)
+        case lir.Join(inputs=xs) | lir.Union(inputs=xs):
+            return xs
+        case lir.Let(value=v, body=b):
+            return (v, b)
+    return ()
+
+
+def _sort_key(orders):
+    """Python ordering of rows for a finishing (used for constant results only)."""
+    from functools import cmp_to_key
+
+    def cmp(a, b):
+        for o in orders:
+            x, y = a[0][o.column], b[0][o.column]
+            if x is None or y is None:
+                if x is None and y is None:
+                    continue
+                return (1 if x is None else -1) * (1 if o.nulls_last else -1)
+            if x != y:
+                r = -1 if x < y else 1
+                return -r if o.desc else r
+        return 0
+
+    return cmp_to_key(cmp)
+
+
+def _finish_python(rows, f, already_sorted: bool = False) -> list[tuple]:
+    """Apply a finishing (order, offset, limit, projection) to (row, diff) pairs."""
+    items = list(rows)
+    if f.order_by and not already_sorted:
+        items.sort(key=_sort_key(f.order_by))
+    out: list[tuple] = []
+    skip = f.offset
+    limit = f.limit
+    for row, d in items:
+        if d < 0:
+            raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
+        for _ in range(d):
+            if skip:
+                skip -= 1
+                continue
+            if limit is not None and len(out) >= limit:
+                return out
+            out.append(tuple(row[i] for i in f.project))
+    return out
+
+
+def _batched(rows: list[tuple]) -> Iterator[list[tuple]]:
+    for i in range(0, len(rows), BATCH_ROWS):
+        yield rows[i : i + BATCH_ROWS]
+

@@ -1,0 +1,164 @@
+"""Per-connection session state: variables, transaction, notices."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import secrets
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from sql.errors import INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
+
+_pids = itertools.count(1000)
+
+# name -> (default, reported to the client as ParameterStatus)
+SESSION_VARS: dict[str, tuple[str, bool]] = {
+    "application_name": ("", True),
+    "client_encoding": ("UTF8", True),
+    "client_min_messages": ("notice", False),
+    "cluster": ("quickstart", False),
+    "cluster_replica": ("", False),
+    "database": ("materialize", False),
+    "datestyle": ("ISO, MDY", True),
+    "extra_float_digits": ("3", False),
+    "integer_datetimes": ("on", True),
+    "intervalstyle": ("postgres", True),
+    "is_superuser": ("off", True),
+    "search_path": ("public", False),
+    "server_encoding": ("UTF8", True),
+    "server_version": ("9.5.0", True),
+    "server_version_num": ("90500", False),
+    "standard_conforming_strings": ("on", True),
+    "statement_timeout": ("0", False),
+    "timezone": ("UTC", True),
+    "transaction_isolation": ("strict serializable", False),
+    "enable_monotonic_oneshot_selects": ("on", False),
+    "enable_consolidate_after_union_negate": ("on", False),
+    "mz_version": ("v0.1.0 (mzspark)", True),
+    "idle_in_transaction_session_timeout": ("0", False),
+    "max_query_result_size": ("1GB", False),
+    "emit_timestamp_notice": ("off", False),
+    "emit_trace_id_notice": ("off", False),
+    "auto_route_introspection_queries": ("on", False),
+    "welcome_message": ("off", False),
+}
+# Postgres' spelling of reported names
+REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"}
+BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message"}
+
+
+def normalize_bool(name: str, value: str) -> str:
+    v = value.strip().lower()
+    if v in ("on", "true", "t", "yes", "1"):
+        return "on"
+    if v in ("off", "false", "f", "no", "0"):
+        return "off"
+    raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a Boolean value')
+
+
+def parse_duration_ms(value: str) -> int:
+    v = value.strip().lower()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|sec|min|h|us)?", v)
+    if not m:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "statement_timeout": "{value}"')
+    n = float(m.group(1))
+    mult = {"ms": 1, None: 1, "s": 1000, "sec": 1000, "min": 60000, "h": 3600000, "us": 0.001}[m.group(2)]
+    return int(n * mult)
+
+
+@dataclass
+class Transaction:
+    kind: str | None = None  # None (not yet decided) | "write" | "read"
+    read_only: bool = False
+    read_ts: int | None = None
+    writes: list[tuple[Any, list[tuple[Any, ...]], list[int]]] = field(default_factory=list)  # (item, rows, diffs)
+    failed: bool = False
+
+
+class Session:
+    def __init__(self, user: str, database: str, options: dict[str, str]) -> None:
+        self.pid = next(_pids)
+        self.secret = secrets.randbits(31)
+        self.user = user
+        self.database = database
+        self.vars: dict[str, str] = {k: v for k, (v, _) in SESSION_VARS.items()}
+        self.defaults: dict[str, str] = dict(self.vars)
+        self._changed: dict[str, str] = {}
+        self._notices: list[tuple[str, str, str]] = []
+        self.txn: Transaction | None = None
+        self.lock = threading.Lock()
+        self.running_tag: str | None = None
+        self.cancel_reason: str | None = None
+        for k, v in options.items():
+            key = k.lower()
+            if key in SESSION_VARS and key not in READ_ONLY:
+                self.vars[key] = v
+                self.defaults[key] = v
+        self.vars["is_superuser"] = "on" if user in ("materialize", "mz_system") else "off"
+
+    # --- server.api.Session -----------------------------------------------------------
+    def parameter_status(self) -> dict[str, str]:
+        return {REPORTED_NAMES.get(k, k): self.vars[k] for k, (_, rep) in SESSION_VARS.items() if rep}
+
+    def take_changed_parameters(self) -> dict[str, str]:
+        out, self._changed = self._changed, {}
+        return out
+
+    def take_notices(self) -> list[tuple[str, str, str]]:
+        out, self._notices = self._notices, []
+        return out
+
+    def notice(self, message: str, sqlstate: str = "00000", severity: str = "NOTICE") -> None:
+        self._notices.append((severity, sqlstate, message))
+
+    @property
+    def transaction_status(self) -> str:
+        if self.txn is None:
+            return "I"
+        return "E" if self.txn.failed else "T"
+
+    # --- variables --------------------------------------------------------------------
+    def get(self, name: str) -> str:
+        key = name.lower()
+        if key == "transaction_isolation_level":
+            key = "transaction_isolation"
+        if key not in self.vars:
+            raise SqlError(UNDEFINED_PARAMETER, f'unrecognized configuration parameter "{name}"')
+        return self.vars[key]
+
+    def set(self, name: str, value: str | None) -> None:
+        key = name.lower()
+        if key not in self.vars:
+            raise SqlError(UNDEFINED_PARAMETER, f'unrecognized configuration parameter "{name}"')
+        if key in READ_ONLY:
+            raise SqlError("55P02", f'parameter "{name}" cannot be changed')
+        if value is None:
+            value = self.defaults[key]
+        elif key in BOOL_VARS:
+            value = normalize_bool(key, value)
+        elif key == "statement_timeout":
+            parse_duration_ms(value)
+        elif key == "transaction_isolation":
+            v = value.lower()
+            if v not in ("serializable", "strict serializable"):
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "transaction_isolation": "{value}"')
+            value = v
+        elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+        elif key == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
+        self.vars[key] = value
+        if SESSION_VARS[key][1]:
+            self._changed[REPORTED_NAMES.get(key, key)] = value
+
+    def flag(self, name: str) -> bool:
+        return self.vars.get(name, "off") == "on"
+
+    def search_path(self) -> list[str]:
+        return [p.strip().strip('"') for p in self.vars["search_path"].split(",") if p.strip()]
+
+    def statement_timeout_ms(self) -> int:
+        return parse_duration_ms(self.vars["statement_timeout"])

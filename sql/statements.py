@@ -1,0 +1,363 @@
+"""Statement classification: our own grammar for Materialize/Postgres utility statements,
+sqlglot (postgres dialect) for query bodies and ordinary DDL/DML."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from sql.errors import SYNTAX_ERROR, SqlError, unsupported
+from sql.lex import leading_words, strip_comments
+
+
+@dataclass(frozen=True)
+class Query:
+    ast: exp.Expression
+
+
+@dataclass(frozen=True)
+class Insert:
+    ast: exp.Insert
+
+
+@dataclass(frozen=True)
+class Update:
+    ast: exp.Update
+
+
+@dataclass(frozen=True)
+class Delete:
+    ast: exp.Delete
+
+
+@dataclass(frozen=True)
+class CreateTable:
+    ast: exp.Create
+    sql: str
+
+
+@dataclass(frozen=True)
+class DropObjects:
+    kind: str  # table | view | materialized view | index | source
+    names: tuple[tuple[str, ...], ...]
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class CreateSchema:
+    name: str
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropSchema:
+    names: tuple[str, ...]
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class SetVar:
+    name: str
+    value: str | None  # None = DEFAULT
+    local: bool = False
+
+
+@dataclass(frozen=True)
+class ResetVar:
+    name: str | None  # None = ALL
+
+
+@dataclass(frozen=True)
+class ShowVar:
+    name: str  # "all" for SHOW ALL
+
+
+@dataclass(frozen=True)
+class ShowObjects:
+    what: str  # tables | schemas | columns
+    schema: str | None = None
+    target: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TxnControl:
+    action: str  # begin | commit | rollback
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class CopyFrom:
+    table: tuple[str, ...]
+    columns: tuple[str, ...]
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CopyTo:
+    query: exp.Expression
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Explain:
+    stage: str  # raw | decorrelated | optimized | physical
+    options: tuple[str, ...]
+    format: str  # text | verbose text | json
+    target: Query
+
+
+@dataclass(frozen=True)
+class Empty:
+    pass
+
+
+Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
+             | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty)
+
+
+def parse_sql(sql: str) -> exp.Expression:
+    """sqlglot with Postgres errors: 42601 and a position."""
+    try:
+        parsed = sqlglot.parse(sql, read="postgres")
+    except (ParseError, TokenError) as e:
+        pos = None
+        msg = str(e).split("\n")[0]
+        errs = getattr(e, "errors", None)
+        if errs:
+            first = errs[0]
+            line, col = first.get("line"), first.get("col")
+            if line and col:
+                lines = sql.split("\n")
+                pos = sum(len(x) + 1 for x in lines[: line - 1]) + col
+            tok = first.get("highlight")
+            msg = f'syntax error at or near "{tok}"' if tok else "syntax error"
+        raise SqlError(SYNTAX_ERROR, msg, position=pos) from None
+    stmts = [p for p in parsed if p is not None]
+    if len(stmts) != 1:
+        raise SqlError(SYNTAX_ERROR, "syntax error: expected one statement")
+    node = stmts[0]
+    if isinstance(node, exp.Command):
+        raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
+    return node
+
+
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
+_QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
+
+
+def ident(s: str) -> str:
+    s = s.strip()
+    if s.startswith('"'):
+        return s[1:-1].replace('""', '"')
+    return s.lower()
+
+
+def qname(s: str) -> tuple[str, ...]:
+    return tuple(ident(p) for p in re.findall(_IDENT, s))
+
+
+def _parse_value(v: str) -> str:
+    v = v.strip()
+    if v.startswith("'") and v.endswith("'") and len(v) >= 2:
+        return v[1:-1].replace("''", "'")
+    return v
+
+
+def _copy_options(text: str) -> dict[str, str]:
+    opts: dict[str, str] = {}
+    text = text.strip()
+    if not text:
+        return opts
+    m = re.match(r"(?is)^(?:with\s*)?\((.*)\)\s*$", text)
+    if m:
+        for part in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", m.group(1)):
+            part = part.strip()
+            if not part:
+                continue
+            kv = re.match(r"(?is)^(\w+)\s*(.*)$", part)
+            if kv:
+                opts[kv.group(1).lower()] = _parse_value(kv.group(2)) if kv.group(2) else "true"
+        return opts
+    # legacy syntax: WITH CSV HEADER DELIMITER ',' NULL ''
+    toks = re.findall(r"'(?:[^']|'')*'|\S+", re.sub(r"(?i)^with\s+", "", text))
+    i = 0
+    while i < len(toks):
+        t = toks[i].lower()
+        if t in ("csv", "binary", "text"):
+            opts["format"] = t
+        elif t == "header":
+            opts["header"] = "true"
+        elif t in ("delimiter", "null", "quote", "escape") and i + 1 < len(toks):
+            i += 1
+            opts[t] = _parse_value(toks[i])
+        else:
+            raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{toks[i]}"')
+        i += 1
+    return opts
+
+
+def classify(sql: str) -> Statement:
+    text = strip_comments(sql).strip().rstrip(";").strip()
+    if not text:
+        return Empty()
+    words = leading_words(text, 4)
+    w0 = words[0] if words else ""
+    low = text.lower()
+    if w0 in ("begin", "start"):
+        if w0 == "start" and (len(words) < 2 or words[1] != "transaction"):
+            raise SqlError(SYNTAX_ERROR, 'syntax error at or near "START"')
+        return TxnControl("begin", read_only="read only" in " ".join(low.split()))
+    if w0 in ("commit", "end"):
+        return TxnControl("commit")
+    if w0 in ("rollback", "abort"):
+        return TxnControl("rollback")
+    if w0 == "set":
+        return _parse_set(text)
+    if w0 == "reset":
+        m = re.match(rf"(?is)^reset\s+({_IDENT})\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in RESET")
+        name = ident(m.group(1))
+        return ResetVar(None if name == "all" else name)
+    if w0 == "show":
+        return _parse_show(text)
+    if w0 == "explain":
+        return _parse_explain(text)
+    if w0 == "copy":
+        return _parse_copy(text)
+    if w0 == "create" and len(words) > 1 and words[1] == "schema":
+        m = re.match(rf"(?is)^create\s+schema\s+(if\s+not\s+exists\s+)?({_QNAME})\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in CREATE SCHEMA")
+        parts = qname(m.group(2))
+        return CreateSchema(parts[-1], bool(m.group(1)))
+    if w0 == "drop" and len(words) > 1 and words[1] == "schema":
+        m = re.match(rf"(?is)^drop\s+schema\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in DROP SCHEMA")
+        names = tuple(qname(n)[-1] for n in re.split(r"\s*,\s*", m.group(2)))
+        return DropSchema(names, bool(m.group(1)), (m.group(3) or "").lower() == "cascade")
+    if w0 == "drop":
+        m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
+        names = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
+        return DropObjects(" ".join(m.group(1).lower().split()), names, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
+    if w0 == "create" and len(words) > 1 and words[1] in ("view", "materialized", "index", "default", "source", "or", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
+        raise unsupported(f"CREATE {words[1].upper()}")
+    if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "deallocate", "truncate", "vacuum", "analyze", "comment", "lock"):
+        raise unsupported(f"{w0.upper()}")
+    node = parse_sql(text)
+    if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
+        return Query(node)
+    if isinstance(node, exp.Insert):
+        return Insert(node)
+    if isinstance(node, exp.Update):
+        return Update(node)
+    if isinstance(node, exp.Delete):
+        return Delete(node)
+    if isinstance(node, exp.Create) and (node.args.get("kind") or "").upper() == "TABLE":
+        return CreateTable(node, text)
+    raise unsupported(f"statement {node.key.upper()}")
+
+
+def _parse_set(text: str) -> Statement:
+    m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({_IDENT}(?:\s*\.\s*{_IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
+    if m and ident(m.group(2).split(".")[-1]) == "time" and m.group(3).lower().startswith("zone"):
+        return SetVar("timezone", _parse_value(m.group(3)[4:].strip()), bool(m.group(1) and "local" in m.group(1).lower()))
+    if m and ident(m.group(2)) == "names":
+        return SetVar("client_encoding", _parse_value(m.group(3)))
+    if m and ident(m.group(2)) in ("transaction", "characteristics"):
+        raise unsupported("SET TRANSACTION")
+    if not m or not m.group(3):
+        raise SqlError(SYNTAX_ERROR, "syntax error in SET")
+    name = ident(m.group(2))
+    raw = m.group(3)
+    if raw.lower() == "default":
+        return SetVar(name, None, bool(m.group(1) and "local" in m.group(1).lower()))
+    parts = [p.strip() for p in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", raw)]
+    value = ", ".join(_parse_value(p) for p in parts)
+    return SetVar(name, value, bool(m.group(1) and "local" in m.group(1).lower()))
+
+
+def _parse_show(text: str) -> Statement:
+    low = " ".join(text.lower().split())
+    m = re.match(rf"(?is)^show\s+tables(?:\s+(?:from|in)\s+({_QNAME}))?\s*$", text)
+    if m:
+        return ShowObjects("tables", qname(m.group(1))[-1] if m.group(1) else None)
+    if low in ("show schemas", "show databases"):
+        return ShowObjects(low.split()[1])
+    m = re.match(rf"(?is)^show\s+columns\s+(?:from|in)\s+({_QNAME})\s*$", text)
+    if m:
+        return ShowObjects("columns", target=qname(m.group(1)))
+    if low == "show transaction isolation level":
+        return ShowVar("transaction_isolation")
+    m = re.match(rf"(?is)^show\s+({_IDENT})\s*$", text)
+    if m:
+        return ShowVar(ident(m.group(1)))
+    if low == "show time zone":
+        return ShowVar("timezone")
+    raise unsupported(text.split("\n")[0][:60].upper())
+
+
+_EXPLAIN_RE = re.compile(
+    r"(?is)^explain\s+(?:(raw|decorrelated|optimized|locally\s+optimized|physical)\s+)?plan\s*"
+    r"(?:with\s*\(([^)]*)\)\s*)?(?:as\s+(text|verbose\s+text|json)\s+)?for\s+(.*)$"
+)
+_EXPLAIN_OPTIONS = {"arity", "types", "keys", "node_ids", "humanized_exprs", "join_impls", "non_negative", "redacted", "no_fast_path", "raw_plans", "cardinality", "filter_pushdown", "linear_chains", "subtree_size", "timing", "equivalences"}
+
+
+def _parse_explain(text: str) -> Statement:
+    m = _EXPLAIN_RE.match(text)
+    if m:
+        stage = " ".join((m.group(1) or "physical").lower().split())
+        if stage == "locally optimized":
+            stage = "optimized"
+        opts = []
+        if m.group(2):
+            for o in m.group(2).split(","):
+                o = "_".join(o.strip().lower().split())
+                o = {"node_identifiers": "node_ids", "humanized_expressions": "humanized_exprs"}.get(o, o)
+                if o.endswith("_=_true") or o.endswith("=true"):
+                    o = o.split("=")[0].rstrip("_")
+                if o not in _EXPLAIN_OPTIONS:
+                    raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o}")
+                opts.append(o)
+        fmt = " ".join((m.group(3) or "text").lower().split())
+        body = m.group(4)
+        inner = classify(body)
+        if not isinstance(inner, Query):
+            raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
+        return Explain(stage, tuple(opts), fmt, inner)
+    m2 = re.match(r"(?is)^explain\s+(analyze\s+|verbose\s+)?(.*)$", text)
+    if m2 and not m2.group(1):
+        inner = classify(m2.group(2))
+        if isinstance(inner, Query):
+            return Explain("physical", (), "text", inner)
+    raise unsupported("this EXPLAIN form")
+
+
+def _parse_copy(text: str) -> Statement:
+    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+from\s+stdin\b(.*)$", text)
+    if m:
+        cols = tuple(ident(c) for c in m.group(3).split(",")) if m.group(3) else ()
+        return CopyFrom(qname(m.group(1)), cols, _copy_options(m.group(4)))
+    m = re.match(r"(?is)^copy\s+\((.*)\)\s+to\s+stdout\b(.*)$", text)
+    if m:
+        inner = classify(m.group(1))
+        if not isinstance(inner, Query):
+            raise unsupported("COPY of this statement")
+        return CopyTo(inner.ast, _copy_options(m.group(2)))
+    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
+    if m:
+        cols = m.group(3) or "*"
+        return CopyTo(parse_sql(f"SELECT {cols} FROM {m.group(1)}"), _copy_options(m.group(4)))
+    if re.match(r"(?is)^copy\b.*\b(from|to)\s+'", text):
+        raise SqlError("42501", "COPY to or from a file is not allowed; use STDIN/STDOUT")
+    raise unsupported("this COPY form")
