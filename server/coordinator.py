@@ -104,6 +104,9 @@ class Coordinator:
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
         self._closed = False
+        from server.system import SystemHandler
+
+        self.system = SystemHandler(self)
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
@@ -147,6 +150,9 @@ class Coordinator:
                 log.exception("cancelJobGroup failed")
 
     def prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
+        system = self.system.prepare(session, sql, param_types)
+        if system is not None:
+            return system
         stmt = st.classify(sql)
         planned = _Planned(stmt)
         columns: tuple[ColumnDesc, ...] | None = None
@@ -187,6 +193,8 @@ class Coordinator:
         return Prepared(sql, params, columns, planned)
 
     def execute(self, session: Session, prepared: Prepared, params: list[Any]) -> Result:
+        if not isinstance(prepared.plan, _Planned):
+            return prepared.plan.execute(session, params)  # a SystemHandler plan
         planned: _Planned = prepared.plan
         stmt = planned.stmt
         txn = session.txn
