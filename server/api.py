@@ -55,11 +55,15 @@ class CommandResult:
 
 @dataclass
 class CopyOutResult:
-    """COPY ... TO STDOUT: rows to be sent as CopyData in text format."""
+    """COPY ... TO STDOUT: rows sent as CopyData in text format (or CSV when `csv`)."""
 
     columns: tuple[ColumnDesc, ...]
     batches: Iterator[list[tuple[Any, ...]]]
     tag: Callable[[int], str] = field(default=lambda n: f"COPY {n}")
+    csv: bool = False
+    delimiter: str = "\t"
+    null: str = "\\N"
+    header: bool = False
 
 
 @dataclass
@@ -124,3 +128,13 @@ class Coordinator(Protocol):
         ...
 
     def check_password(self, user: str, password: str) -> bool: ...
+
+    def begin_simple_query(self, session: Session, statements: int) -> None:
+        """Called before the statements of one simple-query message run: several statements
+        form one implicit transaction."""
+        ...
+
+    def end_simple_query(self, session: Session, ok: bool) -> None:
+        """Called after them (ok = no statement failed): commits or discards the implicit
+        transaction."""
+        ...

@@ -16,6 +16,7 @@ from catalog.storage.arrow_types import rows_to_arrow
 from compute.plan import lir
 from compute.plan.explain import explain_dataflow
 from compute.plan.lower import lower as lower_to_lir
+from compute.plan.non_negative import non_negative
 from server.api import ColumnDesc, CommandResult, CopyInResult, CopyOutResult, Prepared, Result, RowsResult
 from server.session import SESSION_VARS, Session, Transaction
 from sql import statements as st
@@ -135,6 +136,18 @@ class Coordinator:
     def check_password(self, user: str, password: str) -> bool:
         return self.password is None or password == self.password
 
+    def begin_simple_query(self, session: Session, statements: int) -> None:
+        if statements > 1 and session.txn is None:
+            session.txn = Transaction(implicit=True)
+
+    def end_simple_query(self, session: Session, ok: bool) -> None:
+        txn = session.txn
+        if txn is None or not txn.implicit:
+            return
+        session.txn = None
+        if ok and not txn.failed:
+            self._commit_buffered(session, txn)
+
     def split_statements(self, sql: str) -> list[str]:
         return split_statements(sql)
 
@@ -150,6 +163,14 @@ class Coordinator:
                 log.exception("cancelJobGroup failed")
 
     def prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
+        try:
+            return self._prepare(session, sql, param_types)
+        except Exception:
+            if session.txn is not None:
+                session.txn.failed = True
+            raise
+
+    def _prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
         system = self.system.prepare(session, sql, param_types)
         if system is not None:
             return system
@@ -268,7 +289,17 @@ class Coordinator:
             case st.CopyTo():
                 assert planned.bound is not None
                 res = self._select(session, planned.bound, params, planned.param_types)
-                return CopyOutResult(res.columns, res.batches)
+                o = stmt.options
+                fmt = o.get("format", "text").lower()
+                if fmt not in ("text", "csv"):
+                    raise unsupported(f"COPY TO with format {fmt}")
+                csv = fmt == "csv"
+                return CopyOutResult(
+                    res.columns, res.batches, csv=csv,
+                    delimiter=o.get("delimiter", "," if csv else "\t"),
+                    null=o.get("null", "" if csv else "\\N"),
+                    header=o.get("header", "false").lower() in ("true", "on", "1"),
+                )
         raise unsupported(type(stmt).__name__)
 
     # ---- queries --------------------------------------------------------------------
@@ -296,6 +327,11 @@ class Coordinator:
 
     def _read_ts(self, session: Session) -> int:
         txn = session.txn
+        if txn is not None and txn.implicit:
+            # A read after writes in one simple query: the writes commit first so the read
+            # sees them (Postgres' read-your-writes; atomicity then ends at the read).
+            self._commit_buffered(session, txn)
+            return self.oracle.read_ts()
         if txn is not None:
             if txn.kind == "write":
                 raise SqlError(INVALID_TRANSACTION_STATE, "transaction in write-only mode")
@@ -351,6 +387,8 @@ class Coordinator:
         try:
             ctx = oneshot.RenderContext(spark, read_source)
             out = oneshot.render(df.plan, ctx)
+            if not non_negative(df.plan):
+                out = oneshot.consolidate(out)
             fin = df.finishing
             types = df.types
             if fin is not None and fin.order_by:
@@ -413,7 +451,13 @@ class Coordinator:
             if len(set(cols_given)) != len(cols_given):
                 raise SqlError(DUPLICATE_COLUMN, "column specified more than once")
             src = ast.expression
-            bq = b.bind_query(src, top=False)
+            target_types = [item.columns[names.index(c)].type for c in cols_given]
+            self._seed_value_params(b, src, target_types)
+            b.values_hint = target_types
+            try:
+                bq = b.bind_query(src, top=False)
+            finally:
+                b.values_hint = None
             rel = b._finish_nested(bq)
             if len(bq.types) > len(cols_given):
                 raise SqlError(SYNTAX_ERROR, "INSERT has more expressions than target columns")
@@ -453,6 +497,20 @@ class Coordinator:
             return item, HMap(rel, new), "update"  # old row ++ new row
         raise AssertionError(stmt)
 
+    @staticmethod
+    def _seed_value_params(b: Binder, src: Any, types: list[SqlType]) -> None:
+        """`INSERT ... VALUES ($1, ...)`: a bare parameter takes its target column's type."""
+        from sqlglot import exp
+
+        if not isinstance(src, exp.Values):
+            return
+        for tup in src.expressions:
+            elems = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
+            for e, t in zip(elems, types, strict=False):
+                if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
+                    n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
+                    b.params.setdefault(n, t)
+
     def _default(self, b: Binder, col: Column):
         if col.default_sql:
             e = st.parse_sql(f"SELECT {col.default_sql}").expressions[0]
@@ -475,16 +533,24 @@ class Coordinator:
     def _write(self, session: Session, stmt, extra, params, param_types) -> Result:
         item, rel, kind = extra
         txn = session.txn
+        if txn is not None and txn.implicit and kind != "insert":
+            # UPDATE/DELETE read the table: earlier writes of the query commit first
+            self._commit_buffered(session, txn)
+            txn = None
         if txn is not None:
             if txn.kind == "read":
                 raise SqlError(INVALID_TRANSACTION_STATE, "transaction in read-only mode")
             if kind != "insert":
                 raise SqlError(ACTIVE_SQL_TRANSACTION, f"{kind.upper()} cannot be run inside a transaction block")
             m = optimize(lower_to_mir(rel, params, param_types))
-            if not isinstance(m, Constant):
+            if isinstance(m, Constant):
+                got = list(m.rows)
+            elif txn.implicit:
+                got = self._eval_rows(session, rel, params, param_types, self.oracle.read_ts())
+            else:
                 raise SqlError(INVALID_TRANSACTION_STATE, "INSERT with a query cannot be run inside a transaction block (transaction in write-only mode)")
             txn.kind = "write"
-            rows = [r for r, d in m.rows for _ in range(d)]
+            rows = [r for r, d in got for _ in range(d)]
             self._check_not_null(item, rows)
             txn.writes.append((item, rows, [1] * len(rows)))
             return CommandResult(f"INSERT 0 {len(rows)}")
@@ -551,6 +617,10 @@ class Coordinator:
     # ---- transactions ---------------------------------------------------------------
     def _txn_control(self, session: Session, stmt: st.TxnControl) -> Result:
         if stmt.action == "begin":
+            if session.txn is not None and session.txn.implicit:
+                session.txn.implicit = False
+                session.txn.read_only = stmt.read_only
+                return CommandResult("BEGIN")
             if session.txn is not None:
                 session.notice("there is already a transaction in progress", "25001", "WARNING")
                 return CommandResult("BEGIN")
@@ -559,26 +629,34 @@ class Coordinator:
         txn = session.txn
         session.txn = None
         if stmt.action == "rollback":
-            if txn is None:
+            if txn is None or txn.implicit:
                 session.notice("there is no transaction in progress", "25P01", "WARNING")
             return CommandResult("ROLLBACK")
-        if txn is None:
+        if txn is None or txn.implicit:
             session.notice("there is no transaction in progress", "25P01", "WARNING")
+        if txn is None:
             return CommandResult("COMMIT")
         if txn.failed:
             return CommandResult("ROLLBACK")
-        if txn.writes:
-            merged: dict[str, tuple[Item, list[tuple], list[int]]] = {}
-            for item, rows, diffs in txn.writes:
-                cur = merged.setdefault(item.id, (item, [], []))
-                cur[1].extend(rows)
-                cur[2].extend(diffs)
-            with self.write_lock:
-                for item_id in merged:
-                    if self.catalog.get_item_by_id(item_id) is None:
-                        raise SqlError(UNDEFINED_TABLE, "a table written in this transaction was dropped")
-                self._commit(session, list(merged.values()))
+        self._commit_buffered(session, txn)
         return CommandResult("COMMIT")
+
+    def _commit_buffered(self, session: Session, txn: Transaction) -> None:
+        """Commit a transaction's buffered writes atomically at one timestamp."""
+        writes, txn.writes = txn.writes, []
+        txn.kind = None
+        if not writes:
+            return
+        merged: dict[str, tuple[Item, list[tuple], list[int]]] = {}
+        for item, rows, diffs in writes:
+            cur = merged.setdefault(item.id, (item, [], []))
+            cur[1].extend(rows)
+            cur[2].extend(diffs)
+        with self.write_lock:
+            for item_id in merged:
+                if self.catalog.get_item_by_id(item_id) is None:
+                    raise SqlError(UNDEFINED_TABLE, "a table written in this transaction was dropped")
+            self._commit(session, list(merged.values()))
 
     # ---- DDL ------------------------------------------------------------------------
     def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:

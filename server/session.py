@@ -76,6 +76,7 @@ class Transaction:
     read_ts: int | None = None
     writes: list[tuple[Any, list[tuple[Any, ...]], list[int]]] = field(default_factory=list)  # (item, rows, diffs)
     failed: bool = False
+    implicit: bool = False  # a multi-statement simple query (Postgres' implicit transaction)
 
 
 class Session:

@@ -185,6 +185,8 @@ class Binder:
                 self.params[i + 1] = t
         self._agg: _AggCtx | None = None
         self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+        # INSERT ... VALUES: target column types for VALUES columns of unknown type only
+        self.values_hint: list[SqlType] | None = None
 
     # ---- parameters -------------------------------------------------------------------
     def param_types(self) -> tuple[SqlType, ...]:
@@ -480,8 +482,13 @@ class Binder:
         width = len(rows[0])
         if any(len(r) != width for r in rows):
             raise SqlError(SYNTAX_ERROR, "VALUES lists must all be the same length")
+        hint, self.values_hint = self.values_hint, None
         bound = [[self.scalar(e, Scope()) for e in r] for r in rows]
-        types = tuple(func.unify([r[i].typ for r in bound], "VALUES") for i in range(width))
+        types = tuple(
+            hint[i] if hint is not None and i < len(hint) and all(r[i].typ.name == "unknown" for r in bound)
+            else func.unify([r[i].typ for r in bound], "VALUES")
+            for i in range(width)
+        )
         cast = [[self.coerce(e, types[i]) for i, e in enumerate(r)] for r in bound]
         names = tuple(f"column{i + 1}" for i in range(width))
         if all(isinstance(e, Literal) for r in cast for e in r):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 
@@ -40,6 +41,8 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             b = b.config(k, v)
         _spark = b.getOrCreate()
         _spark.sparkContext.setLogLevel("ERROR")
+        # PySpark logs every failed query as JSON on stderr; failures reach clients instead
+        logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
         return _spark
 
 

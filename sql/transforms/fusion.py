@@ -4,7 +4,8 @@
 - Project(identity)(x) = x
 - Map(s2)(Map(s1)(x)) = Map(s1 ++ s2)(x)
 - Filter(p2)(Filter(p1)(x)) = Filter(p1 ++ p2)(x);  Filter()(x) = x;  Map()(x) = x
-- Project(o)(Map(cols)(x)) = Project(o')(x) when every mapped scalar used by o is a column
+- Project(o)(Map(ss)(x)) = Project(o')(Map(ss')(x)): outputs that are plain column copies
+  point at the copied column, unused trailing scalars go, and the Map goes when unused
 - Union(.., Union(ys), ..) = Union(.., ys.., ..)
 """
 
@@ -24,12 +25,12 @@ def fusion(r: mir.Mir) -> mir.Mir:
             return x
         case mir.Project(input=mir.Map(input=x, scalars=ss), outputs=o):
             n = mir.arity(x)
-            used = {i - n for i in o if i >= n}
-            if used and all(isinstance(ss[k], Column) for k in used):
-                mapping = tuple(i if i < n else ss[i - n].index for i in o)  # type: ignore[union-attr]
-                return fusion(mir.Project(x, mapping))
-            if not used:
-                return fusion(mir.Project(x, o))
+            o2 = tuple(_resolve(i, n, ss) for i in o)
+            if all(i < n for i in o2):
+                return fusion(mir.Project(x, o2))
+            keep = max(o2) - n + 1  # scalars see only earlier columns: a prefix suffices
+            if o2 != o or keep < len(ss):
+                return mir.Project(mir.Map(x, ss[:keep]), o2)
             return r
         case mir.Map(input=mir.Map(input=x, scalars=s1), scalars=s2):
             return mir.Map(x, s1 + s2)
@@ -46,3 +47,10 @@ def fusion(r: mir.Mir) -> mir.Mir:
             return mir.Union(tuple(flat))
         case _:
             return r
+
+
+def _resolve(i: int, n: int, ss) -> int:
+    """Follow a Map output that merely copies a column to the column it copies."""
+    while i >= n and isinstance(ss[i - n], Column):
+        i = ss[i - n].index
+    return i

@@ -1,0 +1,914 @@
+"""One client connection: startup, authentication, simple and extended query protocol, COPY.
+
+A reader task frames incoming messages into a queue (so a disconnect is noticed while a
+statement runs, and cancels it); the connection task processes them in order. Coordinator
+calls and result iteration run in the server's thread pool, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+import struct
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from server.api import (
+    ColumnDesc,
+    CommandResult,
+    CopyInResult,
+    CopyOutResult,
+    Prepared,
+    Result,
+    RowsResult,
+    Session,
+)
+from server.pgwire import codec, messages
+from server.pgwire.auth import SCRAM_MECHANISM, ScramServer, md5_verify, password_failed
+from server.pgwire.copy import parse_copy_in, text_row_formatter
+from server.pgwire.messages import MessageReader, ProtocolViolation
+from sql.errors import (
+    DUPLICATE_CURSOR,
+    DUPLICATE_PREPARED_STATEMENT,
+    FEATURE_NOT_SUPPORTED,
+    INTERNAL_ERROR,
+    INVALID_BINARY_REPRESENTATION,
+    INVALID_CATALOG_NAME,
+    INVALID_CURSOR_NAME,
+    INVALID_PARAMETER_VALUE,
+    INVALID_SQL_STATEMENT_NAME,
+    PROTOCOL_VIOLATION,
+    QUERY_CANCELED,
+    SYNTAX_ERROR,
+    SqlError,
+)
+from sql.types import TYPE_BY_OID, SqlType
+
+if TYPE_CHECKING:
+    from server.pgwire.server import PgServer
+
+log = logging.getLogger("server.pgwire")
+
+DEFAULT_USER = "materialize"
+DEFAULT_DATABASE = "materialize"
+STARTUP_TIMEOUT = 60.0
+MAX_ROWS_PER_WRITE = 16384
+FLUSH_THRESHOLD = 256 * 1024
+QUEUE_DEPTH = 256
+EXTENDED_TYPES = frozenset({b"P", b"B", b"D", b"E", b"C", b"H", b"F"})
+
+_I16 = struct.Struct("!h")
+_I32 = struct.Struct("!i")
+
+
+class ClientGone(Exception):
+    """The client disconnected or terminated; the connection just cleans up."""
+
+
+@dataclass
+class Statement:
+    name: str
+    prepared: Prepared | None  # None: the empty query
+
+
+class RowStream:
+    """Pulls row batches from a result and encodes DataRow messages (in worker threads)."""
+
+    def __init__(
+        self, batches: Iterator[list[tuple[Any, ...]]], encoders: Sequence[codec.Encoder]
+    ) -> None:
+        self.batches = batches
+        self.iterator: Iterator[list[tuple[Any, ...]]] | None = None
+        self.encoders = list(encoders)
+        self.pending: list[tuple[Any, ...]] = []
+        self.pos = 0
+        self.exhausted = False
+
+    def next_chunk(self, limit: int | None) -> tuple[bytes, int, bool]:
+        """Encode up to `limit` rows: (DataRow bytes, row count, result exhausted)."""
+        if self.iterator is None:
+            self.iterator = iter(self.batches)
+        while self.pos >= len(self.pending):
+            if self.exhausted:
+                return b"", 0, True
+            try:
+                self.pending = next(self.iterator)
+            except StopIteration:
+                self.exhausted = True
+                self.pending = []
+                return b"", 0, True
+            self.pos = 0
+        end = len(self.pending) - self.pos
+        if limit is not None:
+            end = min(end, limit)
+        end = self.pos + min(end, MAX_ROWS_PER_WRITE)
+        rows = self.pending[self.pos : end]
+        self.pos = end
+        return encode_data_rows(rows, self.encoders), len(rows), False
+
+    def close(self) -> None:
+        close = getattr(self.iterator if self.iterator is not None else self.batches, "close", None)
+        if close is not None:
+            close()
+
+
+def encode_data_rows(rows: Sequence[tuple[Any, ...]], encoders: Sequence[codec.Encoder]) -> bytes:
+    header = _I16.pack(len(encoders))
+    out: list[bytes] = []
+    pack = _I32.pack
+    null = messages.NULL_FIELD
+    for row in rows:
+        parts = [header]
+        for value, enc in zip(row, encoders, strict=True):
+            if value is None:
+                parts.append(null)
+            else:
+                data = enc(value)
+                parts.append(pack(len(data)))
+                parts.append(data)
+        body = b"".join(parts)
+        out.append(b"D" + pack(len(body) + 4) + body)
+    return b"".join(out)
+
+
+@dataclass
+class Portal:
+    name: str
+    statement: Statement
+    params: list[Any]
+    result_formats: tuple[int, ...]
+    result: Result | None = None
+    stream: RowStream | None = None
+    done: bool = False
+    rows_sent: int = field(default=0)
+
+
+def resolve_formats(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> list[int]:
+    """Per-column format codes from Bind's result format list (0, 1 or n entries)."""
+    if len(formats) == len(columns):
+        return list(formats)
+    if len(formats) == 1:
+        return [formats[0]] * len(columns)
+    return [0] * len(columns)
+
+
+def _encoders(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> list[codec.Encoder]:
+    return [
+        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type)
+        for c, f in zip(columns, formats, strict=True)
+    ]
+
+
+def _type_oid(t: SqlType) -> int:
+    try:
+        return t.oid
+    except KeyError:
+        return 0
+
+
+class Connection:
+    """State and protocol handling of one client connection."""
+
+    def __init__(
+        self, server: PgServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.server = server
+        self.coord = server.coordinator
+        self.reader = reader
+        self.writer = writer
+        self.session: Session | None = None
+        self.user = DEFAULT_USER
+        self.statements: dict[str, Statement] = {}
+        self.portals: dict[str, Portal] = {}
+        self.out = bytearray()
+        self.closed = False
+        self.busy = False
+        self.ignore_till_sync = False
+        self.queue: asyncio.Queue[tuple[bytes, bytes] | ProtocolViolation | None] = asyncio.Queue(
+            QUEUE_DEPTH
+        )
+        self.reader_task: asyncio.Task[None] | None = None
+        self.peer = writer.get_extra_info("peername")
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    async def _run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.server.executor, functools.partial(fn, *args, **kwargs)
+        )
+
+    async def _flush(self) -> None:
+        if not self.out:
+            return
+        if self.closed or self.writer.is_closing():
+            self.out.clear()
+            raise ClientGone
+        data = bytes(self.out)
+        self.out.clear()
+        try:
+            self.writer.write(data)
+            await self.writer.drain()
+        except (ConnectionError, OSError) as e:
+            self.closed = True
+            raise ClientGone from e
+
+    def _send_error(self, exc: BaseException, severity: str | None = None) -> None:
+        if isinstance(exc, SqlError):
+            err = exc
+        else:
+            log.warning("internal error on connection %s", self.peer, exc_info=exc)
+            err = SqlError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
+        self.out += messages.error_response(err, severity)
+
+    async def _fatal(self, err: SqlError) -> None:
+        self.out += messages.error_response(err, "FATAL")
+        try:
+            await self._flush()
+        except ClientGone:
+            pass
+
+    def _after_statement(self) -> None:
+        """Queue notices and changed parameters raised by the last coordinator call."""
+        if self.session is None:
+            return
+        try:
+            for severity, sqlstate, message in self.session.take_notices():
+                self.out += messages.notice_response(severity, sqlstate, message)
+            for name, value in self.session.take_changed_parameters().items():
+                self.out += messages.parameter_status(name, value)
+        except Exception:
+            log.exception("collecting notices failed")
+
+    def _ready(self) -> None:
+        status = "I"
+        if self.session is not None:
+            try:
+                status = self.session.transaction_status
+            except Exception:
+                log.exception("transaction_status failed")
+        self.out += messages.ready_for_query(status)
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            try:
+                ok = await asyncio.wait_for(self._startup(), STARTUP_TIMEOUT)
+            except TimeoutError:
+                log.info("startup timeout from %s", self.peer)
+                await self._fatal(SqlError("08006", "timeout expired during startup"))
+                return
+            if ok:
+                await self._serve()
+        except ClientGone:
+            pass
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        except ProtocolViolation as e:
+            log.info("protocol violation from %s: %s", self.peer, e)
+            await self._fatal(SqlError(PROTOCOL_VIOLATION, str(e)))
+        except SqlError as e:
+            await self._fatal(e)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.exception("connection %s failed", self.peer)
+            await self._fatal(SqlError(INTERNAL_ERROR, str(e) or type(e).__name__))
+        finally:
+            await self._cleanup()
+
+    async def _cleanup(self) -> None:
+        self.closed = True
+        if self.reader_task is not None:
+            self.reader_task.cancel()
+        portals = list(self.portals.values())
+        self.portals.clear()
+        for portal in portals:
+            await self._close_portal(portal)
+        if self.session is not None:
+            session, self.session = self.session, None
+            self.server._unregister(session)
+            try:
+                await self._run(self.coord.end_session, session)
+            except Exception:
+                log.exception("end_session failed")
+        try:
+            self.writer.close()
+            await asyncio.wait_for(self.writer.wait_closed(), 5)
+        except (Exception, asyncio.CancelledError):
+            pass
+
+    def abort(self) -> None:
+        """Server shutdown: cancel the running statement."""
+        if self.session is not None and self.busy:
+            self._cancel_session()
+
+    def _cancel_session(self) -> None:
+        if self.session is None:
+            return
+        try:
+            self.coord.cancel(self.session)
+        except Exception:
+            log.exception("cancel failed")
+
+    # -- startup ---------------------------------------------------------------------------
+
+    async def _startup(self) -> bool:
+        for _ in range(4):
+            (length,) = _I32.unpack(await self.reader.readexactly(4))
+            if length < 8 or length > messages.MAX_STARTUP_PACKET:
+                raise ProtocolViolation("invalid length of startup packet")
+            r = MessageReader(await self.reader.readexactly(length - 4))
+            code = r.int32()
+            if code in (messages.SSL_REQUEST, messages.GSSENC_REQUEST):
+                self.writer.write(b"N")
+                await self.writer.drain()
+                continue
+            if code == messages.CANCEL_REQUEST:
+                pid = r.int32()
+                secret = struct.unpack("!I", r.bytes(4))[0]
+                self.server._cancel_backend(pid, secret)
+                return False
+            major, minor = code >> 16, code & 0xFFFF
+            if major != 3:
+                await self._fatal(
+                    SqlError(
+                        FEATURE_NOT_SUPPORTED,
+                        f"unsupported frontend protocol {major}.{minor}: server supports 3.0 to 3.0",
+                    )
+                )
+                return False
+            params: dict[str, str] = {}
+            while True:
+                key = r.cstring()
+                if not key:
+                    break
+                params[key] = r.cstring()
+            unrecognized = [k for k in params if k.startswith("_pq_.")]
+            if minor > 0 or unrecognized:
+                self.out += messages.negotiate_protocol_version(0, unrecognized)
+            await self._establish(params)
+            return True
+        raise ProtocolViolation("too many negotiation requests")
+
+    async def _establish(self, params: dict[str, str]) -> None:
+        user = params.get("user") or DEFAULT_USER
+        database = params.get("database") or DEFAULT_DATABASE
+        self.user = user
+        if self.server.password is not None:
+            await self._authenticate(user, self.server.password)
+        self.out += messages.AUTH_OK
+        if database != DEFAULT_DATABASE:
+            raise SqlError(
+                INVALID_CATALOG_NAME, f'database "{database}" does not exist', severity="FATAL"
+            )
+        options = {k: v for k, v in params.items() if k not in ("user", "database")}
+        self.session = await self._run(self.coord.new_session, user, database, options)
+        assert self.session is not None
+        status = dict(self.session.parameter_status())
+        status.update(self.session.take_changed_parameters())
+        for name, value in status.items():
+            self.out += messages.parameter_status(name, value)
+        self.out += messages.backend_key_data(self.session.pid, self.session.secret)
+        self.server._register(self.session, self)
+        self._ready()
+        await self._flush()
+
+    async def _read_auth_message(self) -> bytes:
+        await self._flush()
+        header = await self.reader.readexactly(5)
+        kind, length = struct.unpack("!ci", header)
+        if kind != b"p":
+            raise ProtocolViolation(f"expected password response, got message type {header[0]}")
+        if length < 4 or length > 65536:
+            raise ProtocolViolation("invalid message length")
+        return await self.reader.readexactly(length - 4)
+
+    async def _authenticate(self, user: str, password: str) -> None:
+        try:
+            if self.server.auth_method == "md5":
+                salt = os.urandom(4)
+                self.out += messages.auth_request(5, salt)
+                r = MessageReader(await self._read_auth_message())
+                if not md5_verify(user, password, salt, r.cstring_bytes()):
+                    raise password_failed(user)
+                return
+            self.out += messages.auth_request(10, messages.cstr(SCRAM_MECHANISM) + b"\x00")
+            r = MessageReader(await self._read_auth_message())
+            mechanism = r.cstring()
+            n = r.int32()
+            data = r.bytes(n) if n >= 0 else b""
+            if mechanism != SCRAM_MECHANISM:
+                raise SqlError(
+                    PROTOCOL_VIOLATION,
+                    "client selected an invalid SASL authentication mechanism",
+                    severity="FATAL",
+                )
+            loop = asyncio.get_running_loop()
+            scram = await loop.run_in_executor(None, ScramServer, password)
+            self.out += messages.auth_request(11, scram.handle_client_first(data))
+            final = await self._read_auth_message()
+            self.out += messages.auth_request(12, scram.handle_client_final(final, user))
+        except asyncio.IncompleteReadError:
+            # e.g. psql probing whether a password is needed before prompting for it
+            raise ClientGone from None
+        except SqlError as e:
+            if e.sqlstate == "28P01":
+                log.info("password authentication failed for user %r from %s", user, self.peer)
+            raise
+
+    # -- main loop -------------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        self.reader_task = asyncio.create_task(self._read_loop())
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            if isinstance(item, ProtocolViolation):
+                raise item
+            kind, body = item
+            if kind == b"X":
+                return
+            self.busy = True
+            try:
+                await self._dispatch(kind, body)
+            finally:
+                self.busy = False
+            if len(self.out) >= FLUSH_THRESHOLD:
+                await self._flush()
+
+    async def _read_loop(self) -> None:
+        max_size = self.server.max_message_size
+        try:
+            while True:
+                header = await self.reader.readexactly(5)
+                kind = header[:1]
+                (length,) = _I32.unpack_from(header, 1)
+                if header[0] not in messages.FRONTEND_TYPES:
+                    await self.queue.put(
+                        ProtocolViolation(f"invalid frontend message type {header[0]}")
+                    )
+                    return
+                if length < 4 or length > max_size:
+                    await self.queue.put(ProtocolViolation(f"invalid message length {length}"))
+                    return
+                body = await self.reader.readexactly(length - 4)
+                await self.queue.put((kind, body))
+                if kind == b"X":
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            if self.busy:
+                log.info("client %s disconnected during a statement; cancelling", self.peer)
+                self._cancel_session()
+            await self.queue.put(None)
+
+    async def _next_message(self) -> tuple[bytes, bytes]:
+        item = await self.queue.get()
+        if item is None:
+            raise ClientGone
+        if isinstance(item, ProtocolViolation):
+            raise item
+        return item
+
+    async def _dispatch(self, kind: bytes, body: bytes) -> None:
+        if self.ignore_till_sync and kind != b"S":
+            return
+        r = MessageReader(body)
+        try:
+            if kind == b"Q":
+                await self._simple_query(r)
+            elif kind == b"P":
+                await self._parse(r)
+            elif kind == b"B":
+                await self._bind(r)
+            elif kind == b"D":
+                self._describe(r)
+            elif kind == b"E":
+                await self._execute(r)
+            elif kind == b"C":
+                await self._close(r)
+            elif kind == b"S":
+                await self._sync(r)
+            elif kind == b"H":
+                r.finish()
+                await self._flush()
+            elif kind in (b"d", b"c", b"f"):
+                pass  # late COPY data after a failed COPY: ignored, as Postgres does
+            elif kind == b"F":
+                raise SqlError(FEATURE_NOT_SUPPORTED, "fastpath function calls not supported")
+            else:
+                raise ProtocolViolation(f"unexpected message type {kind[0]}")
+        except (ClientGone, ProtocolViolation, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            self._after_statement()
+            self._send_error(e)
+            if kind in EXTENDED_TYPES:
+                self.ignore_till_sync = True
+            await self._flush()
+
+    # -- simple query ----------------------------------------------------------------------
+
+    async def _simple_query(self, r: MessageReader) -> None:
+        sql = r.cstring()
+        r.finish()
+        await self._drop_portal("")
+        self.statements.pop("", None)
+        assert self.session is not None
+        try:
+            stmts = await self._run(self.coord.split_statements, sql)
+            if not stmts:
+                self.out += messages.EMPTY_QUERY
+            # Optional coordinator hooks: the statements of one Query message form one
+            # implicit transaction.
+            begin = getattr(self.coord, "begin_simple_query", None)
+            end = getattr(self.coord, "end_simple_query", None)
+            ok = False
+            if begin is not None:
+                await self._run(begin, self.session, len(stmts))
+            try:
+                await self._simple_statements(sql, stmts)
+                ok = True
+            finally:
+                if end is not None:
+                    await self._run(end, self.session, ok)
+        except (ClientGone, ProtocolViolation, asyncio.CancelledError):
+            raise
+        except Exception as e:
+            self._after_statement()
+            self._send_error(e)
+        self._ready()
+        await self._flush()
+
+    async def _simple_statements(self, sql: str, stmts: list[str]) -> None:
+        """Run the statements of one simple query in order; the first error propagates."""
+        assert self.session is not None
+        cursor = 0
+        for stmt in stmts:
+            # Error positions are relative to the statement; make them relative to the
+            # query string, as Postgres reports them.
+            found = sql.find(stmt, cursor)
+            offset = max(found, 0)
+            cursor = found + len(stmt) if found >= 0 else cursor
+            try:
+                prepared = await self._run(self.coord.prepare, self.session, stmt, [])
+                result = await self._run(self.coord.execute, self.session, prepared, [])
+            except SqlError as e:
+                if e.position is not None and offset:
+                    e.position += offset
+                raise
+            portal = Portal("", Statement("", prepared), [], (), result=result)
+            try:
+                await self._emit(portal, 0, describe=True)
+            finally:
+                await self._close_portal(portal)
+            self._after_statement()
+
+    # -- results ---------------------------------------------------------------------------
+
+    async def _emit(self, portal: Portal, max_rows: int, *, describe: bool) -> None:
+        """Send (part of) a portal's result."""
+        result = portal.result
+        if isinstance(result, RowsResult):
+            if portal.done:
+                self.out += messages.command_complete(result.tag(0))
+                return
+            if portal.stream is None:
+                formats = resolve_formats(result.columns, portal.result_formats)
+                encoders = _encoders(result.columns, formats)
+                if describe:
+                    self.out += messages.row_description(result.columns, formats)
+                portal.stream = RowStream(result.batches, encoders)
+            sent, completed = await self._stream(portal.stream, max_rows)
+            portal.rows_sent += sent
+            if completed:
+                portal.done = True
+                self.out += messages.command_complete(
+                    result.tag(portal.rows_sent if describe else sent)
+                )
+            else:
+                self.out += messages.PORTAL_SUSPENDED
+        elif isinstance(result, CommandResult):
+            self.out += messages.command_complete(result.tag)
+            portal.done = True
+        elif isinstance(result, CopyOutResult):
+            if portal.done:
+                raise SqlError("55000", f'portal "{portal.name}" cannot be run')
+            portal.done = True
+            await self._copy_out(result)
+        elif isinstance(result, CopyInResult):
+            if portal.done:
+                raise SqlError("55000", f'portal "{portal.name}" cannot be run')
+            portal.done = True
+            await self._copy_in(result)
+        else:
+            raise TypeError(f"unexpected result {type(result).__name__}")
+
+    async def _stream(self, stream: RowStream, max_rows: int) -> tuple[int, bool]:
+        sent = 0
+        while True:
+            if self.closed:
+                raise ClientGone
+            limit = max_rows - sent if max_rows > 0 else None
+            data, n, exhausted = await self._run(stream.next_chunk, limit)
+            sent += n
+            if data:
+                self.out += data
+                await self._flush()
+            if exhausted:
+                return sent, True
+            if max_rows > 0 and sent >= max_rows:
+                return sent, False
+
+    async def _copy_out(self, result: CopyOutResult) -> None:
+        fmt = text_row_formatter(result.columns)
+        iterator = iter(result.batches)
+        self.out += messages.copy_response(b"H", len(result.columns))
+        await self._flush()
+
+        def chunk() -> tuple[bytes, int, bool]:
+            try:
+                batch = next(iterator)
+            except StopIteration:
+                return b"", 0, True
+            return b"".join(messages.copy_data(fmt(row)) for row in batch), len(batch), False
+
+        total = 0
+        try:
+            while True:
+                if self.closed:
+                    raise ClientGone
+                data, n, done = await self._run(chunk)
+                total += n
+                if data:
+                    self.out += data
+                    await self._flush()
+                if done:
+                    break
+        finally:
+            close = getattr(iterator, "close", None)
+            if close is not None:
+                await self._run(close)
+        self.out += messages.COPY_DONE
+        self.out += messages.command_complete(result.tag(total))
+
+    async def _copy_in(self, result: CopyInResult) -> None:
+        self.out += messages.copy_response(b"G", len(result.columns))
+        await self._flush()
+        chunks: list[bytes] = []
+        while True:
+            kind, body = await self._next_message()
+            if kind == b"d":
+                chunks.append(body)
+            elif kind == b"c":
+                break
+            elif kind == b"f":
+                reason = MessageReader(body).cstring()
+                raise SqlError(QUERY_CANCELED, f"COPY from stdin failed: {reason}")
+            elif kind in (b"H", b"S"):
+                continue
+            elif kind == b"X":
+                raise ClientGone
+            else:
+                raise SqlError(
+                    PROTOCOL_VIOLATION,
+                    f"unexpected message type 0x{kind[0]:02X} during COPY from stdin",
+                )
+        rows = await self._run(
+            parse_copy_in,
+            b"".join(chunks),
+            result.columns,
+            csv=result.csv,
+            delimiter=result.delimiter,
+            null=result.null,
+            header=result.header,
+        )
+        tag = await self._run(result.write, rows)
+        self.out += messages.command_complete(tag)
+
+    # -- extended query --------------------------------------------------------------------
+
+    async def _parse(self, r: MessageReader) -> None:
+        name = r.cstring()
+        query = r.cstring()
+        n = r.int16()
+        if n < 0:
+            raise ProtocolViolation("invalid number of parameter types")
+        oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
+        r.finish()
+        if name == "":
+            self.statements.pop("", None)
+        elif name in self.statements:
+            raise SqlError(
+                DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{name}" already exists'
+            )
+        stmts = await self._run(self.coord.split_statements, query)
+        if len(stmts) > 1:
+            raise SqlError(
+                SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"
+            )
+        param_types: list[SqlType | None] = [
+            SqlType(TYPE_BY_OID[oid].name) if oid in TYPE_BY_OID else None for oid in oids
+        ]
+        prepared = None
+        if stmts:
+            prepared = await self._run(self.coord.prepare, self.session, stmts[0], param_types)
+        self.statements[name] = Statement(name, prepared)
+        self._after_statement()
+        self.out += messages.PARSE_COMPLETE
+
+    def _statement(self, name: str) -> Statement:
+        stmt = self.statements.get(name)
+        if stmt is None:
+            if name == "":
+                raise SqlError(
+                    INVALID_SQL_STATEMENT_NAME, "unnamed prepared statement does not exist"
+                )
+            raise SqlError(
+                INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist'
+            )
+        return stmt
+
+    def _portal(self, name: str) -> Portal:
+        portal = self.portals.get(name)
+        if portal is None:
+            raise SqlError(INVALID_CURSOR_NAME, f'portal "{name}" does not exist')
+        return portal
+
+    @staticmethod
+    def _format_codes(r: MessageReader) -> list[int]:
+        n = r.int16()
+        if n < 0:
+            raise ProtocolViolation("invalid number of format codes")
+        codes = [r.int16() for _ in range(n)]
+        for c in codes:
+            if c not in (0, 1):
+                raise SqlError(INVALID_PARAMETER_VALUE, f"unsupported format code: {c}")
+        return codes
+
+    async def _bind(self, r: MessageReader) -> None:
+        portal_name = r.cstring()
+        stmt_name = r.cstring()
+        param_formats = self._format_codes(r)
+        nparams = r.int16()
+        if nparams < 0:
+            raise ProtocolViolation("invalid number of parameters")
+        raw: list[bytes | None] = []
+        for _ in range(nparams):
+            length = r.int32()
+            if length < -1:
+                raise ProtocolViolation("invalid parameter length")
+            raw.append(None if length == -1 else r.bytes(length))
+        result_formats = self._format_codes(r)
+        r.finish()
+
+        stmt = self._statement(stmt_name)
+        if portal_name == "":
+            await self._drop_portal("")
+        elif portal_name in self.portals:
+            raise SqlError(DUPLICATE_CURSOR, f'cursor "{portal_name}" already exists')
+        prepared = stmt.prepared
+        if len(param_formats) > 1 and len(param_formats) != nparams:
+            raise SqlError(
+                PROTOCOL_VIOLATION,
+                f"bind message has {len(param_formats)} parameter formats but {nparams} parameters",
+            )
+        param_types = list(prepared.param_types) if prepared is not None else []
+        if nparams != len(param_types):
+            raise SqlError(
+                PROTOCOL_VIOLATION,
+                f"bind message supplies {nparams} parameters, but prepared statement "
+                f'"{stmt_name}" requires {len(param_types)}',
+            )
+        params: list[Any] = []
+        for i, data in enumerate(raw):
+            fmt = (
+                param_formats[i]
+                if len(param_formats) > 1
+                else (param_formats[0] if param_formats else 0)
+            )
+            if data is None:
+                params.append(None)
+            elif fmt == 0:
+                params.append(codec.decode_text(data, param_types[i]))
+            else:
+                try:
+                    params.append(codec.decode_binary(data, param_types[i]))
+                except SqlError as e:
+                    if (
+                        e.sqlstate == INVALID_BINARY_REPRESENTATION
+                        and e.message == "incorrect binary data format"
+                    ):
+                        raise SqlError(
+                            INVALID_BINARY_REPRESENTATION,
+                            f"incorrect binary data format in bind parameter {i + 1}",
+                        ) from None
+                    raise
+        columns = prepared.columns if prepared is not None else None
+        if columns is not None:
+            if len(result_formats) > 1 and len(result_formats) != len(columns):
+                raise SqlError(
+                    PROTOCOL_VIOLATION,
+                    f"bind message has {len(result_formats)} result formats but query has "
+                    f"{len(columns)} columns",
+                )
+            _encoders(columns, resolve_formats(columns, result_formats))  # binary support check
+        self.portals[portal_name] = Portal(portal_name, stmt, params, tuple(result_formats))
+        self.out += messages.BIND_COMPLETE
+
+    def _describe(self, r: MessageReader) -> None:
+        kind = r.byte()
+        name = r.cstring()
+        r.finish()
+        if kind == ord("S"):
+            stmt = self._statement(name)
+            prepared = stmt.prepared
+            types = prepared.param_types if prepared is not None else ()
+            self.out += messages.parameter_description([_type_oid(t) for t in types])
+            columns = prepared.columns if prepared is not None else None
+            if columns is None:
+                self.out += messages.NO_DATA
+            else:
+                self.out += messages.row_description(columns, [0] * len(columns))
+        elif kind == ord("P"):
+            portal = self._portal(name)
+            prepared = portal.statement.prepared
+            columns = prepared.columns if prepared is not None else None
+            if columns is None:
+                self.out += messages.NO_DATA
+            else:
+                formats = resolve_formats(columns, portal.result_formats)
+                self.out += messages.row_description(columns, formats)
+        else:
+            raise ProtocolViolation(f"invalid DESCRIBE message subtype {kind}")
+
+    async def _execute(self, r: MessageReader) -> None:
+        name = r.cstring()
+        max_rows = r.int32()
+        r.finish()
+        portal = self._portal(name)
+        prepared = portal.statement.prepared
+        if prepared is None:
+            self.out += messages.EMPTY_QUERY
+            return
+        try:
+            if portal.result is None:
+                portal.result = await self._run(
+                    self.coord.execute, self.session, prepared, portal.params
+                )
+            await self._emit(portal, max(max_rows, 0), describe=False)
+        except BaseException:
+            if self.portals.get(name) is portal:
+                del self.portals[name]
+            await self._close_portal(portal)
+            raise
+        finally:
+            self._after_statement()
+
+    async def _close(self, r: MessageReader) -> None:
+        kind = r.byte()
+        name = r.cstring()
+        r.finish()
+        if kind == ord("S"):
+            self.statements.pop(name, None)
+        elif kind == ord("P"):
+            await self._drop_portal(name)
+        else:
+            raise ProtocolViolation(f"invalid CLOSE message subtype {kind}")
+        self.out += messages.CLOSE_COMPLETE
+
+    async def _sync(self, r: MessageReader) -> None:
+        r.finish()
+        self.ignore_till_sync = False
+        status = self.session.transaction_status if self.session is not None else "I"
+        if status != "T":
+            for name in list(self.portals):
+                await self._drop_portal(name)
+        self._after_statement()
+        self._ready()
+        await self._flush()
+
+    async def _drop_portal(self, name: str) -> None:
+        portal = self.portals.pop(name, None)
+        if portal is not None:
+            await self._close_portal(portal)
+
+    async def _close_portal(self, portal: Portal) -> None:
+        """Release a portal's live result iterator (which may hold a running query)."""
+        closer: Callable[[], None] | None = None
+        if portal.stream is not None and not portal.stream.exhausted:
+            closer = portal.stream.close
+        elif portal.stream is None and isinstance(portal.result, RowsResult | CopyOutResult):
+            closer = getattr(portal.result.batches, "close", None)
+        portal.stream = None
+        if closer is None:
+            return
+        try:
+            await self._run(closer)
+        except Exception:
+            log.exception("closing a result iterator failed")
