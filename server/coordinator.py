@@ -14,8 +14,8 @@ from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
 from catalog.storage.arrow_types import rows_to_arrow
 from compute.plan import lir
-from compute.plan.explain import explain_dataflow
-from compute.plan.lower import lower as lower_to_lir
+from compute.plan import pipeline
+from compute.plan.pipeline import PlanFlags
 from compute.plan.non_negative import non_negative
 from server.api import ColumnDesc, CommandResult, CopyInResult, CopyOutResult, Prepared, Result, RowsResult
 from server.session import SESSION_VARS, Session, Transaction
@@ -39,7 +39,7 @@ from sql.errors import (
 from sql.hir import HirRel, HMap, HProject
 from sql.lex import split_statements
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Constant, Mir, explain_mir, mir_types
+from sql.mir import Constant
 from sql.optimize import optimize
 from sql.scalar import Column as ColRef
 from sql.scalar import Literal
@@ -307,23 +307,15 @@ class Coordinator:
         origins = b.origins or tuple((0, 0) for _ in b.types)
         return tuple(ColumnDesc(n, t, o[0], o[1]) for n, t, o in zip(b.names, b.types, origins, strict=True))
 
-    def _optimized(self, bound: BoundQuery, params: list[Any], param_types: tuple[SqlType, ...]) -> Mir:
-        return optimize(lower_to_mir(bound.rel, params, param_types))
-
-    def _dataflow(self, session: Session, bound: BoundQuery, mir_plan: Mir, name: str = "Explained Query") -> lir.Dataflow:
-        plan = lower_to_lir(mir_plan)
-        f = bound.finishing
-        fin = None if f.is_trivial(len(mir_types(mir_plan))) else lir.Finishing(f.order_by, f.limit, f.offset, f.project)
-        sources = tuple(dict.fromkeys(_sources(plan)))
-        return lir.Dataflow(name, plan, mir_types(mir_plan), True, fin, sources)
+    @staticmethod
+    def _flags(session: Session) -> PlanFlags:
+        return PlanFlags(
+            enable_monotonic_oneshot_selects=session.flag("enable_monotonic_oneshot_selects"),
+            enable_consolidate_after_union_negate=session.flag("enable_consolidate_after_union_negate"),
+        )
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
-        if e.stage in ("raw", "decorrelated"):
-            return explain_mir(lower_to_mir(bound.rel, params, param_types), "arity" in e.options) + "\n"
-        m = self._optimized(bound, params, param_types)
-        if e.stage == "optimized":
-            return explain_mir(m, "arity" in e.options) + "\n"
-        return explain_dataflow(self._dataflow(session, bound, m), node_ids="node_ids" in e.options)
+        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types)
 
     def _read_ts(self, session: Session) -> int:
         txn = session.txn
@@ -342,14 +334,14 @@ class Coordinator:
         return self.oracle.read_ts()
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
-        m = self._optimized(bound, params, param_types)
+        m = pipeline.optimized_mir(bound, params, param_types)
         columns = self._columns(bound)
         f = bound.finishing
         if isinstance(m, Constant):
             self._read_ts(session)  # enforces the transaction's read/write mode
             rows = _finish_python(m.rows, f)
             return RowsResult(columns, _batched(rows))
-        df = self._dataflow(session, bound, m)
+        df = pipeline.dataflow(m, f, flags=self._flags(session))
         ts = self._read_ts(session)
         return RowsResult(columns, self._run_lazily(session, df, ts, bound))
 
@@ -522,13 +514,8 @@ class Coordinator:
         m = optimize(lower_to_mir(rel, params, param_types))
         if isinstance(m, Constant):
             return list(m.rows)
-        plan = lower_to_lir(m)
-        df = lir.Dataflow("write", plan, mir_types(m), True, None, tuple(dict.fromkeys(_sources(plan))))
-        return self._run_raw(session, df, ts)
-
-    def _run_raw(self, session: Session, df: lir.Dataflow, ts: int) -> list[tuple[tuple, int]]:
-        rows = self._run(session, lir.Dataflow(df.name, df.plan, df.types, True, None, df.sources), ts, None)
-        return [(r, 1) for r in rows]
+        df = pipeline.dataflow(m, None, name="write", flags=self._flags(session))
+        return [(r, 1) for r in self._run(session, df, ts, None)]
 
     def _write(self, session: Session, stmt, extra, params, param_types) -> Result:
         item, rel, kind = extra
@@ -795,27 +782,6 @@ class Coordinator:
             null=s.options.get("null", "" if csv else "\\N"),
             header=s.options.get("header", "false").lower() in ("true", "on", "1"),
         )
-
-
-def _sources(p: lir.Plan) -> Iterator[tuple[str, str]]:
-    n = p.node
-    if isinstance(n, lir.Get) and not n.local:
-        yield (n.id, n.name)
-    for c in _plan_children(n):
-        yield from _sources(c)
-
-
-def _plan_children(n: lir.Node) -> tuple[lir.Plan, ...]:
-    match n:
-        case lir.Constant() | lir.Get():
-            return ()
-        case lir.MfpNode(input=i) | lir.Reduce(input=i) | lir.TopK(input=i) | lir.Negate(input=i) | lir.Threshold(input=i) | lir.ArrangeBy(input=i):
-            return (i,)
-        case lir.Join(inputs=xs) | lir.Union(inputs=xs):
-            return xs
-        case lir.Let(value=v, body=b):
-            return (v, b)
-    return ()
 
 
 def _sort_key(orders):

@@ -273,8 +273,16 @@ class Binder:
             finally:
                 self._agg = None
             input_arity = len(scope.columns)
-            rel = HMap(rel, tuple(keys)) if keys else rel
-            rel = HReduce(rel, tuple(range(input_arity, input_arity + len(keys))), tuple(agg.aggregates))
+            # plain-column keys group by that column; other keys are mapped first
+            mapped = tuple(k for k in keys if not isinstance(k, Column))
+            positions = []
+            for k in keys:
+                if isinstance(k, Column):
+                    positions.append(k.index)
+                else:
+                    positions.append(input_arity + mapped.index(k))
+            rel = HMap(rel, mapped) if mapped else rel
+            rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
             if having_pred is not None:
                 rel = HFilter(rel, (having_pred,))
             select_scope = Scope()

@@ -1,0 +1,94 @@
+"""The pure planning pipeline shared by the coordinator, EXPLAIN and the golden tests:
+
+bound HIR -> MIR (lowering) -> MIR optimizer -> LIR (lowering) -> finalize_dataflow
+(refinements, in DESIGN §4.3's order). Nothing here touches Spark or the catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from compute.plan import lir
+from compute.plan.explain import explain_dataflow
+from compute.plan.lower import lower as lower_to_lir
+from sql.bind import BoundQuery
+from sql.hir import Finishing
+from sql.lowering import lower as lower_to_mir
+from sql.mir import Mir, explain_mir, mir_types
+from sql.optimize import optimize
+from sql.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class PlanFlags:
+    """Session/system variables that steer planning."""
+
+    enable_monotonic_oneshot_selects: bool = True
+    enable_consolidate_after_union_negate: bool = True
+
+
+def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
+    return lower_to_mir(bound.rel, params, param_types)
+
+
+def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
+    return optimize(to_mir(bound, params, param_types))
+
+
+def lir_finishing(f: Finishing, arity: int) -> lir.Finishing | None:
+    if f.is_trivial(arity):
+        return None
+    return lir.Finishing(f.order_by, f.limit, f.offset, f.project)
+
+
+def dataflow(m: Mir, finishing: Finishing | None, *, name: str = "Explained Query", single_time: bool = True,
+             flags: PlanFlags = PlanFlags()) -> lir.Dataflow:
+    """MIR -> LIR -> finalize_dataflow."""
+    plan = lower_to_lir(m)
+    types = mir_types(m)
+    fin = lir_finishing(finishing, len(types)) if finishing is not None else None
+    sources = tuple(dict.fromkeys(storage_sources(plan)))
+    df = lir.Dataflow(name, plan, types, single_time, fin, sources)
+    return finalize_dataflow(df, flags)
+
+
+def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
+    from compute.plan.refinements import REFINEMENTS
+
+    for refine in REFINEMENTS:
+        df = refine(df, flags)
+    return df
+
+
+def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
+            params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> str:
+    """EXPLAIN <stage> PLAN of a one-shot SELECT."""
+    if stage in ("raw", "decorrelated"):
+        return explain_mir(to_mir(bound, params, param_types), "arity" in options) + "\n"
+    m = optimized_mir(bound, params, param_types)
+    if stage == "optimized":
+        return explain_mir(m, "arity" in options) + "\n"
+    return explain_dataflow(dataflow(m, bound.finishing, flags=flags), node_ids="node_ids" in options)
+
+
+def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:
+    n = p.node
+    if isinstance(n, lir.Get) and not n.local:
+        yield (n.id, n.name)
+    for c in lir_children(n):
+        yield from storage_sources(c)
+
+
+def lir_children(n: lir.Node) -> tuple[lir.Plan, ...]:
+    match n:
+        case lir.Constant() | lir.Get():
+            return ()
+        case lir.MfpNode(input=i) | lir.Reduce(input=i) | lir.TopK(input=i) | lir.Negate(input=i) | lir.Threshold(input=i) | lir.ArrangeBy(input=i):
+            return (i,)
+        case lir.Join(inputs=xs) | lir.Union(inputs=xs):
+            return xs
+        case lir.Let(value=v, body=b):
+            return (v, b)
+    raise AssertionError(n)

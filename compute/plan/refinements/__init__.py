@@ -1,0 +1,18 @@
+"""LIR refinements run by finalize_dataflow, in DESIGN §4.3's order (one module each)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from compute.plan import lir
+from compute.plan.refinements.refine_single_time_consolidation import refine_single_time_consolidation
+from compute.plan.refinements.refine_single_time_operator_selection import refine_single_time_operator_selection
+from compute.plan.refinements.refine_union_negate_consolidation import refine_union_negate_consolidation
+
+Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]  # noqa: F821
+
+REFINEMENTS: tuple[Refinement, ...] = (
+    refine_union_negate_consolidation,
+    refine_single_time_operator_selection,
+    refine_single_time_consolidation,
+)

@@ -1,0 +1,25 @@
+"""Bottom-up rewriting of LIR plans (node ids are preserved)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from compute.plan import lir
+
+
+def map_plan(p: lir.Plan, f: Callable[[lir.Plan], lir.Plan]) -> lir.Plan:
+    """Rewrite children first, then apply f to the node."""
+    n = p.node
+    match n:
+        case lir.Constant() | lir.Get():
+            new = n
+        case lir.MfpNode() | lir.Reduce() | lir.TopK() | lir.Negate() | lir.Threshold() | lir.ArrangeBy():
+            new = replace(n, input=map_plan(n.input, f))
+        case lir.Join() | lir.Union():
+            new = replace(n, inputs=tuple(map_plan(x, f) for x in n.inputs))
+        case lir.Let():
+            new = replace(n, value=map_plan(n.value, f), body=map_plan(n.body, f))
+        case _:
+            raise AssertionError(n)
+    return f(lir.Plan(p.node_id, new))
