@@ -1,0 +1,1039 @@
+"""Postgres value codec: Python values (see `sql.types`) <-> pgwire text and binary formats.
+
+Text output follows Postgres' output functions with the defaults Materialize clients see
+(`DateStyle=ISO, MDY`, `IntervalStyle=postgres`, `TimeZone=UTC`, `bytea_output=hex`,
+`extra_float_digits >= 1`, i.e. shortest round-trip floats). Binary formats are the ones of
+Postgres' send/recv functions. Input errors are `SqlError`s with Postgres' SQLSTATEs and
+messages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import struct
+import uuid
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from sql.errors import (
+    CHARACTER_NOT_IN_REPERTOIRE,
+    DATETIME_FIELD_OVERFLOW,
+    FEATURE_NOT_SUPPORTED,
+    INVALID_BINARY_REPRESENTATION,
+    INVALID_DATETIME_FORMAT,
+    INVALID_PARAMETER_VALUE,
+    INVALID_TEXT_REPRESENTATION,
+    NUMERIC_VALUE_OUT_OF_RANGE,
+    SqlError,
+)
+from sql.types import Interval, SqlType
+
+Encoder = Callable[[Any], bytes]
+Decoder = Callable[[bytes], Any]
+
+_PG_EPOCH_DATE = dt.date(2000, 1, 1)
+_PG_EPOCH_ORDINAL = _PG_EPOCH_DATE.toordinal()
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+_PG_EPOCH_TZ = dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
+_UNIX_EPOCH = dt.datetime(1970, 1, 1)
+_USECS_PER_DAY = 86_400_000_000
+_USECS_PER_HOUR = 3_600_000_000
+_USECS_PER_MINUTE = 60_000_000
+_USECS_PER_SEC = 1_000_000
+_FLT_MAX = 3.4028234663852886e38
+
+_I16 = struct.Struct("!h")
+_I32 = struct.Struct("!i")
+_U32 = struct.Struct("!I")
+_I64 = struct.Struct("!q")
+_U64 = struct.Struct("!Q")
+_F32 = struct.Struct("!f")
+_F64 = struct.Struct("!d")
+_INTERVAL = struct.Struct("!qii")
+
+_STRING_LIKE = frozenset({"text", "varchar", "bpchar", "name", "unknown", "json"})
+
+# The type name Postgres uses in "invalid input syntax for type X" messages.
+_INPUT_NAMES = {
+    "time": "time",
+    "timestamp": "timestamp",
+    "timestamptz": "timestamp with time zone",
+}
+
+
+def _type_label(t: SqlType) -> str:
+    if t.name in _INPUT_NAMES:
+        return _INPUT_NAMES[t.name]
+    try:
+        return t.info.pg_name
+    except KeyError:
+        return t.name
+
+
+def _syntax(t: SqlType, text: str, code: str = INVALID_TEXT_REPRESENTATION) -> SqlError:
+    return SqlError(code, f'invalid input syntax for type {_type_label(t)}: "{text}"')
+
+
+def _out_of_range(t: SqlType, text: str) -> SqlError:
+    return SqlError(
+        NUMERIC_VALUE_OUT_OF_RANGE, f'value "{text}" is out of range for type {_type_label(t)}'
+    )
+
+
+def _field_overflow(text: str) -> SqlError:
+    return SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{text}"')
+
+
+# ---------------------------------------------------------------------------------------------
+# Text output
+# ---------------------------------------------------------------------------------------------
+
+
+def _digits_exponent(s: str) -> tuple[str, int]:
+    """Significant digits (no trailing zeros) and scientific exponent of a positive number."""
+    tup = Decimal(s).normalize().as_tuple()
+    digits = "".join(map(str, tup.digits))
+    return digits, int(tup.exponent) + len(digits) - 1
+
+
+def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
+    """Postgres' (Ryu-based) float output: fixed notation for 1e-4 <= |v| < 10**fixed_max_exp."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, v) < 0 else ""
+    if v == 0:
+        return sign + "0"
+    digits, e = _digits_exponent(repr_digits.lstrip("-"))
+    if -4 <= e < fixed_max_exp:
+        if e >= 0:
+            if len(digits) <= e + 1:
+                body = digits + "0" * (e + 1 - len(digits))
+            else:
+                body = digits[: e + 1] + "." + digits[e + 1 :]
+        else:
+            body = "0." + "0" * (-e - 1) + digits
+    else:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        body = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return sign + body
+
+
+def format_float8(v: float) -> str:
+    v = float(v)
+    return _format_shortest(v, repr(v), 15)
+
+
+def _round_f32(v: float) -> float:
+    return _F32.unpack(_F32.pack(v))[0]
+
+
+def format_float4(v: float) -> str:
+    v = float(v)
+    if math.isnan(v) or math.isinf(v) or v == 0:
+        return _format_shortest(v, "0", 6)
+    v32 = _round_f32(v)
+    for prec in range(1, 10):
+        s = f"{v32:.{prec - 1}e}"
+        if _round_f32(float(s)) == v32:
+            return _format_shortest(v32, s, 6)
+    return _format_shortest(v32, repr(v32), 6)
+
+
+def format_numeric(v: Any) -> str:
+    if not isinstance(v, Decimal):
+        v = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+    if v.is_nan():
+        return "NaN"
+    if v.is_infinite():
+        return "Infinity" if v > 0 else "-Infinity"
+    if v.is_zero():
+        v = v.copy_abs()
+    return format(v, "f")
+
+
+def _frac(micro: int) -> str:
+    return f".{micro:06d}".rstrip("0") if micro else ""
+
+
+def format_time(v: dt.time) -> str:
+    return f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{_frac(v.microsecond)}"
+
+
+def format_date(v: dt.date) -> str:
+    if isinstance(v, dt.datetime):
+        v = v.date()
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}"
+
+
+def format_timestamp(v: dt.datetime) -> str:
+    return (
+        f"{v.year:04d}-{v.month:02d}-{v.day:02d} "
+        f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}{_frac(v.microsecond)}"
+    )
+
+
+def format_timestamptz(v: dt.datetime) -> str:
+    if v.tzinfo is not None:
+        v = v.astimezone(dt.UTC)
+    return format_timestamp(v) + "+00"
+
+
+def _as_interval(v: Any) -> Interval:
+    if isinstance(v, Interval):
+        return v
+    if isinstance(v, dt.timedelta):
+        return Interval(0, v.days, v.seconds * _USECS_PER_SEC + v.microseconds)
+    raise TypeError(f"not an interval: {v!r}")
+
+
+def _trunc_divmod(a: int, b: int) -> tuple[int, int]:
+    """C-style division: quotient truncated toward zero, remainder has a's sign."""
+    q = abs(a) // abs(b)
+    if (a < 0) != (b < 0):
+        q = -q
+    return q, a - q * b
+
+
+def format_interval(v: Any) -> str:
+    """IntervalStyle = postgres (EncodeInterval, INTSTYLE_POSTGRES)."""
+    iv = _as_interval(v)
+    year, mon = _trunc_divmod(iv.months, 12)
+    hour, rem = _trunc_divmod(iv.micros, _USECS_PER_HOUR)
+    minute, rem = _trunc_divmod(rem, _USECS_PER_MINUTE)
+    sec, fsec = _trunc_divmod(rem, _USECS_PER_SEC)
+    parts: list[str] = []
+    is_before = False
+    for value, unit in ((year, "year"), (mon, "mon"), (iv.days, "day")):
+        if value == 0:
+            continue
+        plus = "+" if is_before and value > 0 else ""
+        parts.append(f"{plus}{value} {unit}{'s' if value != 1 else ''}")
+        is_before = value < 0
+    if not parts or hour or minute or sec or fsec:
+        minus = hour < 0 or minute < 0 or sec < 0 or fsec < 0
+        sign = "-" if minus else ("+" if is_before else "")
+        parts.append(f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(sec):02d}{_frac(abs(fsec))}")
+    return " ".join(parts)
+
+
+def format_bytea(v: bytes) -> str:
+    return "\\x" + bytes(v).hex()
+
+
+def _json_text(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _enc_str(v: Any) -> bytes:
+    return (v if isinstance(v, str) else str(v)).encode()
+
+
+def _enc_int(v: Any) -> bytes:
+    return b"%d" % v
+
+
+_TEXT_ENCODERS: dict[str, Encoder] = {
+    "bool": lambda v: b"t" if v else b"f",
+    "int2": _enc_int,
+    "int4": _enc_int,
+    "int8": _enc_int,
+    "oid": _enc_int,
+    "uint8": _enc_int,
+    "float4": lambda v: format_float4(v).encode(),
+    "float8": lambda v: format_float8(v).encode(),
+    "numeric": lambda v: format_numeric(v).encode(),
+    "date": lambda v: format_date(v).encode(),
+    "time": lambda v: format_time(v).encode(),
+    "timestamp": lambda v: format_timestamp(v).encode(),
+    "timestamptz": lambda v: format_timestamptz(v).encode(),
+    "interval": lambda v: format_interval(v).encode(),
+    "bytea": lambda v: format_bytea(v).encode(),
+    "uuid": lambda v: str(v).encode(),
+    "jsonb": lambda v: _json_text(v).encode(),
+    "json": lambda v: _json_text(v).encode(),
+}
+
+
+def text_encoder(t: SqlType) -> Encoder:
+    """The text-format encoder for values of type `t` (str() for types without a rule)."""
+    return _TEXT_ENCODERS.get(t.name, _enc_str)
+
+
+def encode_text(value: Any, sqltype: SqlType) -> bytes:
+    return text_encoder(sqltype)(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary output
+# ---------------------------------------------------------------------------------------------
+
+_NUMERIC_POS = 0x0000
+_NUMERIC_NEG = 0x4000
+_NUMERIC_NAN = 0xC000
+_NUMERIC_PINF = 0xD000
+_NUMERIC_NINF = 0xF000
+
+
+def numeric_to_binary(v: Any) -> bytes:
+    """numeric_send: ndigits, weight, sign, dscale, then base-10000 digits."""
+    if not isinstance(v, Decimal):
+        v = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+    if v.is_nan():
+        return struct.pack("!hhHh", 0, 0, _NUMERIC_NAN, 0)
+    if v.is_infinite():
+        # Postgres reports dscale 32 for infinities (header bits of the special value).
+        return struct.pack("!hhHh", 0, 0, _NUMERIC_PINF if v > 0 else _NUMERIC_NINF, 32)
+    sign, digit_tuple, exponent = v.as_tuple()
+    exponent = int(exponent)
+    dscale = max(0, -exponent)
+    n = int("".join(map(str, digit_tuple)) or "0")
+    frac_groups = (dscale + 3) // 4
+    n *= 10 ** (exponent + 4 * frac_groups)
+    groups: list[int] = []
+    while n:
+        n, g = divmod(n, 10000)
+        groups.append(g)
+    groups.reverse()
+    if not groups:
+        return struct.pack("!hhHh", 0, 0, _NUMERIC_POS, dscale)
+    weight = len(groups) - 1 - frac_groups
+    while groups and groups[-1] == 0:
+        groups.pop()
+    return struct.pack(
+        f"!hhHh{len(groups)}h",
+        len(groups),
+        weight,
+        _NUMERIC_NEG if sign else _NUMERIC_POS,
+        dscale,
+        *groups,
+    )
+
+
+def _micros(delta: dt.timedelta) -> int:
+    return delta.days * _USECS_PER_DAY + delta.seconds * _USECS_PER_SEC + delta.microseconds
+
+
+def _time_micros(v: dt.time) -> int:
+    return ((v.hour * 60 + v.minute) * 60 + v.second) * _USECS_PER_SEC + v.microsecond
+
+
+def _enc_timestamptz_bin(v: dt.datetime) -> bytes:
+    if v.tzinfo is None:
+        return _I64.pack(_micros(v - _PG_EPOCH))
+    return _I64.pack(_micros(v - _PG_EPOCH_TZ))
+
+
+def _enc_interval_bin(v: Any) -> bytes:
+    iv = _as_interval(v)
+    return _INTERVAL.pack(iv.micros, iv.days, iv.months)
+
+
+def _enc_uuid_bin(v: Any) -> bytes:
+    return v.bytes if isinstance(v, uuid.UUID) else uuid.UUID(str(v)).bytes
+
+
+def _enc_date_bin(v: dt.date) -> bytes:
+    if isinstance(v, dt.datetime):
+        v = v.date()
+    return _I32.pack(v.toordinal() - _PG_EPOCH_ORDINAL)
+
+
+_BINARY_ENCODERS: dict[str, Encoder] = {
+    "bool": lambda v: b"\x01" if v else b"\x00",
+    "int2": _I16.pack,
+    "int4": _I32.pack,
+    "int8": _I64.pack,
+    "oid": _U32.pack,
+    "regclass": _U32.pack,
+    "regtype": _U32.pack,
+    "regproc": _U32.pack,
+    "regnamespace": _U32.pack,
+    "uint8": _U64.pack,
+    "float4": lambda v: _F32.pack(float(v)),
+    "float8": lambda v: _F64.pack(float(v)),
+    "numeric": numeric_to_binary,
+    "text": _enc_str,
+    "varchar": _enc_str,
+    "bpchar": _enc_str,
+    "name": _enc_str,
+    "char": _enc_str,
+    "unknown": _enc_str,
+    "json": lambda v: _json_text(v).encode(),
+    "jsonb": lambda v: b"\x01" + _json_text(v).encode(),
+    "date": _enc_date_bin,
+    "time": lambda v: _I64.pack(_time_micros(v)),
+    "timestamp": lambda v: _I64.pack(_micros(v.replace(tzinfo=None) - _PG_EPOCH)),
+    "timestamptz": _enc_timestamptz_bin,
+    "interval": _enc_interval_bin,
+    "bytea": bytes,
+    "uuid": _enc_uuid_bin,
+}
+
+
+def has_binary(t: SqlType) -> bool:
+    """Whether values of `t` can be sent and received in binary format."""
+    return t.name in _BINARY_ENCODERS
+
+
+def binary_encoder(t: SqlType) -> Encoder:
+    enc = _BINARY_ENCODERS.get(t.name)
+    if enc is None:
+        raise SqlError("42883", f"no binary output function available for type {_type_label(t)}")
+    return enc
+
+
+def encode_binary(value: Any, sqltype: SqlType) -> bytes:
+    return binary_encoder(sqltype)(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text input
+# ---------------------------------------------------------------------------------------------
+
+
+def bytes_to_str(data: bytes) -> str:
+    """UTF-8 decode a value received from the client, rejecting NULs like Postgres."""
+    if b"\x00" in data:
+        raise SqlError(
+            CHARACTER_NOT_IN_REPERTOIRE, 'invalid byte sequence for encoding "UTF8": 0x00'
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = " ".join(f"0x{b:02x}" for b in e.object[e.start : e.end])
+        raise SqlError(
+            CHARACTER_NOT_IN_REPERTOIRE, f'invalid byte sequence for encoding "UTF8": {bad}'
+        ) from None
+
+
+def _parse_bool(s: str, t: SqlType) -> bool:
+    v = s.strip().lower()
+    if v:
+        if "true".startswith(v) or "yes".startswith(v) or v in ("on", "1"):
+            return True
+        if "false".startswith(v) or "no".startswith(v) or v in ("of", "off", "0"):
+            return False
+    raise _syntax(t, s)
+
+
+_INT_RE = re.compile(r"\s*[+-]?\d+\s*\Z")
+_INT_RANGES = {
+    "int2": (-(2**15), 2**15 - 1),
+    "int4": (-(2**31), 2**31 - 1),
+    "int8": (-(2**63), 2**63 - 1),
+    "uint8": (0, 2**64 - 1),
+}
+
+
+def _parse_int(s: str, t: SqlType) -> int:
+    if not _INT_RE.match(s):
+        raise _syntax(t, s)
+    v = int(s)
+    lo, hi = _INT_RANGES[t.name]
+    if not lo <= v <= hi:
+        raise _out_of_range(t, s)
+    return v
+
+
+def _parse_oid(s: str, t: SqlType) -> int:
+    if not _INT_RE.match(s):
+        raise _syntax(t, s)
+    v = int(s)
+    if not -(2**31) <= v <= 2**32 - 1:
+        raise _out_of_range(t, s)
+    return v & 0xFFFFFFFF
+
+
+_FLOAT_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
+_FLOAT_SPECIAL = {
+    "nan": math.nan,
+    "infinity": math.inf,
+    "+infinity": math.inf,
+    "-infinity": -math.inf,
+    "inf": math.inf,
+    "+inf": math.inf,
+    "-inf": -math.inf,
+}
+
+
+def _parse_float(s: str, t: SqlType) -> float:
+    v = s.strip()
+    special = _FLOAT_SPECIAL.get(v.lower())
+    if special is not None:
+        return special
+    if not _FLOAT_RE.match(v):
+        raise _syntax(t, s)
+    f = float(v)
+    nonzero = any(c in "123456789" for c in v.split("e")[0].split("E")[0])
+    if t.name == "float4":
+        if math.isinf(f) or abs(f) > _FLT_MAX:
+            raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
+        f32 = _round_f32(f)
+        if f32 == 0 and nonzero:
+            raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
+        return f32
+    if math.isinf(f) or (f == 0 and nonzero):
+        raise SqlError(
+            NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type double precision'
+        )
+    return f
+
+
+_NUMERIC_SPECIAL = {
+    "nan": Decimal("NaN"),
+    "infinity": Decimal("Infinity"),
+    "+infinity": Decimal("Infinity"),
+    "-infinity": Decimal("-Infinity"),
+    "inf": Decimal("Infinity"),
+    "+inf": Decimal("Infinity"),
+    "-inf": Decimal("-Infinity"),
+}
+
+
+def _parse_numeric(s: str, t: SqlType) -> Decimal:
+    v = s.strip()
+    special = _NUMERIC_SPECIAL.get(v.lower())
+    if special is not None:
+        return special
+    if not _FLOAT_RE.match(v):
+        raise _syntax(t, s)
+    try:
+        return Decimal(v)
+    except InvalidOperation:
+        raise _syntax(t, s) from None
+
+
+_DATE_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})")
+_TIME_RE = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
+_TZ_RE = re.compile(r"\s*(?:(Z|UTC|GMT)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?)\s*\Z", re.I)
+
+
+def _frac_micros(frac: str | None) -> int:
+    """Fractional seconds digits -> microseconds, rounded half away from zero like Postgres."""
+    if not frac:
+        return 0
+    if len(frac) <= 6:
+        return int(frac.ljust(6, "0"))
+    return int(Decimal("0." + frac).quantize(Decimal("0.000001"), "ROUND_HALF_UP") * 10**6)
+
+
+def _make_date(y: str, m: str, d: str, text: str) -> dt.date:
+    try:
+        return dt.date(int(y), int(m), int(d))
+    except ValueError:
+        raise _field_overflow(text) from None
+
+
+def _parse_date(s: str, t: SqlType) -> dt.date:
+    v = s.strip()
+    if v.lower() == "epoch":
+        return dt.date(1970, 1, 1)
+    m = _DATE_RE.match(v)
+    if not m:
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    rest = v[m.end() :]
+    if rest and not (rest[0] in " T" and _parse_time_tail(rest.lstrip(" T")) is not None):
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    return _make_date(*m.groups(), s)
+
+
+def _parse_time_tail(rest: str) -> tuple[int, int, int, int, dt.timedelta | None] | None:
+    """Parse 'HH:MM[:SS[.f]][tz]'; None if it does not match."""
+    m = _TIME_RE.match(rest)
+    if not m:
+        return None
+    hh, mm, ss, frac = m.groups()
+    tail = rest[m.end() :]
+    offset: dt.timedelta | None = None
+    if tail.strip():
+        z = _TZ_RE.match(tail)
+        if not z:
+            return None
+        if z.group(1):
+            offset = dt.timedelta(0)
+        else:
+            sign = -1 if z.group(2) == "-" else 1
+            offset = sign * dt.timedelta(
+                hours=int(z.group(3)), minutes=int(z.group(4) or 0), seconds=int(z.group(5) or 0)
+            )
+    return int(hh), int(mm), int(ss or 0), _frac_micros(frac), offset
+
+
+def _parse_time(s: str, t: SqlType) -> dt.time:
+    parsed = _parse_time_tail(s.strip())
+    if parsed is None:
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    hh, mm, ss, us, _ = parsed
+    if not (0 <= hh < 24 and 0 <= mm < 60 and 0 <= ss < 60):
+        raise _field_overflow(s)
+    total = _time_micros(dt.time(hh, mm, ss)) + us
+    if total >= _USECS_PER_DAY:
+        raise _field_overflow(s)
+    return (dt.datetime.min + dt.timedelta(microseconds=total)).time()
+
+
+def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
+    v = s.strip()
+    if v.lower() == "epoch":
+        base = _UNIX_EPOCH
+        return base.replace(tzinfo=dt.UTC) if t.name == "timestamptz" else base
+    m = _DATE_RE.match(v)
+    if not m:
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    day = _make_date(*m.groups(), s)
+    rest = v[m.end() :]
+    hh = mm = ss = us = 0
+    offset: dt.timedelta | None = None
+    if rest:
+        stripped = rest.lstrip(" T")
+        if stripped == rest:
+            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+        parsed = _parse_time_tail(stripped)
+        if parsed is None:
+            z = _TZ_RE.match(stripped)
+            if not z:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+            parsed = _parse_time_tail("00:00" + stripped)
+            assert parsed is not None
+        hh, mm, ss, us, offset = parsed
+    if not (0 <= hh < 24 and 0 <= mm < 60 and 0 <= ss < 60):
+        raise _field_overflow(s)
+    try:
+        value = dt.datetime(day.year, day.month, day.day, hh, mm, ss) + dt.timedelta(
+            microseconds=us
+        )
+    except OverflowError:
+        raise _field_overflow(s) from None
+    if t.name != "timestamptz":
+        return value
+    try:
+        if offset is not None:
+            value = value - offset
+        return value.replace(tzinfo=dt.UTC)
+    except OverflowError:
+        raise _field_overflow(s) from None
+
+
+_INTERVAL_UNITS: dict[str, tuple[str, int]] = {}
+for _names, _unit in (
+    (("microsecond", "microseconds", "us", "usec", "usecs", "usecond", "useconds"), ("us", 1)),
+    (("millisecond", "milliseconds", "ms", "msec", "msecs", "msecond", "mseconds"), ("us", 1000)),
+    (("second", "seconds", "s", "sec", "secs"), ("us", _USECS_PER_SEC)),
+    (("minute", "minutes", "m", "min", "mins"), ("us", _USECS_PER_MINUTE)),
+    (("hour", "hours", "h", "hr", "hrs"), ("us", _USECS_PER_HOUR)),
+    (("day", "days", "d"), ("d", 1)),
+    (("week", "weeks", "w"), ("d", 7)),
+    (("month", "months", "mon", "mons"), ("mon", 1)),
+    (("year", "years", "y", "yr", "yrs"), ("mon", 12)),
+    (("decade", "decades", "dec", "decs"), ("mon", 120)),
+    (("century", "centuries", "c", "cent"), ("mon", 1200)),
+    (("millennium", "millennia", "mil", "mils"), ("mon", 12000)),
+):
+    for _n in _names:
+        _INTERVAL_UNITS[_n] = _unit
+
+_INTERVAL_TOKEN = re.compile(
+    r"\s*(?:"
+    r"(?P<time>[+-]?\d+:\d+(?::\d+)?(?:\.\d*)?)"
+    r"|(?P<ym>[+-]?\d+-\d+)"
+    r"|(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))\s*(?P<unit>[a-zA-Z]+)?"
+    r"|(?P<word>[a-zA-Z]+)"
+    r"|(?P<at>@)"
+    r")"
+)
+_ISO_INTERVAL = re.compile(
+    r"P(?:(?P<Y>[+-]?[\d.]+)Y)?(?:(?P<M>[+-]?[\d.]+)M)?(?:(?P<W>[+-]?[\d.]+)W)?"
+    r"(?:(?P<D>[+-]?[\d.]+)D)?"
+    r"(?:T(?:(?P<h>[+-]?[\d.]+)H)?(?:(?P<m>[+-]?[\d.]+)M)?(?:(?P<s>[+-]?[\d.]+)S)?)?\Z",
+    re.I,
+)
+
+
+class _IntervalAcc:
+    """Accumulates interval fields, spilling fractions downwards like Postgres."""
+
+    def __init__(self) -> None:
+        self.months = 0
+        self.days = 0
+        self.micros = Decimal(0)
+
+    def add(self, value: Decimal, kind: str, scale: int) -> None:
+        if kind == "mon":
+            months = value * scale
+            whole = int(months)
+            self.months += whole
+            frac = months - whole
+            if scale >= 12:  # years and more: fractional months are rounded
+                self.months += int(frac.to_integral_value("ROUND_HALF_EVEN"))
+                return
+            self.add(frac * 30, "d", 1)
+        elif kind == "d":
+            days = value * scale
+            whole = int(days)
+            self.days += whole
+            self.micros += (days - whole) * _USECS_PER_DAY
+        else:
+            self.micros += value * scale
+
+    def result(self, negate: bool) -> Interval:
+        micros = int(self.micros.to_integral_value("ROUND_HALF_EVEN"))
+        iv = Interval(self.months, self.days, micros)
+        return Interval(-iv.months, -iv.days, -iv.micros) if negate else iv
+
+
+def _time_token_micros(tok: str) -> Decimal:
+    sign = -1 if tok.startswith("-") else 1
+    parts = tok.lstrip("+-").split(":")
+    if len(parts) == 2 and "." in parts[1]:
+        h, m, s = "0", parts[0], parts[1]  # MM:SS.f
+    else:
+        h, m, s = parts[0], parts[1], parts[2] if len(parts) > 2 else "0"
+    return sign * (
+        Decimal(h) * _USECS_PER_HOUR
+        + Decimal(m) * _USECS_PER_MINUTE
+        + Decimal(s or "0") * _USECS_PER_SEC
+    )
+
+
+def _parse_interval(s: str, t: SqlType) -> Interval:
+    text = s.strip()
+    if not text:
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    acc = _IntervalAcc()
+    iso = _ISO_INTERVAL.match(text)
+    if iso and len(text) > 1:
+        try:
+            for key, kind, scale in (
+                ("Y", "mon", 12),
+                ("M", "mon", 1),
+                ("W", "d", 7),
+                ("D", "d", 1),
+                ("h", "us", _USECS_PER_HOUR),
+                ("m", "us", _USECS_PER_MINUTE),
+                ("s", "us", _USECS_PER_SEC),
+            ):
+                if iso.group(key) is not None:
+                    acc.add(Decimal(iso.group(key)), kind, scale)
+        except InvalidOperation:
+            raise _syntax(t, s, INVALID_DATETIME_FORMAT) from None
+        return acc.result(False)
+    pos = 0
+    seen: set[str] = set()
+    negate = False
+    pending_number: Decimal | None = None
+    saw_any = False
+    while pos < len(text):
+        m = _INTERVAL_TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+        pos = m.end()
+        if negate:  # 'ago' must be last
+            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+        if m.group("at"):
+            if saw_any:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+            continue
+        if m.group("time") is not None:
+            if "time" in seen:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+            seen.add("time")
+            if pending_number is not None:  # 'D HH:MM:SS' (SQL standard style)
+                if "d" in seen:
+                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+                seen.add("d")
+                acc.add(pending_number, "d", 1)
+                pending_number = None
+            acc.add(_time_token_micros(m.group("time")), "us", 1)
+        elif m.group("ym") is not None:
+            if "mon" in seen:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+            seen.add("mon")
+            sign = -1 if m.group("ym").startswith("-") else 1
+            y, mo = m.group("ym").lstrip("+-").split("-")
+            acc.add(Decimal(sign * (int(y) * 12 + int(mo))), "mon", 1)
+        elif m.group("num") is not None:
+            if pending_number is not None:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+            num = Decimal(m.group("num"))
+            unit = m.group("unit")
+            if unit is None:
+                pending_number = num
+            else:
+                spec = _INTERVAL_UNITS.get(unit.lower())
+                if spec is None:
+                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+                key = unit.lower().rstrip("s") if spec[0] == "us" else spec[0] + str(spec[1])
+                if key in seen:
+                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+                seen.add(key)
+                acc.add(num, spec[0], spec[1])
+        else:
+            word = m.group("word").lower()
+            if word == "ago" and saw_any:
+                negate = True
+            else:
+                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+        saw_any = True
+    if pending_number is not None:  # a trailing bare number is seconds
+        acc.add(pending_number, "us", _USECS_PER_SEC)
+    if not saw_any:
+        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
+    return acc.result(negate)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _parse_bytea(s: str, t: SqlType) -> bytes:
+    if s.startswith("\\x"):
+        hexpart = "".join(s[2:].split())
+        for c in hexpart:
+            if c not in _HEX:
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid hexadecimal digit: "{c}"')
+        if len(hexpart) % 2:
+            raise SqlError(
+                INVALID_PARAMETER_VALUE, "invalid hexadecimal data: odd number of digits"
+            )
+        return bytes.fromhex(hexpart)
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+        elif s[i + 1 : i + 2] == "\\":
+            out.append(0x5C)
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7][0-7]", s[i + 1 : i + 4]):
+            out.append(int(s[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid input syntax for type bytea")
+    return bytes(out)
+
+
+def _parse_uuid(s: str, t: SqlType) -> uuid.UUID:
+    v = s.strip()
+    if v.startswith("{") and v.endswith("}"):
+        v = v[1:-1]
+    if not re.fullmatch(r"[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}", v) or v.count("-") not in (0, 4):
+        if not re.fullmatch(
+            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", v
+        ):
+            raise _syntax(t, s)
+    return uuid.UUID(v.replace("-", ""))
+
+
+def _parse_json(s: str, t: SqlType) -> str:
+    try:
+        json.loads(s)
+    except ValueError as e:
+        raise SqlError(
+            INVALID_TEXT_REPRESENTATION, "invalid input syntax for type json", detail=str(e)
+        ) from None
+    return s
+
+
+def _parse_reg(s: str, t: SqlType) -> int | str:
+    return int(s) if s.strip().isdigit() else s
+
+
+_TEXT_PARSERS: dict[str, Callable[[str, SqlType], Any]] = {
+    "bool": _parse_bool,
+    "int2": _parse_int,
+    "int4": _parse_int,
+    "int8": _parse_int,
+    "uint8": _parse_int,
+    "oid": _parse_oid,
+    "float4": _parse_float,
+    "float8": _parse_float,
+    "numeric": _parse_numeric,
+    "date": _parse_date,
+    "time": _parse_time,
+    "timestamp": _parse_timestamp,
+    "timestamptz": _parse_timestamp,
+    "interval": _parse_interval,
+    "bytea": _parse_bytea,
+    "uuid": _parse_uuid,
+    "jsonb": _parse_json,
+    "json": _parse_json,
+    "regclass": _parse_reg,
+    "regtype": _parse_reg,
+    "regproc": _parse_reg,
+    "regnamespace": _parse_reg,
+}
+
+
+def parse_text(text: str, sqltype: SqlType | None) -> Any:
+    """Parse the text representation of a value (already decoded to str)."""
+    if sqltype is None:
+        return text
+    parser = _TEXT_PARSERS.get(sqltype.name)
+    return text if parser is None else parser(text, sqltype)
+
+
+def decode_text(data: bytes, sqltype: SqlType | None) -> Any:
+    """Decode a text-format parameter. Unknown and string types decode to str."""
+    return parse_text(bytes_to_str(bytes(data)), sqltype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary input
+# ---------------------------------------------------------------------------------------------
+
+
+def _bad_binary() -> SqlError:
+    return SqlError(INVALID_BINARY_REPRESENTATION, "incorrect binary data format")
+
+
+def _fixed(st: struct.Struct) -> Decoder:
+    def dec(data: bytes) -> Any:
+        if len(data) != st.size:
+            raise _bad_binary()
+        return st.unpack(data)[0]
+
+    return dec
+
+
+def numeric_from_binary(data: bytes) -> Decimal:
+    if len(data) < 8:
+        raise _bad_binary()
+    ndigits, weight, sign, dscale = struct.unpack_from("!hhHh", data)
+    if ndigits < 0 or len(data) != 8 + 2 * ndigits or dscale < 0:
+        raise _bad_binary()
+    if sign == _NUMERIC_NAN:
+        return Decimal("NaN")
+    if sign == _NUMERIC_PINF:
+        return Decimal("Infinity")
+    if sign == _NUMERIC_NINF:
+        return Decimal("-Infinity")
+    if sign not in (_NUMERIC_POS, _NUMERIC_NEG):
+        raise SqlError(INVALID_BINARY_REPRESENTATION, 'invalid sign in external "numeric" value')
+    groups = struct.unpack_from(f"!{ndigits}h", data, 8)
+    if any(not 0 <= g < 10000 for g in groups):
+        raise SqlError(INVALID_BINARY_REPRESENTATION, 'invalid digit in external "numeric" value')
+    n = 0
+    for g in groups:
+        n = n * 10000 + g
+    exponent = (weight - ndigits + 1) * 4
+    if exponent > -dscale:
+        n *= 10 ** (exponent + dscale)
+    elif exponent < -dscale:
+        n //= 10 ** (-dscale - exponent)
+    digits = tuple(int(c) for c in str(n))
+    return Decimal((1 if sign == _NUMERIC_NEG else 0, digits, -dscale))
+
+
+def _dec_str(data: bytes) -> str:
+    return bytes_to_str(bytes(data))
+
+
+def _dec_jsonb(data: bytes) -> str:
+    if not data or data[0] != 1:
+        raise SqlError(
+            INVALID_BINARY_REPRESENTATION,
+            f"unsupported jsonb version number {data[0] if data else 0}",
+        )
+    return _parse_json(_dec_str(data[1:]), SqlType("jsonb"))
+
+
+def _dec_bool(data: bytes) -> bool:
+    if len(data) != 1:
+        raise _bad_binary()
+    return data != b"\x00"
+
+
+def _dec_float4(data: bytes) -> float:
+    return _fixed(_F32)(data)
+
+
+def _dec_date(data: bytes) -> dt.date:
+    days = _fixed(_I32)(data)
+    try:
+        return dt.date.fromordinal(days + _PG_EPOCH_ORDINAL)
+    except (ValueError, OverflowError):
+        raise SqlError(DATETIME_FIELD_OVERFLOW, "date out of range") from None
+
+
+def _dec_time(data: bytes) -> dt.time:
+    us = _fixed(_I64)(data)
+    if not 0 <= us < _USECS_PER_DAY:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, "time out of range")
+    return (dt.datetime.min + dt.timedelta(microseconds=us)).time()
+
+
+def _dec_timestamp(data: bytes) -> dt.datetime:
+    us = _fixed(_I64)(data)
+    try:
+        return _PG_EPOCH + dt.timedelta(microseconds=us)
+    except OverflowError:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, "timestamp out of range") from None
+
+
+def _dec_timestamptz(data: bytes) -> dt.datetime:
+    return _dec_timestamp(data).replace(tzinfo=dt.UTC)
+
+
+def _dec_interval(data: bytes) -> Interval:
+    if len(data) != _INTERVAL.size:
+        raise _bad_binary()
+    micros, days, months = _INTERVAL.unpack(data)
+    return Interval(months, days, micros)
+
+
+def _dec_uuid(data: bytes) -> uuid.UUID:
+    if len(data) != 16:
+        raise _bad_binary()
+    return uuid.UUID(bytes=bytes(data))
+
+
+_BINARY_DECODERS: dict[str, Decoder] = {
+    "bool": _dec_bool,
+    "int2": _fixed(_I16),
+    "int4": _fixed(_I32),
+    "int8": _fixed(_I64),
+    "oid": _fixed(_U32),
+    "regclass": _fixed(_U32),
+    "regtype": _fixed(_U32),
+    "regproc": _fixed(_U32),
+    "regnamespace": _fixed(_U32),
+    "uint8": _fixed(_U64),
+    "float4": _dec_float4,
+    "float8": _fixed(_F64),
+    "numeric": numeric_from_binary,
+    "text": _dec_str,
+    "varchar": _dec_str,
+    "bpchar": _dec_str,
+    "name": _dec_str,
+    "char": _dec_str,
+    "unknown": _dec_str,
+    "json": lambda d: _parse_json(_dec_str(d), SqlType("json")),
+    "jsonb": _dec_jsonb,
+    "date": _dec_date,
+    "time": _dec_time,
+    "timestamp": _dec_timestamp,
+    "timestamptz": _dec_timestamptz,
+    "interval": _dec_interval,
+    "bytea": bytes,
+    "uuid": _dec_uuid,
+}
+
+
+def decode_binary(data: bytes, sqltype: SqlType | None) -> Any:
+    """Decode a binary-format parameter (an unknown type is taken as UTF-8 text)."""
+    if sqltype is None:
+        return _dec_str(data)
+    dec = _BINARY_DECODERS.get(sqltype.name)
+    if dec is None:
+        raise SqlError(
+            FEATURE_NOT_SUPPORTED,
+            f"binary format is not supported for parameters of type {_type_label(sqltype)}",
+        )
+    return dec(data)
