@@ -4,8 +4,10 @@ timestamp oracle, and the compute layer (DESIGN §2)."""
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import uuid
+from dataclasses import replace
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -87,9 +89,19 @@ class _Resolver:
             if len(parts) >= 2 and parts[-2] in ("mz_catalog", "mz_internal", "pg_catalog", "information_schema"):
                 raise unsupported(f"system relation {'.'.join(parts)}")
             return None
-        if it.kind not in ("table",):
-            raise unsupported(f"reading {it.kind_word} {it.qualified_name}")
-        return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns), it.oid, tuple(c.nullable for c in it.columns))
+        if it.kind not in ("table", "view", "materialized-view"):
+            raise SqlError(WRONG_OBJECT_TYPE, f"{it.qualified_name} is a {it.kind_word}; it cannot be read")
+        hir = self.view_hir(it) if it.kind == "view" else None
+        return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns),
+                       it.oid, tuple(c.nullable for c in it.columns), hir)
+
+    def view_hir(self, it: Item) -> HirRel:
+        """A view's definition bound afresh (against the current catalog)."""
+        stmt = st.classify(it.create_sql)
+        assert isinstance(stmt, st.CreateView)
+        b = Binder(self)
+        bq = b.bind_query(stmt.query, top=False)
+        return b._finish_nested(bq)
 
 
 class Coordinator:
@@ -190,9 +202,10 @@ class Coordinator:
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
             case st.Explain(target=target):
-                b = Binder(_Resolver(self.catalog, session), param_types)
-                planned.bound = b.bind_query(target.ast)
-                planned.param_types = b.param_types()
+                if isinstance(target, st.Query):
+                    b = Binder(_Resolver(self.catalog, session), param_types)
+                    planned.bound = b.bind_query(target.ast)
+                    planned.param_types = b.param_types()
                 name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan"}[stmt.stage]
                 columns = (ColumnDesc(name, TEXT),)
             case st.ShowVar(name=name):
@@ -241,10 +254,16 @@ class Coordinator:
             case st.Query():
                 assert planned.bound is not None
                 return self._select(session, planned.bound, params, planned.param_types)
-            case st.Explain():
+            case st.Explain(target=st.Query()):
                 assert planned.bound is not None
                 text = self._explain(session, stmt, planned.bound, params, planned.param_types)
                 return RowsResult(prepared.columns or (), iter([[(text,)]]))
+            case st.Explain():
+                return RowsResult(prepared.columns or (), iter([[(self._explain_object(session, stmt),)]]))
+            case st.CreateView():
+                return self._create_view(session, stmt)
+            case st.CreateIndex():
+                return self._create_index(session, stmt)
             case st.Insert() | st.Update() | st.Delete():
                 return self._write(session, stmt, planned.extra, params, planned.param_types)
             case st.CreateTable():
@@ -317,6 +336,144 @@ class Coordinator:
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types)
 
+    def _explain_object(self, session: Session, e: st.Explain) -> str:
+        """EXPLAIN for CREATE MATERIALIZED VIEW / CREATE INDEX / VIEW / MATERIALIZED VIEW / INDEX:
+        the maintained plan (not single-time), headed by the object's name."""
+        resolver = _Resolver(self.catalog, session)
+        target = e.target
+        if isinstance(target, st.ExplainObject):
+            kind = {"view": "view", "materialized view": "materialized-view", "index": "index"}[target.kind]
+            item = resolver.item(target.name)
+            if item is None:
+                raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(target.name)}'")
+            if item.kind != kind:
+                raise SqlError(WRONG_OBJECT_TYPE, f"{item.qualified_name} is not a {target.kind}")
+            target = st.classify(item.create_sql)
+            assert isinstance(target, (st.CreateView, st.CreateIndex))
+            if isinstance(target, st.CreateIndex):
+                target = replace(target, name=item.name)
+        if isinstance(target, st.CreateView):
+            schema, name = self._new_name(session, target.name)
+            b = Binder(resolver)
+            bound = b.bind_query(target.query, top=False)
+            rel = b._finish_nested(bound)
+            if not target.materialized:
+                if e.stage == "physical":
+                    raise unsupported("EXPLAIN PHYSICAL PLAN FOR VIEW (a view has no dataflow; create an index on it)")
+                m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel))
+                return pipeline.explain_mir_text(m, e.options)
+            m = pipeline.to_mir_rel(rel)
+            return self._explain_maintained(e, m, f"materialize.{schema}.{name}")
+        assert isinstance(target, st.CreateIndex)
+        on, keys, _ = self._index_parts(resolver, target)
+        name = target.name or self._index_name(on, target)
+        m = pipeline.arrange_by(self._object_mir(resolver, on), keys)
+        return self._explain_maintained(e, m, f"materialize.{on.schema}.{name}")
+
+    def _explain_maintained(self, e: st.Explain, m, header: str) -> str:
+        if e.stage in ("raw", "decorrelated"):
+            return pipeline.explain_mir_text(m, e.options)
+        m = pipeline.optimize(m)
+        if e.stage == "optimized":
+            return pipeline.explain_mir_text(m, e.options)
+        df = pipeline.dataflow(m, None, name=header, single_time=False)
+        return pipeline.explain_lir_text(df, e.options)
+
+    def _object_mir(self, resolver: _Resolver, item: Item):
+        """MIR reading an indexed object: a view's definition, or its storage."""
+        if item.kind == "view":
+            return pipeline.to_mir_rel(resolver.view_hir(item))
+        return pipeline.get_storage(item.id, item.qualified_name, tuple(c.type for c in item.columns))
+
+    def _new_name(self, session: Session, parts: tuple[str, ...]) -> tuple[str, str]:
+        if len(parts) == 3 and parts[0] != "materialize":
+            raise SqlError("3D000", f'database "{parts[0]}" does not exist')
+        schema = parts[-2] if len(parts) >= 2 else (session.search_path() or ["public"])[0]
+        if not self.catalog.schema_exists(schema):
+            raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
+        return schema, parts[-1]
+
+    def _check_cluster(self, cluster: str | None) -> None:
+        if cluster is not None and cluster != "quickstart":
+            raise SqlError("42704", f"unknown cluster '{cluster}'")
+
+    def _create_view(self, session: Session, s: st.CreateView) -> Result:
+        schema, name = self._new_name(session, s.name)
+        self._check_cluster(s.cluster)
+        tag = "CREATE MATERIALIZED VIEW" if s.materialized else "CREATE VIEW"
+        existing = self.catalog.get_item(schema, name)
+        if existing is not None and s.if_not_exists:
+            session.notice(f'{"materialized view" if s.materialized else "view"} "{name}" already exists, skipping', "42P07")
+            return CommandResult(tag)
+        b = Binder(_Resolver(self.catalog, session))
+        bound = b.bind_query(s.query, top=False)
+        if b.params:
+            raise SqlError("42P02", "there is no parameter $1")
+        names = list(bound.names)
+        if len(s.columns) > len(names):
+            raise SqlError(SYNTAX_ERROR, "CREATE VIEW specifies more column names than columns")
+        for i, c in enumerate(s.columns):
+            names[i] = c
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise SqlError(DUPLICATE_COLUMN, f'column "{sorted(dup)[0]}" specified more than once')
+        cols = [Column(n, t, True) for n, t in zip(names, bound.types, strict=True)]
+        kind = "materialized-view" if s.materialized else "view"
+        if existing is not None and s.or_replace:
+            if existing.kind != kind:
+                raise SqlError(WRONG_OBJECT_TYPE, f"{existing.qualified_name} is a {existing.kind_word}")
+            if existing.id in b.dependencies:
+                raise SqlError("42P17", f"cannot replace {existing.qualified_name}: the new definition reads it")
+            if self.catalog.dependents(existing.id):
+                raise unsupported(f"CREATE OR REPLACE of {existing.qualified_name}, which other objects depend on")
+            with self.write_lock:
+                self.catalog.drop_items([existing.id])
+        self.catalog.create_item(schema=schema, name=name, kind=kind, create_sql=s.sql, columns=cols,
+                                 depends_on=tuple(b.dependencies), with_shard=s.materialized)
+        return CommandResult(tag)
+
+    def _index_parts(self, resolver: _Resolver, s: st.CreateIndex) -> tuple[Item, tuple, tuple[str, ...]]:
+        on = resolver.item(s.on)
+        if on is None:
+            raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(s.on)}'")
+        if on.kind not in ("table", "view", "materialized-view", "source"):
+            raise SqlError(WRONG_OBJECT_TYPE, f"cannot create an index on {on.kind_word} {on.qualified_name}")
+        scope = Scope([ScopeColumn(on.name, c.name, c.type) for c in on.columns])
+        b = Binder(resolver)
+        if s.default:
+            texts = tuple(c.name for c in on.columns)
+            keys = tuple(ColRef(i, c.type) for i, c in enumerate(on.columns))
+        else:
+            texts = s.keys
+            keys = tuple(b.scalar(st.parse_sql(f"SELECT {k}").expressions[0], scope) for k in s.keys)
+        return on, keys, texts
+
+    def _index_name(self, on: Item, s: st.CreateIndex) -> str:
+        if s.default:
+            base = f"{on.name}_primary_idx"
+        elif all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) for k in s.keys):
+            base = f"{on.name}_{'_'.join(k.lower() for k in s.keys)}_idx"
+        else:
+            base = f"{on.name}_expr_idx"
+        name, n = base, 1
+        while self.catalog.get_item(on.schema, name) is not None:
+            name = f"{base}{n}"
+            n += 1
+        return name
+
+    def _create_index(self, session: Session, s: st.CreateIndex) -> Result:
+        self._check_cluster(s.cluster)
+        resolver = _Resolver(self.catalog, session)
+        on, keys, texts = self._index_parts(resolver, s)
+        name = s.name or self._index_name(on, s)
+        if self.catalog.get_item(on.schema, name) is not None and s.if_not_exists:
+            session.notice(f'index "{name}" already exists, skipping', "42P07")
+            return CommandResult("CREATE INDEX")
+        del keys
+        self.catalog.create_item(schema=on.schema, name=name, kind="index", create_sql=s.sql, columns=(),
+                                 depends_on=(on.id,), with_shard=False, on_id=on.id, index_keys=texts)
+        return CommandResult("CREATE INDEX")
+
     def _read_ts(self, session: Session) -> int:
         txn = session.txn
         if txn is not None and txn.implicit:
@@ -361,6 +518,11 @@ class Coordinator:
             item = self.catalog.get_item_by_id(item_id)
             if item is None or item.shard_id is None:
                 raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
+            if item.kind == "materialized-view":
+                # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
+                hir = _Resolver(self.catalog, session).view_hir(item)
+                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir)), None, name=item.qualified_name, flags=self._flags(session))
+                return oneshot.consolidate(oneshot.render(sub.plan, oneshot.RenderContext(spark, read_source)))
             lease = self.catalog.lease_batches(item.shard_id, ts)
             leases.append(lease)
             return oneshot.read_shard(spark, [b.path for b in lease.batches], types, ts, any(b.has_retractions for b in lease.batches))

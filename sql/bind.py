@@ -78,6 +78,8 @@ class ItemRef:
     column_types: tuple[SqlType, ...]
     oid: int = 0
     nullable: tuple[bool, ...] = ()
+    # a (non-materialized) view: its definition, inlined where it is read
+    hir: HirRel | None = None
 
     @property
     def qualified(self) -> str:
@@ -187,6 +189,8 @@ class Binder:
         self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
         # INSERT ... VALUES: target column types for VALUES columns of unknown type only
         self.values_hint: list[SqlType] | None = None
+        # ids of the catalog items the statement reads (directly; views count once)
+        self.dependencies: list[str] = []
 
     # ---- parameters -------------------------------------------------------------------
     def param_types(self) -> tuple[SqlType, ...]:
@@ -565,6 +569,10 @@ class Binder:
             for i, c in enumerate(col_alias):
                 names[i] = c
             cols = [ScopeColumn(alias, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
+            if item.id not in self.dependencies:
+                self.dependencies.append(item.id)
+            if item.hir is not None:
+                return item.hir, Scope(cols)
             return HGet(item.id, item.qualified, item.column_types), Scope(cols)
         if isinstance(t, exp.Subquery):
             saved = self._agg

@@ -105,11 +105,42 @@ class CopyTo:
 
 
 @dataclass(frozen=True)
+class CreateView:
+    name: tuple[str, ...]
+    columns: tuple[str, ...]
+    query: exp.Expression
+    materialized: bool
+    if_not_exists: bool
+    or_replace: bool
+    sql: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    name: str | None  # None: generated
+    on: tuple[str, ...]
+    keys: tuple[str, ...]  # key expressions as SQL; () for DEFAULT INDEX
+    default: bool
+    if_not_exists: bool
+    sql: str
+    cluster: str | None = None
+
+
+@dataclass(frozen=True)
+class ExplainObject:
+    """EXPLAIN ... FOR VIEW v | MATERIALIZED VIEW m | INDEX i"""
+
+    kind: str  # view | materialized view | index
+    name: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Explain:
     stage: str  # raw | decorrelated | optimized | physical
     options: tuple[str, ...]
     format: str  # text | verbose text | json
-    target: Query
+    target: Query | CreateView | CreateIndex | ExplainObject
 
 
 @dataclass(frozen=True)
@@ -118,7 +149,8 @@ class Empty:
 
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
-             | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty)
+             | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty
+             | CreateView | CreateIndex)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -249,7 +281,11 @@ def classify(sql: str) -> Statement:
             raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
         names = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
         return DropObjects(" ".join(m.group(1).lower().split()), names, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
-    if w0 == "create" and len(words) > 1 and words[1] in ("view", "materialized", "index", "default", "source", "or", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
+    if w0 == "create" and len(words) > 1 and (words[1] in ("view", "materialized") or words[1:3] == ["or", "replace"]):
+        return _parse_create_view(text)
+    if w0 == "create" and len(words) > 1 and words[1] in ("index", "default"):
+        return _parse_create_index(text)
+    if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "deallocate", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
@@ -331,8 +367,11 @@ def _parse_explain(text: str) -> Statement:
                 opts.append(o)
         fmt = " ".join((m.group(3) or "text").lower().split())
         body = m.group(4)
+        mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
+        if mo:
+            return Explain(stage, tuple(opts), fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
-        if not isinstance(inner, Query):
+        if not isinstance(inner, (Query, CreateView, CreateIndex)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
         return Explain(stage, tuple(opts), fmt, inner)
     m2 = re.match(r"(?is)^explain\s+(analyze\s+|verbose\s+)?(.*)$", text)
@@ -361,3 +400,61 @@ def _parse_copy(text: str) -> Statement:
     if re.match(r"(?is)^copy\b.*\b(from|to)\s+'", text):
         raise SqlError("42501", "COPY to or from a file is not allowed; use STDIN/STDOUT")
     raise unsupported("this COPY form")
+
+
+_IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({_IDENT}))?"
+
+
+def _parse_create_view(text: str) -> Statement:
+    m = re.match(
+        rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({_QNAME})\s*"
+        rf"(\(([^)]*)\))?{_IN_CLUSTER}\s+as\s+(.*)$",
+        text,
+    )
+    if not m:
+        raise SqlError(SYNTAX_ERROR, "syntax error in CREATE VIEW")
+    cols = tuple(ident(c) for c in m.group(6).split(",")) if m.group(6) else ()
+    body = classify(m.group(8))
+    if not isinstance(body, Query):
+        raise SqlError(SYNTAX_ERROR, "CREATE VIEW needs a query")
+    return CreateView(qname(m.group(4)), cols, body.ast, bool(m.group(2)), bool(m.group(3)), bool(m.group(1)), text,
+                      ident(m.group(7)) if m.group(7) else None)
+
+
+def _parse_create_index(text: str) -> Statement:
+    m = re.match(
+        rf"(?is)^create\s+(default\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({_IDENT})\s+)?"
+        rf"(?:in\s+cluster\s+({_IDENT})\s+)?on\s+({_QNAME})\s*(?:\((.*)\))?\s*$",
+        text,
+    )
+    if not m:
+        raise SqlError(SYNTAX_ERROR, "syntax error in CREATE INDEX")
+    default = bool(m.group(1))
+    keys: tuple[str, ...] = ()
+    if m.group(6):
+        keys = tuple(k.strip() for k in _split_top_level(m.group(6)) if k.strip())
+    if not default and not keys:
+        raise SqlError(SYNTAX_ERROR, "CREATE INDEX needs key expressions (or use CREATE DEFAULT INDEX)")
+    if default and keys:
+        raise SqlError(SYNTAX_ERROR, "CREATE DEFAULT INDEX takes no key expressions")
+    return CreateIndex(ident(m.group(3)) if m.group(3) else None, qname(m.group(5)), keys, default, bool(m.group(2)), text,
+                       ident(m.group(4)) if m.group(4) else None)
+
+
+def _split_top_level(s: str) -> list[str]:
+    out, depth, cur, quote = [], 0, [], False
+    for ch in s:
+        if ch == "'" :
+            quote = not quote
+        if not quote:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth -= 1
+            elif ch == "," and depth == 0:
+                out.append("".join(cur))
+                cur = []
+                continue
+        cur.append(ch)
+    out.append("".join(cur))
+    return out

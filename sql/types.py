@@ -65,7 +65,36 @@ _INFOS = [
     # Materialize's unsigned 8-byte integer; the OID is Materialize's.
     TypeInfo("uint8", 16462, "uint8", 8, 16463, "N"),
     TypeInfo("record", 2249, "record", -1, 2287, "P"),
+    # Catalog-internal types (columns of pg_catalog relations, results of catalog functions).
+    TypeInfo("tid", 27, "tid", 6, 1010, "U"),
+    TypeInfo("xid", 28, "xid", 4, 1011, "U"),
+    TypeInfo("cid", 29, "cid", 4, 1012, "U"),
+    TypeInfo("pg_node_tree", 194, "pg_node_tree", -1, 0, "Z"),
+    TypeInfo("inet", 869, "inet", -1, 1041, "I"),
+    TypeInfo("aclitem", 1033, "aclitem", 12, 1034, "U"),
+    TypeInfo("regprocedure", 2202, "regprocedure", 4, 2207, "N"),
+    TypeInfo("regoper", 2203, "regoper", 4, 2208, "N"),
+    TypeInfo("regoperator", 2204, "regoperator", 4, 2209, "N"),
+    TypeInfo("cstring", 2275, "cstring", -2, 1263, "P"),
+    TypeInfo("void", 2278, "void", 4, 0, "P"),
+    TypeInfo("pg_lsn", 3220, "pg_lsn", 8, 3221, "U"),
+    TypeInfo("regconfig", 3734, "regconfig", 4, 3735, "N"),
+    TypeInfo("regdictionary", 3769, "regdictionary", 4, 3770, "N"),
+    TypeInfo("regrole", 4096, "regrole", 4, 4097, "N"),
+    TypeInfo("regcollation", 4191, "regcollation", 4, 4192, "N"),
+    TypeInfo("xid8", 5069, "xid8", 8, 271, "U"),
 ]
+
+# Array types: "_<element>" (Postgres' own naming), category "A", element in ARRAY_ELEMENT.
+# int2vector and oidvector are arrays too (0-based subscripts, space-separated text form).
+ARRAY_ELEMENT: dict[str, str] = {"int2vector": "int2", "oidvector": "oid"}
+for _t in list(_INFOS):
+    if _t.array_oid and _t.category not in ("P",) and _t.name not in ("int2vector", "oidvector"):
+        _INFOS.append(TypeInfo("_" + _t.name, _t.array_oid, _t.pg_name + "[]", -1, 0, "A"))
+        ARRAY_ELEMENT["_" + _t.name] = _t.name
+for _n, _oid in (("int2vector", 1006), ("oidvector", 1013)):
+    _INFOS.append(TypeInfo("_" + _n, _oid, _n + "[]", -1, 0, "A"))
+    ARRAY_ELEMENT["_" + _n] = _n
 
 TYPE_INFOS: dict[str, TypeInfo] = {t.name: t for t in _INFOS}
 TYPE_BY_OID: dict[int, TypeInfo] = {t.oid: t for t in _INFOS}
@@ -131,6 +160,12 @@ class SqlType:
         if self.name in ("varchar", "bpchar") and self.typmod >= 4:
             return self.typmod - 4
         return None
+
+    @property
+    def element(self) -> SqlType | None:
+        """The element type of an array type (int2vector/oidvector included), else None."""
+        e = ARRAY_ELEMENT.get(self.name)
+        return SqlType(e) if e is not None else None
 
     def pg_format(self) -> str:
         """format_type(oid, typmod)."""

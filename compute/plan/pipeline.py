@@ -14,10 +14,12 @@ from compute.plan import lir
 from compute.plan.explain import explain_dataflow
 from compute.plan.lower import lower as lower_to_lir
 from sql.bind import BoundQuery
-from sql.hir import Finishing
+from sql import mir
+from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Mir, explain_mir, mir_types
 from sql.optimize import optimize
+from sql.scalar import Scalar
 from sql.types import SqlType
 
 
@@ -27,6 +29,27 @@ class PlanFlags:
 
     enable_monotonic_oneshot_selects: bool = True
     enable_consolidate_after_union_negate: bool = True
+
+
+def to_mir_rel(rel: HirRel) -> Mir:
+    return lower_to_mir(rel)
+
+
+def get_storage(id: str, name: str, types: tuple[SqlType, ...]) -> Mir:
+    return mir.Get(id, name, types)
+
+
+def arrange_by(m: Mir, keys: tuple[Scalar, ...]) -> Mir:
+    """An index: the indexed relation arranged by its keys."""
+    return mir.ArrangeBy(m, (keys,))
+
+
+def explain_mir_text(m: Mir, options: tuple[str, ...] = ()) -> str:
+    return explain_mir(m, "arity" in options) + "\n"
+
+
+def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
+    return explain_dataflow(df, node_ids="node_ids" in options)
 
 
 def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
