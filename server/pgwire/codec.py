@@ -30,7 +30,7 @@ from sql.errors import (
     NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
 )
-from sql.types import Interval, SqlType
+from sql.types import ARRAY_ELEMENT, Interval, SqlType
 
 Encoder = Callable[[Any], bytes]
 Decoder = Callable[[bytes], Any]
@@ -94,10 +94,14 @@ def _field_overflow(text: str) -> SqlError:
 
 
 def _digits_exponent(s: str) -> tuple[str, int]:
-    """Significant digits (no trailing zeros) and scientific exponent of a positive number."""
-    tup = Decimal(s).normalize().as_tuple()
-    digits = "".join(map(str, tup.digits))
-    return digits, int(tup.exponent) + len(digits) - 1
+    """Significant digits (no trailing zeros) and scientific exponent of a positive float's
+    repr-style string ('123.5', '1e-05', '1.5e+16')."""
+    mant, _, exp = s.partition("e")
+    ip, _, fp = mant.partition(".")
+    digits = ip + fp
+    stripped = digits.lstrip("0")
+    e = len(ip) - 1 - (len(digits) - len(stripped)) + (int(exp) if exp else 0)
+    return stripped.rstrip("0") or "0", e
 
 
 def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
@@ -126,7 +130,11 @@ def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
 
 def format_float8(v: float) -> str:
     v = float(v)
-    return _format_shortest(v, repr(v), 15)
+    r = repr(v)
+    # Fast path: Python's repr is fixed-point for 1e-4 <= |v| < 1e16, like Postgres below 1e15.
+    if "e" not in r and 1e-4 <= abs(v) < 1e15:
+        return r[:-2] if r.endswith(".0") else r
+    return _format_shortest(v, r, 15)
 
 
 def _round_f32(v: float) -> float:
@@ -262,6 +270,8 @@ _TEXT_ENCODERS: dict[str, Encoder] = {
 
 def text_encoder(t: SqlType) -> Encoder:
     """The text-format encoder for values of type `t` (str() for types without a rule)."""
+    if t.name in ARRAY_ELEMENT:
+        return _array_text_encoder(t)
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 
@@ -378,10 +388,14 @@ _BINARY_ENCODERS: dict[str, Encoder] = {
 
 def has_binary(t: SqlType) -> bool:
     """Whether values of `t` can be sent and received in binary format."""
+    if t.name in ARRAY_ELEMENT:
+        return has_binary(SqlType(ARRAY_ELEMENT[t.name]))
     return t.name in _BINARY_ENCODERS
 
 
 def binary_encoder(t: SqlType) -> Encoder:
+    if t.name in ARRAY_ELEMENT:
+        return _array_binary_encoder(t)
     enc = _BINARY_ENCODERS.get(t.name)
     if enc is None:
         raise SqlError("42883", f"no binary output function available for type {_type_label(t)}")
@@ -540,7 +554,7 @@ def _parse_date(s: str, t: SqlType) -> dt.date:
     rest = v[m.end() :]
     if rest and not (rest[0] in " T" and _parse_time_tail(rest.lstrip(" T")) is not None):
         raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    return _make_date(*m.groups(), s)
+    return _make_date(m.group(1), m.group(2), m.group(3), s)
 
 
 def _parse_time_tail(rest: str) -> tuple[int, int, int, int, dt.timedelta | None] | None:
@@ -586,7 +600,7 @@ def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
     m = _DATE_RE.match(v)
     if not m:
         raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    day = _make_date(*m.groups(), s)
+    day = _make_date(m.group(1), m.group(2), m.group(3), s)
     rest = v[m.end() :]
     hh = mm = ss = us = 0
     offset: dt.timedelta | None = None
@@ -875,6 +889,8 @@ def parse_text(text: str, sqltype: SqlType | None) -> Any:
     """Parse the text representation of a value (already decoded to str)."""
     if sqltype is None:
         return text
+    if sqltype.name in ARRAY_ELEMENT:
+        return _parse_array(text, sqltype)
     parser = _TEXT_PARSERS.get(sqltype.name)
     return text if parser is None else parser(text, sqltype)
 
@@ -1030,6 +1046,8 @@ def decode_binary(data: bytes, sqltype: SqlType | None) -> Any:
     """Decode a binary-format parameter (an unknown type is taken as UTF-8 text)."""
     if sqltype is None:
         return _dec_str(data)
+    if sqltype.name in ARRAY_ELEMENT:
+        return _decode_array_binary(data, sqltype)
     dec = _BINARY_DECODERS.get(sqltype.name)
     if dec is None:
         raise SqlError(
@@ -1037,3 +1055,139 @@ def decode_binary(data: bytes, sqltype: SqlType | None) -> Any:
             f"binary format is not supported for parameters of type {_type_label(sqltype)}",
         )
     return dec(data)
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays (one-dimensional; values are Python lists). int2vector / oidvector use the array
+# binary format but a space-separated text form and 0-based subscripts.
+# ---------------------------------------------------------------------------------------------
+
+_VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
+_ARRAY_QUOTE = re.compile(r'[{},"\\\s]')
+
+
+def _quote_array_element(s: str) -> str:
+    if s == "" or s.upper() == "NULL" or _ARRAY_QUOTE.search(s):
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return s
+
+
+def _array_text_encoder(t: SqlType) -> Encoder:
+    elem = SqlType(ARRAY_ELEMENT[t.name])
+    enc = text_encoder(elem)
+    if t.name in _VECTOR_TYPES:
+        return lambda v: b" ".join(enc(x) for x in v)
+    delim = b";" if elem.name == "box" else b","
+
+    def encode(v: Any) -> bytes:
+        if isinstance(v, (str, bytes)):
+            return v.encode() if isinstance(v, str) else v
+        parts = [
+            b"NULL" if x is None else _quote_array_element(enc(x).decode()).encode() for x in v
+        ]
+        return b"{" + delim.join(parts) + b"}"
+
+    return encode
+
+
+def _array_binary_encoder(t: SqlType) -> Encoder:
+    elem = SqlType(ARRAY_ELEMENT[t.name])
+    enc = binary_encoder(elem)
+    elem_oid = elem.oid
+    lower = 0 if t.name in _VECTOR_TYPES else 1
+
+    def encode(v: Any) -> bytes:
+        items = list(v)
+        if not items:
+            return struct.pack("!iiI", 0, 0, elem_oid)
+        has_null = any(x is None for x in items)
+        out = [struct.pack("!iiIii", 1, 1 if has_null else 0, elem_oid, len(items), lower)]
+        for x in items:
+            if x is None:
+                out.append(_I32.pack(-1))
+            else:
+                data = enc(x)
+                out.append(_I32.pack(len(data)))
+                out.append(data)
+        return b"".join(out)
+
+    return encode
+
+
+def _split_array_text(text: str, t: SqlType) -> list[str | None]:
+    s = text.strip()
+    if t.name in _VECTOR_TYPES:
+        return list(s.split()) if s else []
+    if len(s) < 2 or s[0] != "{" or s[-1] != "}":
+        raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+    body = s[1:-1]
+    out: list[str | None] = []
+    i, n = 0, len(body)
+    if not body.strip():
+        return out
+    while i <= n:
+        while i < n and body[i].isspace():
+            i += 1
+        if i < n and body[i] == "{":
+            raise SqlError(FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+        if i < n and body[i] == '"':
+            i += 1
+            buf = []
+            while i < n and body[i] != '"':
+                if body[i] == "\\" and i + 1 < n:
+                    i += 1
+                buf.append(body[i])
+                i += 1
+            if i >= n:
+                raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+            i += 1
+            out.append("".join(buf))
+            while i < n and body[i].isspace():
+                i += 1
+        else:
+            j = i
+            buf = []
+            while j < n and body[j] != ",":
+                if body[j] == "\\" and j + 1 < n:
+                    j += 1
+                buf.append(body[j])
+                j += 1
+            item = "".join(buf).strip()
+            out.append(None if item.upper() == "NULL" else item)
+            i = j
+        if i < n and body[i] != ",":
+            raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+        i += 1
+    return out
+
+
+def _parse_array(text: str, t: SqlType) -> list[Any]:
+    elem = SqlType(ARRAY_ELEMENT[t.name])
+    return [None if x is None else parse_text(x, elem) for x in _split_array_text(text, t)]
+
+
+def _decode_array_binary(data: bytes, t: SqlType) -> list[Any]:
+    elem = SqlType(ARRAY_ELEMENT[t.name])
+    try:
+        ndim, _flags, _oid = struct.unpack_from("!iiI", data, 0)
+        pos = 12
+        if ndim == 0:
+            return []
+        if ndim != 1:
+            raise SqlError(FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+        size, _lower = struct.unpack_from("!ii", data, pos)
+        pos += 8
+        out: list[Any] = []
+        for _ in range(size):
+            (length,) = _I32.unpack_from(data, pos)
+            pos += 4
+            if length < 0:
+                out.append(None)
+                continue
+            out.append(decode_binary(bytes(data[pos : pos + length]), elem))
+            pos += length
+    except struct.error:
+        raise _bad_binary() from None
+    if pos != len(data):
+        raise _bad_binary()
+    return out

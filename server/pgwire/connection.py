@@ -330,7 +330,7 @@ class Connection:
                 continue
             if code == messages.CANCEL_REQUEST:
                 pid = r.int32()
-                secret = struct.unpack("!I", r.bytes(4))[0]
+                secret = struct.unpack("!I", r.read_bytes(4))[0]
                 self.server._cancel_backend(pid, secret)
                 return False
             major, minor = code >> 16, code & 0xFFFF
@@ -401,7 +401,7 @@ class Connection:
             r = MessageReader(await self._read_auth_message())
             mechanism = r.cstring()
             n = r.int32()
-            data = r.bytes(n) if n >= 0 else b""
+            data = r.read_bytes(n) if n >= 0 else b""
             if mechanism != SCRAM_MECHANISM:
                 raise SqlError(
                     PROTOCOL_VIOLATION,
@@ -763,7 +763,7 @@ class Connection:
             length = r.int32()
             if length < -1:
                 raise ProtocolViolation("invalid parameter length")
-            raw.append(None if length == -1 else r.bytes(length))
+            raw.append(None if length == -1 else r.read_bytes(length))
         result_formats = self._format_codes(r)
         r.finish()
 

@@ -52,7 +52,7 @@ class MessageReader:
     def byte(self) -> int:
         return self._take(1)[0]
 
-    def bytes(self, n: int) -> bytes:
+    def read_bytes(self, n: int) -> bytes:
         return self._take(n)
 
     def rest(self) -> bytes:
