@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -125,6 +126,7 @@ def main() -> None:
     ap.add_argument("--spark-master", default="local[2]")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data-dir", type=Path, help="default: a fresh temporary directory")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="mzspark-bench-"))
@@ -180,6 +182,8 @@ def main() -> None:
             results.append((name, mz_ms, ms))
     finally:
         spark.stop()
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     print(f"\n{args.rows} rows, {args.spark_master}, median of {args.repeat}\n")
     print("| query | mzspark ms | spark.sql ms | ratio |")
