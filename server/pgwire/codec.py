@@ -55,6 +55,7 @@ _F32 = struct.Struct("!f")
 _F64 = struct.Struct("!d")
 _INTERVAL = struct.Struct("!qii")
 
+TEXT_TYPE = SqlType("text")
 _STRING_LIKE = frozenset({"text", "varchar", "bpchar", "name", "unknown", "json"})
 
 # The type name Postgres uses in "invalid input syntax for type X" messages.

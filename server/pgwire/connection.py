@@ -28,7 +28,7 @@ from server.api import (
 )
 from server.pgwire import codec, messages
 from server.pgwire.auth import SCRAM_MECHANISM, ScramServer, md5_verify, password_failed
-from server.pgwire.copy import parse_copy_in, text_row_formatter
+from server.pgwire.copy import csv_header, csv_row_formatter, parse_copy_in, text_row_formatter
 from server.pgwire.messages import MessageReader, ProtocolViolation
 from sql.errors import (
     DUPLICATE_CURSOR,
@@ -626,9 +626,17 @@ class Connection:
                 return sent, False
 
     async def _copy_out(self, result: CopyOutResult) -> None:
-        fmt = text_row_formatter(result.columns)
+        csv = getattr(result, "csv", False)
+        delimiter = getattr(result, "delimiter", "," if csv else "\t")
+        null = getattr(result, "null", "" if csv else "\\N")
+        if csv:
+            fmt = csv_row_formatter(result.columns, delimiter, null)
+        else:
+            fmt = text_row_formatter(result.columns, delimiter, null)
         iterator = iter(result.batches)
         self.out += messages.copy_response(b"H", len(result.columns))
+        if csv and getattr(result, "header", False):
+            self.out += messages.copy_data(csv_header(result.columns, delimiter))
         await self._flush()
 
         def chunk() -> tuple[bytes, int, bool]:

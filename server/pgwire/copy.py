@@ -46,6 +46,36 @@ def text_row_formatter(
     return fmt
 
 
+def csv_row_formatter(
+    columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"'
+) -> Callable[[tuple[Any, ...]], bytes]:
+    """A function rendering one row as a COPY CSV line; values are quoted when they contain
+    the delimiter, a quote, a newline, or equal the NULL string (as Postgres does)."""
+    encoders = [codec.text_encoder(c.type) for c in columns]
+    specials = (delimiter, quote, "\n", "\r")
+
+    def field(text: str) -> str:
+        if text == null or any(c in text for c in specials) or text == "\\.":
+            return quote + text.replace(quote, quote + quote) + quote
+        return text
+
+    def fmt(row: tuple[Any, ...]) -> bytes:
+        out = [
+            null if value is None else field(enc(value).decode("utf-8", "replace"))
+            for value, enc in zip(row, encoders, strict=False)
+        ]
+        return (delimiter.join(out) + "\n").encode()
+
+    return fmt
+
+
+def csv_header(columns: Sequence[ColumnDesc], delimiter: str = ",", quote: str = '"') -> bytes:
+    fmt = csv_row_formatter(
+        [ColumnDesc(c.name, codec.TEXT_TYPE) for c in columns], delimiter, "\x00", quote
+    )
+    return fmt(tuple(c.name for c in columns))
+
+
 def _missing(col: ColumnDesc) -> SqlError:
     return SqlError(BAD_COPY_FILE_FORMAT, f'missing data for column "{col.name}"')
 

@@ -25,7 +25,13 @@ import pytest
 
 from server.api import ColumnDesc
 from server.pgwire import codec
-from server.pgwire.copy import parse_csv, parse_text, text_row_formatter
+from server.pgwire.copy import (
+    csv_header,
+    csv_row_formatter,
+    parse_csv,
+    parse_text,
+    text_row_formatter,
+)
 from sql.errors import SqlError
 from sql.types import Interval, SqlType
 
@@ -327,6 +333,16 @@ def test_copy_text_format() -> None:
     assert rows == [["1", "a\tb\nc\\d\re"], [None, ""], ["2", "ABéN"]]
     assert parse_text("h1\th2\r\n1\t2\r\n", 2, header=True) == [["1", "2"]]
     assert parse_text("1|x\\|y\n", 2, delimiter="|") == [["1", "x|y"]]
+
+
+def test_copy_csv_output() -> None:
+    cols = (ColumnDesc("a", T("int4")), ColumnDesc("b,c", T("text")))
+    fmt = csv_row_formatter(cols)
+    assert fmt((1, 'x, "y"')) == b'1,"x, ""y"""\n'
+    assert fmt((None, "")) == b',""\n'
+    assert fmt((2, "multi\nline")) == b'2,"multi\nline"\n'
+    assert csv_header(cols) == b'a,"b,c"\n'
+    assert csv_row_formatter(cols, "|", "NULL")((None, "NULL")) == b'NULL|"NULL"\n'
 
 
 def test_copy_csv_format() -> None:

@@ -227,8 +227,8 @@ class FakeCoordinator:
             return Prepared(sql, (), None, ("set", m.group(1), m.group(2)))
         if q in ("begin", "commit", "rollback"):
             return Prepared(sql, (), None, (q,))
-        if m := re.fullmatch(r"copy (\w+) to stdout", q):
-            return Prepared(sql, (), None, ("copyout", m.group(1)))
+        if m := re.fullmatch(r"copy (\w+) to stdout( csv header)?", q):
+            return Prepared(sql, (), None, ("copyout", m.group(1), bool(m.group(2))))
         if m := re.fullmatch(r"copy (\w+) from stdin(?: (csv))?(?: (header))?", q):
             return Prepared(sql, (), None, ("copyin", m.group(1), bool(m.group(2)), bool(m.group(3))))
         if q.startswith("insert"):
@@ -279,6 +279,9 @@ class FakeCoordinator:
             return CommandResult(kind.upper())
         if kind == "copyout":
             cols, rows = self.tables[prepared.plan[1]]
+            if prepared.plan[2]:
+                return CopyOutResult(cols, iter([list(rows)]), csv=True, delimiter=",",
+                                     null="", header=True)
             return CopyOutResult(cols, iter([list(rows)]))
         if kind == "copyin":
             name, csv, header = prepared.plan[1:]
@@ -678,6 +681,9 @@ def test_psycopg_copy_in_out(srv: ServerThread, coord: FakeCoordinator) -> None:
             data = b"".join(bytes(chunk) for chunk in copy)
         assert data == b"1\tx\n2\ttab\\there\n"
         assert cur.rowcount == 2
+        with cur.copy("copy t to stdout csv header") as copy:
+            data = b"".join(bytes(chunk) for chunk in copy)
+        assert data == b"a,b\n1,x\n2,tab\there\n"
         with cur.copy("copy t from stdin") as copy:
             copy.write_row((10, "new\nline"))
             copy.write_row((11, None))
