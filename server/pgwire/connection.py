@@ -515,7 +515,13 @@ class Connection:
     # -- simple query ----------------------------------------------------------------------
 
     async def _simple_query(self, r: MessageReader) -> None:
-        sql = r.cstring()
+        try:
+            sql = r.cstring()
+        except SqlError as e:  # invalid UTF-8: an error for this query only
+            self._send_error(e)
+            self._ready()
+            await self._flush()
+            return
         r.finish()
         await self._drop_portal("")
         self.statements.pop("", None)

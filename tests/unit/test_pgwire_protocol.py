@@ -1073,6 +1073,10 @@ def test_simple_query_details(raw: Raw) -> None:
     assert fields(msgs[-2][1])["C"] == "XX000"
     # Errors in simple query mode do not start skip-till-Sync.
     assert kinds(raw.query("create table x")) == b"CZ"
+    raw.send(Raw.msg(b"Q", b"select '\xff\xfe'\0"))
+    msgs = raw.until()
+    assert kinds(msgs) == b"EZ" and fields(msgs[0][1])["C"] == "22021"
+    assert kinds(raw.query("create table x")) == b"CZ"
 
 
 # ---------------------------------------------------------------------------------------------
