@@ -56,7 +56,6 @@ _F64 = struct.Struct("!d")
 _INTERVAL = struct.Struct("!qii")
 
 TEXT_TYPE = SqlType("text")
-_STRING_LIKE = frozenset({"text", "varchar", "bpchar", "name", "unknown", "json"})
 
 # The type name Postgres uses in "invalid input syntax for type X" messages.
 _INPUT_NAMES = {

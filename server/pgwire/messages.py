@@ -6,7 +6,7 @@ import struct
 from collections.abc import Iterable, Sequence
 
 from server.api import ColumnDesc
-from sql.errors import PROTOCOL_VIOLATION, SqlError
+from sql.errors import SqlError
 
 PROTOCOL_3_0 = 196608
 SSL_REQUEST = 80877103
@@ -185,7 +185,3 @@ def copy_data(data: bytes) -> bytes:
 def negotiate_protocol_version(minor: int, unrecognized: Sequence[str]) -> bytes:
     body = _I32.pack(minor) + _I32.pack(len(unrecognized)) + b"".join(cstr(o) for o in unrecognized)
     return msg(b"v", body)
-
-
-def protocol_error(message: str) -> SqlError:
-    return SqlError(PROTOCOL_VIOLATION, message)
