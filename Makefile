@@ -29,12 +29,15 @@ JDBC_JAR := /usr/share/java/postgresql.jar
 
 .PHONY: run test lint install deps-test clean
 
-$(PY):
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "mzspark needs Python >= 3.11, $(PYTHON) is " + sys.version.split()[0])'
-	$(PYTHON) -m venv $(VENV)
-
-# Reinstall only when pyproject.toml changed (or the venv is new).
-$(STAMP): pyproject.toml | $(PY)
+# (Re)create the venv when it is missing or its interpreter does not run (e.g. a venv
+# copied from another machine); reinstall only when pyproject.toml changed.
+$(STAMP): pyproject.toml
+	@if ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	  $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "mzspark needs Python >= 3.11, $(PYTHON) is " + sys.version.split()[0])'; \
+	  echo "creating $(VENV) with $(PYTHON)"; \
+	  rm -rf $(VENV); \
+	  $(PYTHON) -m venv $(VENV); \
+	fi
 	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
 	touch $@
 
@@ -61,9 +64,9 @@ test: $(STAMP) deps-test
 	$(PY) -m pytest -p no:cacheprovider --timeout=$(TEST_TIMEOUT) tests/ $(PYTEST_ARGS)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy
+	$(PY) -m ruff check .
+	$(PY) -c 'import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())'
+	$(PY) -m mypy
 
 clean:
 	rm -rf build *.egg-info spark-warehouse metastore_db derby.log
