@@ -25,6 +25,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.hir import (
+    Exists,
     Finishing,
     HConstant,
     HDistinct,
@@ -40,7 +41,9 @@ from sql.hir import (
     HThreshold,
     HTopK,
     HUnion,
+    OuterColumn,
     Param,
+    Select,
     hir_types,
 )
 from sql.literal import cast_value
@@ -191,6 +194,9 @@ class Binder:
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
+        # enclosing scopes of the query being bound, innermost last (for correlation)
+        self.outer: list[Scope] = []
+        self._semijoin_ok = False
 
     # ---- parameters -------------------------------------------------------------------
     def param_types(self) -> tuple[SqlType, ...]:
@@ -238,8 +244,14 @@ class Binder:
         else:
             rel, scope = HConstant(((),), ()), Scope()
         if (w := s.args.get("where")) is not None:
-            pred = self._predicate(w.this, scope, "WHERE")
-            rel = HFilter(rel, (pred,))
+            preds = []
+            for conj in _flatten(w.this, exp.And):
+                self._semijoin_ok = isinstance(conj, exp.In)
+                try:
+                    preds.append(self._predicate(conj, scope, "WHERE"))
+                finally:
+                    self._semijoin_ok = False
+            rel = HFilter(rel, tuple(preds))
         # select list
         items: list[tuple[str, exp.Expression | None, int | None]] = []  # (name, expr, star column)
         for e in s.expressions:
@@ -515,6 +527,14 @@ class Binder:
         sources = [frm.this] + list(frm.expressions or [])
         rel, scope = self._bind_table_expr(sources[0])
         for src in sources[1:]:
+            if isinstance(src, exp.Lateral):
+                self.outer.append(scope)
+                try:
+                    r2, s2 = self._bind_table_expr(src.this, alias=src.args.get("alias"))
+                finally:
+                    self.outer.pop()
+                rel, scope = HJoin(rel, r2, TRUE, "inner", True), Scope(scope.columns + s2.columns)
+                continue
             r2, s2 = self._bind_table_expr(src)
             rel, scope = HJoin(rel, r2, TRUE, "inner"), Scope(scope.columns + s2.columns)
         for j in s.args.get("joins") or []:
@@ -526,11 +546,18 @@ class Binder:
         kind = (j.args.get("kind") or "").lower()
         if j.args.get("method") or kind == "natural":
             raise unsupported("NATURAL JOIN")
-        if side:
-            raise unsupported(f"{side.upper()} JOIN")
-        if kind in ("semi", "anti", "lateral") or isinstance(j.this, exp.Lateral):
-            raise unsupported(f"{kind.upper() or 'LATERAL'} JOIN")
-        r2, s2 = self._bind_table_expr(j.this)
+        if kind in ("semi", "anti"):
+            raise unsupported(f"{kind.upper()} JOIN")
+        join_kind = side if side in ("left", "right", "full") else "inner"
+        lateral = isinstance(j.this, exp.Lateral)
+        if lateral:
+            self.outer.append(scope)
+            try:
+                r2, s2 = self._bind_table_expr(j.this.this, alias=j.this.args.get("alias"))
+            finally:
+                self.outer.pop()
+        else:
+            r2, s2 = self._bind_table_expr(j.this)
         joined = Scope(scope.columns + s2.columns)
         on = j.args.get("on")
         using = j.args.get("using")
@@ -545,10 +572,15 @@ class Binder:
                 preds.append(self._binary("eq", Column(li, joined.columns[li].typ), Column(ri, joined.columns[ri].typ)))
             pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
         else:
+            if join_kind != "inner" and kind != "cross":
+                raise SqlError(SYNTAX_ERROR, f"{join_kind.upper()} JOIN requires an ON or USING clause")
             pred = TRUE
-        return HJoin(rel, r2, pred, "inner"), joined
+        return HJoin(rel, r2, pred, join_kind, lateral), joined
 
-    def _bind_table_expr(self, t: exp.Expression) -> tuple[HirRel, Scope]:
+    def _bind_table_expr(self, t: exp.Expression, alias: exp.Expression | None = None) -> tuple[HirRel, Scope]:
+        if alias is not None and isinstance(t, exp.Subquery) and t.args.get("alias") is None:
+            t = t.copy()
+            t.set("alias", alias)
         if isinstance(t, exp.Table):
             if isinstance(t.this, exp.Func) or t.args.get("joins"):
                 raise unsupported("table functions in FROM")
@@ -629,6 +661,85 @@ class Binder:
                     return h
         return self._scalar(e, scope)
 
+    def _column(self, e: exp.Column, scope: Scope) -> HirScalar:
+        """A column of the current scope, else of the nearest enclosing scope that has it."""
+        table = e.table or None
+        try:
+            i = scope.lookup(e.name, table)
+            return Column(i, scope.columns[i].typ)
+        except SqlError as err:
+            if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                raise
+            for level, outer in enumerate(reversed(self.outer), start=1):
+                try:
+                    i = outer.lookup(e.name, table)
+                except SqlError as err2:
+                    if err2.sqlstate in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                        continue
+                    raise
+                return OuterColumn(level, i, outer.columns[i].typ)
+            raise
+
+    def _subquery(self, q: exp.Expression, scope: Scope) -> BoundQuery:
+        """Bind a subquery expression's query with `scope` as its enclosing scope."""
+        saved_agg, saved_ctes = self._agg, dict(self.ctes)
+        if saved_agg is not None:
+            scope = saved_agg.input_scope
+        self._agg = None
+        self.outer.append(scope)
+        try:
+            bq = self.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
+        finally:
+            self.outer.pop()
+            self._agg = saved_agg
+            self.ctes = saved_ctes
+        if saved_agg is not None:
+            from sql.lowering import free_levels
+
+            if 1 in free_levels(self._finish_nested(bq)):
+                raise unsupported("correlated subqueries in the select list or HAVING of a grouped query")
+        return bq
+
+    def _scalar_subquery(self, q: exp.Expression, scope: Scope) -> HirScalar:
+        bq = self._subquery(q, scope)
+        if len(bq.types) != 1:
+            raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
+        return Select(self._finish_nested(bq), bq.types[0])
+
+    def _quantified(self, op: str, lhs: HirScalar, q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
+        """x op ANY(S) = case when bool_or(x op s) then true when bool_or((x op s) is null)
+        then null else false end, over S (false for empty S); x op ALL(S) likewise with
+        bool_or(not (x op s)) deciding false and true for empty S."""
+        bq = self._subquery(q, scope)
+        if len(bq.types) != 1:
+            raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+        sub = self._finish_nested(bq)
+        inner_x = shift_outer(lhs)
+        ta, tb, _ = func.binary_op(op, lhs.typ, bq.types[0])
+        cmp = CallBinary(op, self.coerce(inner_x, ta), self.coerce(Column(0, bq.types[0]), tb), BOOL)
+        decisive = cmp if quantifier == "any" else CallUnary("not", cmp, BOOL)
+        unknown = CallUnary("is_null", cmp, BOOL)
+        rel = HReduce(
+            HMap(sub, (decisive, unknown)),
+            (),
+            (AggregateExpr("bool_or", Column(1, BOOL), False, BOOL), AggregateExpr("bool_or", Column(2, BOOL), False, BOOL)),
+        )
+        hit = Literal(quantifier == "any", BOOL)
+        verdict = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
+                     If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
+        return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
+
+    def _semijoin(self, lhs: HirScalar, q: exp.Expression, scope: Scope) -> HirScalar:
+        """In a WHERE conjunct, x IN (S) may be EXISTS(SELECT 1 FROM S WHERE x = s): null and
+        false both reject the row, and the EXISTS decorrelates into an equi-join."""
+        bq = self._subquery(q, scope)
+        if len(bq.types) != 1:
+            raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+        sub = self._finish_nested(bq)
+        ta, tb, _ = func.binary_op("eq", lhs.typ, bq.types[0])
+        cmp = CallBinary("eq", self.coerce(shift_outer(lhs), ta), self.coerce(Column(0, bq.types[0]), tb), BOOL)
+        return Exists(HFilter(sub, (cmp,)), BOOL)
+
     def _aggregate(self, e: exp.Expression, agg: _AggCtx) -> HirScalar:
         name = _agg_name(e)
         arg = e.this
@@ -665,8 +776,7 @@ class Binder:
         if isinstance(e, exp.Column):
             if isinstance(e.this, exp.Star):
                 raise unsupported("* in this position")
-            i = scope.lookup(e.name, e.table or None)
-            return Column(i, scope.columns[i].typ)
+            return self._column(e, scope)
         if isinstance(e, exp.Literal):
             return _literal(e)
         if isinstance(e, exp.Null):
@@ -676,6 +786,13 @@ class Binder:
         if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
             n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
             return Param(n, self.params.get(n, UNKNOWN))
+        if type(e) in _BINARY and isinstance(e.expression, (exp.Any, exp.All)):
+            op = _BINARY[type(e)]
+            q = e.expression.this
+            if not isinstance(q, (exp.Subquery, exp.Select)):
+                raise unsupported("ANY/ALL over an array")
+            quant = "any" if isinstance(e.expression, exp.Any) else "all"
+            return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
             a = self.scalar(e.this, scope)
@@ -716,8 +833,14 @@ class Binder:
             res = CallVariadic("and", (self._binary("ge", x, lo), self._binary("le", x, hi)), BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
         if isinstance(e, exp.In):
-            if e.args.get("query") is not None or e.args.get("unnest") is not None:
-                raise unsupported("IN (subquery)")
+            if e.args.get("unnest") is not None:
+                raise unsupported("IN (UNNEST ...)")
+            if e.args.get("query") is not None:
+                x = self.scalar(e.this, scope)
+                if self._semijoin_ok and not e.args.get("negate"):
+                    return self._semijoin(x, e.args["query"], scope)
+                res = self._quantified("eq", x, e.args["query"], scope, "any")
+                return CallUnary("not", res, BOOL) if e.args.get("negate") else res
             x = self.scalar(e.this, scope)
             elems = [self.scalar(v, scope) for v in e.expressions]
             t = func.unify([x.typ] + [v.typ for v in elems], "IN")
@@ -755,8 +878,11 @@ class Binder:
             if unit is not None:
                 text = f"{text} {unit.name}"
             return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
-        if isinstance(e, (exp.Subquery, exp.Exists)) or isinstance(e, exp.Select):
-            raise unsupported("subqueries in expressions")
+        if isinstance(e, exp.Exists):
+            bq = self._subquery(e.this, scope)
+            return Exists(self._finish_nested(bq), BOOL)
+        if isinstance(e, exp.Subquery) or isinstance(e, exp.Select):
+            return self._scalar_subquery(e, scope)
         if isinstance(e, exp.AggFunc) and _is_agg(e):
             where = "WHERE" if self._agg is None else "this context"
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
@@ -876,7 +1002,10 @@ def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:
     return out
 
 
-_AGG_CLASSES: dict[type, str] = {exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max"}
+_AGG_CLASSES: dict[type, str] = {
+    exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
+    exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and",
+}
 
 
 def _is_agg(e: exp.Expression) -> bool:
@@ -891,12 +1020,14 @@ def _agg_name(e: exp.Expression) -> str:
 
 
 def _has_agg(e: exp.Expression | None) -> bool:
+    """Does e contain an aggregate of *this* query level (not inside a subquery)?"""
     if e is None:
         return False
-    for node in e.walk():
-        if isinstance(node, exp.AggFunc) and _is_agg(node):
-            return True
-    return False
+    if isinstance(e, exp.AggFunc) and _is_agg(e):
+        return True
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return False
+    return any(_has_agg(c) for c in e.iter_expressions())
 
 
 def _refs_columns(h: HirScalar) -> bool:
@@ -904,8 +1035,12 @@ def _refs_columns(h: HirScalar) -> bool:
 
     if isinstance(h, Column):
         return True
-    if isinstance(h, Param):
+    if isinstance(h, (Param, OuterColumn)):
         return False
+    if isinstance(h, (Exists, Select)):
+        from sql.lowering import free_levels
+
+        return 1 in free_levels(h.rel)
     return any(_refs_columns(c) for c in children(h))  # type: ignore[arg-type]
 
 
@@ -974,3 +1109,24 @@ def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, 
 
 def param_literal(value: Any, t: SqlType) -> Literal:
     return Literal(value, t)
+
+
+def shift_outer(h: HirScalar) -> HirScalar:
+    """Move an expression one scope inwards: #i -> outer(1, i), outer(l, i) -> outer(l+1, i)."""
+    match h:
+        case Column(index=i, typ=t):
+            return OuterColumn(1, i, t)
+        case OuterColumn(level=lv, index=i, typ=t):
+            return OuterColumn(lv + 1, i, t)
+        case CallUnary(func=f, expr=x, typ=t):
+            return CallUnary(f, shift_outer(x), t)
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t):
+            return CallBinary(f, shift_outer(a), shift_outer(b), t)
+        case CallVariadic(func=f, exprs=xs, typ=t):
+            return CallVariadic(f, tuple(shift_outer(x) for x in xs), t)
+        case If(cond=c, then=a, els=b, typ=t):
+            return If(shift_outer(c), shift_outer(a), shift_outer(b), t)
+        case Exists() | Select():
+            raise unsupported("a subquery on the left of IN/ANY/ALL")
+        case _:
+            return h

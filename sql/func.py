@@ -265,15 +265,19 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     )
 
 
-AGGREGATES = {"count", "sum", "avg", "min", "max"}
+AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_value"}
 
 
 def aggregate_type(name: str, arg: SqlType) -> SqlType:
     """Result type of an aggregate (Postgres rules: sum(int4) -> int8, sum(int8) -> numeric)."""
     if name == "count":
         return INT8
-    if name in ("min", "max"):
+    if name in ("min", "max", "any_value"):
         return arg if arg.name != "unknown" else TEXT
+    if name in ("bool_or", "bool_and"):
+        if arg.name in ("bool", "unknown"):
+            return BOOL
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({arg.pg_format()}) does not exist")
     n = arg.name
     if name == "sum":
         if n in ("int2", "int4"):

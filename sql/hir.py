@@ -19,7 +19,30 @@ class Param:
     typ: SqlType
 
 
-HirScalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If | Param
+@dataclass(frozen=True, slots=True)
+class OuterColumn:
+    """A column of an enclosing query: `level` scopes out (1 = the immediately enclosing)."""
+
+    level: int
+    index: int
+    typ: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Exists:
+    rel: HirRel
+    typ: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class Select:
+    """A scalar subquery: the single column of at most one row (NULL for none; 21000 for more)."""
+
+    rel: HirRel
+    typ: SqlType
+
+
+HirScalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If | Param | OuterColumn | Exists | Select
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +82,7 @@ class HJoin:
     right: HirRel
     on: HirScalar  # over left ++ right columns
     kind: str  # inner | left | right | full
+    lateral: bool = False  # right may reference left's columns (as OuterColumn level 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,17 +1,32 @@
-"""HIR -> MIR. Parameters become literals; SQL constructs become MIR operators:
+"""HIR -> MIR with general decorrelation.
 
+Every HIR relation is lowered relative to an *outer* relation: the distinct tuples of the
+enclosing scopes' columns. The MIR for a relation R lowered under outer O has O's columns
+first, then R's: lower(R, O) = {(o, r) | o ∈ O, r ∈ R(o)}. Leaves cross-join with O; the
+optimizer later turns the correlation predicates into join equivalences.
+
+Identities used:
 - Distinct(x) = Reduce(x, group_key=all columns, no aggregates)
-- avg(x) = sum(x) / count(x) (Map over a Reduce)
-- a global aggregate gets its empty-input row: R ∪ (defaults × (Constant[()] - Project()(R)))
-- inner join on conjunctive equalities = Join with equivalences, the rest a Filter.
+- avg(x) = sum(x) / count(x)
+- a global aggregate yields one row per outer tuple even for empty input:
+  R ∪ Map(defaults)(O − Project(outer cols)(R))           (the COUNT bug, fixed)
+- a scalar subquery S applied to input I (k outer + n local columns):
+  D = Distinct(I); R = lower(S, D); V = per-D-row (count, any value) of R, erroring (21000)
+  when count > 1, plus NULL for the D rows without any; result = I ⋈ V on all of D's columns
+- EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
+- L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
+- a LATERAL right side is lowered under Distinct(left) and joined back on it.
+Join equivalences are null-safe (`IS NOT DISTINCT FROM`); SQL `=` additionally filters nulls.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, assert_never
 
-from sql.errors import unsupported
+from sql.errors import PROTOCOL_VIOLATION, SqlError, unsupported
 from sql.hir import (
+    Exists,
     HConstant,
     HDistinct,
     HFilter,
@@ -26,23 +41,51 @@ from sql.hir import (
     HThreshold,
     HTopK,
     HUnion,
+    OuterColumn,
     Param,
-    hir_types,
+    Select,
 )
 from sql.literal import cast_value
-from sql.mir import Constant, Filter, Get, Join, Let, Map, Mir, Negate, Project, Reduce, Threshold, TopK, Union, mir_types
+from sql.mir import Constant, Filter, Get, Join, Let, Map, Mir, Negate, Project, Reduce, TopK, Union, mir_types
 from sql.scalar import (
     AggregateExpr,
     CallBinary,
     CallUnary,
     CallVariadic,
     Column,
+    ColumnOrder,
     If,
     Literal,
     Scalar,
-    columns_used,
 )
-from sql.types import INT8, NUMERIC, SqlType
+from sql.types import BOOL, INT8, NUMERIC, TEXT, SqlType
+
+SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """The outer relation (None at top level) and the arities of the enclosing scopes,
+    outermost first; the outer relation's columns are their concatenation."""
+
+    outer: Mir | None = None
+    levels: tuple[int, ...] = ()
+
+    @property
+    def k(self) -> int:
+        return sum(self.levels)
+
+    def offset(self, level: int) -> int:
+        if level > len(self.levels):
+            raise SqlError("XX000", f"outer reference to level {level} beyond {len(self.levels)} scopes")
+        return sum(self.levels[: len(self.levels) - level])
+
+
+TOP = Ctx()
+
+
+def raise_error(sqlstate: str, message: str, typ: SqlType) -> Scalar:
+    return CallBinary("raise_error", Literal(sqlstate, TEXT), Literal(message, TEXT), typ)
 
 
 class Lowerer:
@@ -51,101 +94,291 @@ class Lowerer:
         self.param_types = param_types
         self._next_local = 0
 
-    def scalar(self, e: HirScalar) -> Scalar:
+    # ---- helpers ----------------------------------------------------------------------
+    def _let(self, value: Mir) -> tuple[str, Get]:
+        lid = f"l{self._next_local}"
+        self._next_local += 1
+        return lid, Get(lid, lid, mir_types(value), local=True)
+
+    @staticmethod
+    def _cross(outer: Mir | None, x: Mir) -> Mir:
+        return x if outer is None else Join((outer, x), ())
+
+    # ---- scalars ----------------------------------------------------------------------
+    def scalar(self, e: HirScalar, ctx: Ctx) -> Scalar:
+        """A subquery-free HIR scalar over [outer k, local n] -> MIR."""
+        k = ctx.k
         match e:
+            case Column(index=i, typ=t):
+                return Column(k + i, t)
+            case OuterColumn(level=lv, index=i, typ=t):
+                return Column(ctx.offset(lv) + i, t)
             case Param(n=n, typ=t):
                 if n > len(self.params):
-                    from sql.errors import PROTOCOL_VIOLATION, SqlError
-
                     raise SqlError(PROTOCOL_VIOLATION, f"no value for parameter ${n}")
                 v = self.params[n - 1]
                 have = self.param_types[n - 1] if n - 1 < len(self.param_types) else t
                 return Literal(cast_value(v, have, t) if v is not None and have != t else v, t)
-            case Column() | Literal():
+            case Literal():
                 return e
             case CallUnary(func=f, expr=x, typ=t):
-                return CallUnary(f, self.scalar(x), t)
+                return CallUnary(f, self.scalar(x, ctx), t)
             case CallBinary(func=f, expr1=a, expr2=b, typ=t):
-                return CallBinary(f, self.scalar(a), self.scalar(b), t)
+                return CallBinary(f, self.scalar(a, ctx), self.scalar(b, ctx), t)
             case CallVariadic(func=f, exprs=xs, typ=t):
-                return CallVariadic(f, tuple(self.scalar(x) for x in xs), t)
+                return CallVariadic(f, tuple(self.scalar(x, ctx) for x in xs), t)
             case If(cond=c, then=a, els=b, typ=t):
-                return If(self.scalar(c), self.scalar(a), self.scalar(b), t)
+                return If(self.scalar(c, ctx), self.scalar(a, ctx), self.scalar(b, ctx), t)
+            case Exists() | Select():
+                raise AssertionError("subqueries are applied before scalar lowering")
             case _:
                 assert_never(e)
 
-    def rel(self, r: HirRel) -> Mir:
+    def scalars_with_subqueries(self, inp: Mir, ctx: Ctx, n: int, exprs: tuple[HirScalar, ...]) -> tuple[Mir, list[Scalar], int]:
+        """Apply every subquery in `exprs` to `inp` (k + n columns), appending one column
+        each; returns (new input, lowered scalars, number of appended columns)."""
+        appended = 0
+        out: list[Scalar] = []
+
+        def replace(e: HirScalar) -> HirScalar:
+            nonlocal inp, appended
+            match e:
+                case Exists() | Select():
+                    inp = self._apply_subquery(inp, ctx, n + appended, e)
+                    appended += 1
+                    return Column(n + appended - 1, e.typ)
+                case CallUnary(func=f, expr=x, typ=t):
+                    return CallUnary(f, replace(x), t)
+                case CallBinary(func=f, expr1=a, expr2=b, typ=t):
+                    return CallBinary(f, replace(a), replace(b), t)
+                case CallVariadic(func=f, exprs=xs, typ=t):
+                    return CallVariadic(f, tuple(replace(x) for x in xs), t)
+                case If(cond=c, then=a, els=b, typ=t):
+                    return If(replace(c), replace(a), replace(b), t)
+                case _:
+                    return e
+
+        replaced = [replace(e) for e in exprs]
+        for e in replaced:
+            out.append(self.scalar(e, ctx))
+        return inp, out, appended
+
+    def _semijoin(self, inp: Mir, ctx: Ctx, n: int, sub: HirRel, anti: bool) -> Mir:
+        """Filter(EXISTS S)(I) = I ⋉ keys(S) and Filter(NOT EXISTS S)(I) = I − (I ⋉ keys(S)),
+        with keys(S) = Distinct(outer columns of lower(S, Distinct(I)))."""
+        width = ctx.k + n
+        inp_id, inp_get = self._let(inp)
+        ts = mir_types(inp_get)
+        if free_levels(sub):
+            distinct = Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(ts)), ())
+            d_id, d_get = self._let(distinct)
+            r = self.rel(sub, Ctx(d_get, ctx.levels + (n,)))
+            keys: Mir = Reduce(Project(r, tuple(range(width))), tuple(Column(i, ts[i]) for i in range(width)), ())
+            semi: Mir = Project(Join((inp_get, keys), tuple((Column(i, ts[i]), Column(width + i, ts[i])) for i in range(width))), tuple(range(width)))
+            body: Mir = Union((inp_get, Negate(semi))) if anti else semi
+            return Let(inp_id, inp, Let(d_id, distinct, body))
+        r = self.rel(sub, TOP)
+        nonempty = Reduce(Project(r, ()), (), ())  # one row () iff S has rows
+        if anti:
+            nonempty = Union((Constant((((), 1),), ()), Negate(nonempty)))
+        return Let(inp_id, inp, Project(Join((inp_get, nonempty), ()), tuple(range(width))))
+
+    def _apply_subquery(self, inp: Mir, ctx: Ctx, n: int, sub: Exists | Select) -> Mir:
+        """inp (k + n columns) ++ one column: the subquery's value for each row."""
+        width = ctx.k + n
+        inp_id, inp_get = self._let(inp)
+        if free_levels(sub.rel):
+            d_id, d_get = self._let(Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(mir_types(inp_get))), ()))
+            r = self.rel(sub.rel, Ctx(d_get, ctx.levels + (n,)))
+            w = width
+        else:
+            d_id, d_get = None, Constant((((), 1),), ())
+            r = self.rel(sub.rel, TOP)
+            w = 0
+        rts = mir_types(r)
+        keys = tuple(Column(i, rts[i]) for i in range(w))
+        r_id, r_get = self._let(r)
+        if isinstance(sub, Select) and exactly_one_row(sub.rel):
+            v: Mir = r_get
+        elif isinstance(sub, Select) and at_most_one_row(sub.rel):
+            vt = rts[w]
+            missing = Union((d_get, Negate(Project(r_get, tuple(range(w))))))
+            v = Union((r_get, Map(missing, (Literal(None, vt),))))
+        elif isinstance(sub, Select):
+            if len(rts) != w + 1:
+                raise SqlError("42601", "subquery must return only one column")
+            vt = rts[w]
+            counted = Reduce(r_get, keys, (AggregateExpr("count", Literal(True, BOOL), False, INT8), AggregateExpr("any_value", Column(w, vt), False, vt)))
+            checked = Map(counted, (If(CallBinary("gt", Column(w, INT8), Literal(1, INT8), BOOL), raise_error("21000", SUBQUERY_ROWS_MESSAGE, vt), Column(w + 1, vt), vt),))
+            found = Project(checked, tuple(range(w)) + (w + 2,))
+            missing = Union((d_get, Negate(Project(counted, tuple(range(w))))))
+            v = Union((found, Map(missing, (Literal(None, vt),))))
+        else:
+            present = Reduce(Project(r_get, tuple(range(w))), keys, ())
+            missing = Union((d_get, Negate(present)))
+            v = Union((Map(present, (Literal(True, BOOL),)), Map(missing, (Literal(False, BOOL),))))
+        vt_all = mir_types(v)
+        joined = Join((inp_get, v), tuple((Column(i, vt_all[i]), Column(width + i, vt_all[i])) for i in range(w)))
+        body: Mir = Let(r_id, r, Project(joined, tuple(range(width)) + (width + w,)))
+        if d_id is not None:
+            body = Let(d_id, Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(mir_types(inp_get))), ()), body)
+        return Let(inp_id, inp, body)
+
+    # ---- relations --------------------------------------------------------------------
+    def rel(self, r: HirRel, ctx: Ctx = TOP) -> Mir:
+        k = ctx.k
         match r:
-            case HGet(id=i, name=n, types=t):
-                return Get(i, n, t)
+            case HGet(id=i, name=name, types=t):
+                return self._cross(ctx.outer, Get(i, name, t))
             case HConstant(rows=rows, types=t):
-                return Constant(tuple((row, 1) for row in rows), t)
+                return self._cross(ctx.outer, Constant(tuple((row, 1) for row in rows), t))
             case HProject(input=i, outputs=o):
-                return Project(self.rel(i), o)
-            case HMap(input=i, scalars=s):
-                return Map(self.rel(i), tuple(self.scalar(x) for x in s))
-            case HFilter(input=i, predicates=p):
-                return Filter(self.rel(i), tuple(self.scalar(x) for x in p))
-            case HJoin(left=a, right=b, on=on, kind=kind):
-                if kind != "inner":
-                    raise unsupported(f"{kind.upper()} JOIN")
-                return self._join(self.rel(a), self.rel(b), self.scalar(on))
-            case HReduce(input=i, group_key=k, aggregates=aggs):
-                return self._reduce(self.rel(i), k, aggs)
+                return Project(self.rel(i, ctx), tuple(range(k)) + tuple(k + c for c in o))
+            case HMap(input=i, scalars=ss):
+                inp = self.rel(i, ctx)
+                n = len(mir_types(inp)) - k
+                inp2, lowered, extra = self.scalars_with_subqueries(inp, ctx, n, ss)
+                out: Mir = Map(inp2, tuple(lowered))
+                if extra:
+                    base = k + n
+                    out = Project(out, tuple(range(base)) + tuple(range(base + extra, base + extra + len(ss))))
+                return out
+            case HFilter(input=i, predicates=ps):
+                inp = self.rel(i, ctx)
+                n = len(mir_types(inp)) - k
+                rest = [p for p in ps if not free_scalar_subqueries(p)]
+                if rest:  # plain predicates first: they shrink what the subqueries see
+                    inp = Filter(inp, tuple(self.scalar(p, ctx) for p in rest))
+                rest = []
+                for p in ps:
+                    if not free_scalar_subqueries(p):
+                        continue
+                    match p:
+                        case Exists(rel=sub):
+                            inp = self._semijoin(inp, ctx, n, sub, anti=False)
+                        case CallUnary(func="not", expr=Exists(rel=sub)):
+                            inp = self._semijoin(inp, ctx, n, sub, anti=True)
+                        case _:
+                            rest.append(p)
+                if not rest:
+                    return inp
+                inp2, lowered, extra = self.scalars_with_subqueries(inp, ctx, n, tuple(rest))
+                out = Filter(inp2, tuple(lowered))
+                if extra:
+                    out = Project(out, tuple(range(k + n)))
+                return out
+            case HJoin():
+                return self._join(r, ctx)
+            case HReduce(input=i, group_key=key, aggregates=aggs):
+                return self._reduce(self.rel(i, ctx), ctx, key, aggs)
             case HDistinct(input=i):
-                inner = self.rel(i)
+                inner = self.rel(i, ctx)
                 ts = mir_types(inner)
                 return Reduce(inner, tuple(Column(c, t) for c, t in enumerate(ts)), ())
             case HTopK(input=i, group_key=g, order_key=o, limit=lim, offset=off):
-                return TopK(self.rel(i), g, o, lim, off)
+                inner = self.rel(i, ctx)
+                order = tuple(ColumnOrder(x.column + k, x.desc, x.nulls_last) for x in o)
+                return TopK(inner, tuple(range(k)) + tuple(c + k for c in g), order, lim, off)
             case HNegate(input=i):
-                return Negate(self.rel(i))
+                return Negate(self.rel(i, ctx))
             case HThreshold(input=i):
-                return Threshold(self.rel(i))
+                from sql.mir import Threshold
+
+                return Threshold(self.rel(i, ctx))
             case HUnion(inputs=xs):
-                return Union(tuple(self.rel(x) for x in xs))
+                return Union(tuple(self.rel(x, ctx) for x in xs))
             case _:
                 assert_never(r)
 
-    def _join(self, left: Mir, right: Mir, on: Scalar) -> Mir:
-        la = len(mir_types(left))
-        conj = _conjuncts(on)
-        equivs: list[tuple[Scalar, ...]] = []
-        rest: list[Scalar] = []
-        for c in conj:
-            if isinstance(c, Literal) and c.value is True:
-                continue
-            if isinstance(c, CallBinary) and c.func == "eq":
-                ua, ub = columns_used(c.expr1), columns_used(c.expr2)
-                if ua and ub and (max(ua) < la <= min(ub) or max(ub) < la <= min(ua)):
-                    equivs.append((c.expr1, c.expr2))
-                    continue
-            rest.append(c)
-        j: Mir = Join((left, right), tuple(equivs))
-        return Filter(j, tuple(rest)) if rest else j
+    def _join(self, j: HJoin, ctx: Ctx) -> Mir:
+        k = ctx.k
+        left = self.rel(j.left, ctx)
+        nl = len(mir_types(left)) - k
+        l_id, l_get = self._let(left)
+        lets: list[tuple[str, Mir]] = [(l_id, left)]
+        if j.lateral:
+            d_id, d_get = self._let(Reduce(l_get, tuple(Column(i, t) for i, t in enumerate(mir_types(l_get))), ()))
+            lets.append((d_id, Reduce(l_get, tuple(Column(i, t) for i, t in enumerate(mir_types(l_get))), ())))
+            right = self.rel(j.right, Ctx(d_get, ctx.levels + (nl,)))
+            shared = k + nl  # the right side repeats all of the left's columns first
+        else:
+            right = self.rel(j.right, ctx)
+            shared = k
+        r_id, r_get = self._let(right)
+        lets.append((r_id, right))
+        rts = mir_types(r_get)
+        nr = len(rts) - shared
+        lts = mir_types(l_get)
+        eq = tuple((Column(i, lts[i]), Column(k + nl + i, rts[i])) for i in range(shared))
+        cross: Mir = Join((l_get, r_get), eq)
+        cross = Project(cross, tuple(range(k + nl)) + tuple(range(k + nl + shared, k + nl + shared + nr)))
+        inner_ctx = ctx
+        inp2, preds, extra = self.scalars_with_subqueries(cross, inner_ctx, nl + nr, (j.on,))
+        inner: Mir = Filter(inp2, tuple(preds))
+        if extra:
+            inner = Project(inner, tuple(range(k + nl + nr)))
+        if j.kind == "inner":
+            return _wrap_lets(lets, inner)
+        if j.lateral and j.kind != "left":
+            raise unsupported(f"LATERAL {j.kind.upper()} JOIN")
+        j_id, j_get = self._let(inner)
+        lets.append((j_id, inner))
+        parts: list[Mir] = [j_get]
+        jts = mir_types(j_get)
+        if j.kind in ("left", "full"):
+            unmatched = self._antijoin(l_get, j_get, range(k + nl))
+            nulls = tuple(Literal(None, jts[c]) for c in range(k + nl, k + nl + nr))
+            parts.append(Map(unmatched, nulls))
+        if j.kind in ("right", "full"):
+            right_cols = list(range(k)) + list(range(k + nl, k + nl + nr))
+            unmatched = self._antijoin(self._right_rows(r_get, k, shared), j_get, right_cols)
+            nulls = tuple(Literal(None, jts[c]) for c in range(k, k + nl))
+            padded = Map(unmatched, nulls)  # [k, right, nulls(left)]
+            order = tuple(range(k)) + tuple(range(k + nr, k + nr + nl)) + tuple(range(k, k + nr))
+            parts.append(Project(padded, order))
+        return _wrap_lets(lets, Union(tuple(parts)))
 
-    def _reduce(self, inp: Mir, key: tuple[int, ...], aggs: tuple[AggregateExpr, ...]) -> Mir:
+    @staticmethod
+    def _right_rows(r_get: Mir, k: int, shared: int) -> Mir:
+        """The right input as [outer k, right columns] (dropping a lateral prefix)."""
+        ts = mir_types(r_get)
+        return Project(r_get, tuple(range(k)) + tuple(range(shared, len(ts))))
+
+    @staticmethod
+    def _antijoin(x: Mir, joined: Mir, cols) -> Mir:
+        """x − (x ⋉ joined): the rows of x (all columns) that do not appear among `cols` of
+        `joined` (null-safe), with their multiplicities."""
+        cols = list(cols)
+        xts = mir_types(x)
+        matched = Reduce(Project(joined, tuple(cols)), tuple(Column(i, xts[i]) for i in range(len(cols))), ())
+        semi = Project(Join((x, matched), tuple((Column(i, xts[i]), Column(len(xts) + i, xts[i])) for i in range(len(xts)))), tuple(range(len(xts))))
+        return Union((x, Negate(semi)))
+
+    def _reduce(self, inp: Mir, ctx: Ctx, key: tuple[int, ...], aggs: tuple[AggregateExpr, ...]) -> Mir:
+        k = ctx.k
         ts = mir_types(inp)
-        group = tuple(Column(c, ts[c]) for c in key)
-        # avg(x) -> sum(x), count(x); everything else passes through
+        group = tuple(Column(c, ts[c]) for c in range(k)) + tuple(Column(k + c, ts[k + c]) for c in key)
         lowered: list[AggregateExpr] = []
         finals: list[Scalar] = []
-        nk = len(group)
+        ng = len(group)
 
         def slot(a: AggregateExpr) -> int:
             if a not in lowered:
                 lowered.append(a)
-            return nk + lowered.index(a)
+            return ng + lowered.index(a)
 
         for a in aggs:
-            a = AggregateExpr(a.func, self.scalar(a.expr), a.distinct, a.typ)
+            if free_scalar_subqueries(a.expr):
+                raise unsupported("subqueries inside aggregate arguments")
+            a = AggregateExpr(a.func, self.scalar(a.expr, ctx), a.distinct, a.typ)
             if a.func == "avg":
                 st = a.expr.typ
-                sum_t = NUMERIC if st.name in ("int2", "int4", "int8", "numeric", "uint8") else a.typ
-                s = slot(AggregateExpr("sum", a.expr, a.distinct, sum_t if st.name not in ("int2", "int4") else INT8))
+                small_int = st.name in ("int2", "int4")
+                sum_t = INT8 if small_int else (NUMERIC if st.name in ("int8", "numeric", "uint8") else a.typ)
+                s = slot(AggregateExpr("sum", a.expr, a.distinct, sum_t))
                 c = slot(AggregateExpr("count", a.expr, a.distinct, INT8))
-                sum_col: Scalar = Column(s, sum_t if st.name not in ("int2", "int4") else INT8)
-                if sum_col.typ != a.typ:
+                sum_col: Scalar = Column(s, sum_t)
+                if sum_t != a.typ:
                     sum_col = CallUnary("cast", sum_col, a.typ)
                 cnt: Scalar = Column(c, INT8)
                 if a.typ.name != "interval":
@@ -154,39 +387,126 @@ class Lowerer:
             else:
                 finals.append(Column(slot(a), a.typ))
         red: Mir = Reduce(inp, group, tuple(lowered))
-        simple = all(isinstance(f, Column) for f in finals) and [f.index for f in finals] == list(range(nk, nk + len(finals)))  # type: ignore[union-attr]
         if not key:
-            red = self._global_default(red, lowered)
-        if simple:
+            red = self._global_default(red, ctx, lowered)
+        width = ng + len(lowered)
+        if [f.index if isinstance(f, Column) else -1 for f in finals] == list(range(ng, ng + len(finals))) and len(finals) == len(lowered):
             return red
-        width = nk + len(lowered)
         out = Map(red, tuple(finals))
-        return Project(out, tuple(range(nk)) + tuple(range(width, width + len(finals))))
+        return Project(out, tuple(range(ng)) + tuple(range(width, width + len(finals))))
 
-    def _global_default(self, red: Mir, aggs: list[AggregateExpr]) -> Mir:
-        """R ∪ Map(defaults)(Constant[()] − Project()(R)): one row even for empty input."""
-        lid = f"l{self._next_local}"
-        self._next_local += 1
-        ts = mir_types(red)
-        get = Get(lid, lid, ts, local=True)
+    def _global_default(self, red: Mir, ctx: Ctx, aggs: list[AggregateExpr]) -> Mir:
+        """R ∪ Map(defaults)(O − Project(outer)(R)): one row per outer tuple, even for none."""
+        k = ctx.k
+        lid, get = self._let(red)
         defaults = tuple(Literal(0 if a.func == "count" else None, a.typ) for a in aggs)
-        empty = Union((Negate(Project(get, ())), Constant(((( ), 1),), ())))
+        base = ctx.outer if ctx.outer is not None else Constant((((), 1),), ())
+        empty = Union((Negate(Project(get, tuple(range(k)))), base))
         return Let(lid, red, Union((get, Map(empty, defaults))))
 
 
-def _conjuncts(e: Scalar) -> list[Scalar]:
-    if isinstance(e, CallVariadic) and e.func == "and":
-        out: list[Scalar] = []
-        for x in e.exprs:
-            out.extend(_conjuncts(x))
-        return out
-    return [e]
+def _wrap_lets(lets: list[tuple[str, Mir]], body: Mir) -> Mir:
+    for lid, value in reversed(lets):
+        body = Let(lid, value, body)
+    return body
+
+
+def free_levels(r: HirRel, depth: int = 0) -> set[int]:
+    """Outer levels referenced from inside r, relative to the scope `depth` levels out of
+    r (0: r's own scope). Subqueries and lateral right sides add a level."""
+    out: set[int] = set()
+
+    def scal(e: HirScalar, d: int) -> None:
+        match e:
+            case OuterColumn(level=lv):
+                if lv > d:
+                    out.add(lv - d)
+            case Exists(rel=x) | Select(rel=x):
+                out.update(free_levels(x, d + 1))
+            case CallUnary(expr=x):
+                scal(x, d)
+            case CallBinary(expr1=a, expr2=b):
+                scal(a, d)
+                scal(b, d)
+            case CallVariadic(exprs=xs):
+                for x in xs:
+                    scal(x, d)
+            case If(cond=c, then=a, els=b):
+                scal(c, d)
+                scal(a, d)
+                scal(b, d)
+            case _:
+                pass
+
+    def walk(x: HirRel, d: int) -> None:
+        match x:
+            case HGet() | HConstant():
+                pass
+            case HMap(input=i, scalars=ss):
+                walk(i, d)
+                for s in ss:
+                    scal(s, d)
+            case HFilter(input=i, predicates=ps):
+                walk(i, d)
+                for s in ps:
+                    scal(s, d)
+            case HJoin(left=a, right=b, on=on, lateral=lat):
+                walk(a, d)
+                walk(b, d + 1 if lat else d)
+                scal(on, d)
+            case HReduce(input=i, aggregates=aggs):
+                walk(i, d)
+                for a in aggs:
+                    scal(a.expr, d)
+            case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
+                walk(i, d)
+            case HUnion(inputs=xs):
+                for y in xs:
+                    walk(y, d)
+
+    walk(r, depth)
+    return out
+
+
+def exactly_one_row(r: HirRel) -> bool:
+    """Global aggregates (under Project/Map) yield exactly one row per outer tuple."""
+    match r:
+        case HProject(input=i) | HMap(input=i):
+            return exactly_one_row(i)
+        case HReduce(group_key=()):
+            return True
+    return False
+
+
+def at_most_one_row(r: HirRel) -> bool:
+    """Does r yield at most one row (per outer tuple)? Global aggregates, LIMIT 0/1 and
+    constants of at most one row, under Project/Map/Filter."""
+    match r:
+        case HProject(input=i) | HMap(input=i) | HFilter(input=i):
+            return at_most_one_row(i)
+        case HReduce(group_key=()):
+            return True
+        case HTopK(group_key=(), limit=lim) if lim is not None and lim <= 1:
+            return True
+        case HConstant(rows=rows):
+            return len(rows) <= 1
+    return False
+
+
+def free_scalar_subqueries(e: HirScalar) -> bool:
+    match e:
+        case Exists() | Select():
+            return True
+        case CallUnary(expr=x):
+            return free_scalar_subqueries(x)
+        case CallBinary(expr1=a, expr2=b):
+            return free_scalar_subqueries(a) or free_scalar_subqueries(b)
+        case CallVariadic(exprs=xs):
+            return any(free_scalar_subqueries(x) for x in xs)
+        case If(cond=c, then=a, els=b):
+            return any(free_scalar_subqueries(x) for x in (c, a, b))
+    return False
 
 
 def lower(rel: HirRel, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
-    return Lowerer(params, param_types).rel(rel)
-
-
-def hir_arity(rel: HirRel) -> int:
-    return len(hir_types(rel))
-
+    return Lowerer(params, param_types).rel(rel, TOP)

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from sql import mir
 from sql.transforms.fold_constants import fold_constants
 from sql.transforms.fusion import fusion
+from sql.transforms.normalize_lets import normalize_lets
+from sql.transforms.predicate_pushdown import predicate_pushdown
 
 Transform = Callable[[mir.Mir], mir.Mir]
 
-LOGICAL: tuple[Transform, ...] = (fusion, fold_constants)
+LOGICAL: tuple[Transform, ...] = (normalize_lets, fusion, predicate_pushdown, fold_constants)
 FIXPOINT_LIMIT = 100
 
 

@@ -167,6 +167,8 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
             return f"#{i}"
         case Literal(value=v, typ=t):
             return literal_text(v, t)
+        case CallUnary(func="not", expr=CallUnary(func="is_null", expr=x)):
+            return f"({explain(x, names)}) IS NOT NULL"
         case CallUnary(func="not", expr=x):
             return f"NOT({explain(x, names)})"
         case CallUnary(func="is_null", expr=x):
@@ -177,6 +179,8 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
             return f"{t.name}({explain(x, names)})"
         case CallUnary(func=f, expr=x):
             return f"{f}({explain(x, names)})"
+        case CallBinary(func="raise_error", expr2=b):
+            return f"error({explain(b, names)})"
         case CallBinary(func=f, expr1=a, expr2=b) if f in _INFIX:
             return f"({explain(a, names)} {_INFIX[f]} {explain(b, names)})"
         case CallBinary(func=f, expr1=a, expr2=b):

@@ -42,6 +42,9 @@ def translate_spark_error(e: BaseException) -> SqlError:
     if cond == "USER_RAISED_EXCEPTION":
         m = re.search(r"\[USER_RAISED_EXCEPTION\]\s*(.*?)(?:\s*SQLSTATE|\n|$)", text)
         msg = m.group(1).strip() if m else _first_line(text)
+        tagged = re.match(r"\[([0-9A-Z]{5})\]\s*(.*)$", msg)
+        if tagged:
+            return SqlError(tagged.group(1), tagged.group(2))
         if "substring length" in msg:
             return SqlError("22011", msg)
         if "multiplicity" in msg or "monotonic" in msg:

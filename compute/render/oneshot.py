@@ -140,7 +140,7 @@ def _join(dfs: list[DataFrame], eq, arities: tuple[int, ...]) -> DataFrame:
 
             if all(max(columns_used(x), default=-1) < joined_upto for x in cls):
                 rendered = [render_scalar(x, allcols) for x in cls]
-                conds.extend(rendered[0] == r for r in rendered[1:])
+                conds.extend(rendered[0].eqNullSafe(r) for r in rendered[1:])
             else:
                 rest.append(cls)
         pending = rest
@@ -267,6 +267,12 @@ def _basic_reduce(df: DataFrame, key, aggs) -> DataFrame:
                 e = F.sum_distinct(x.cast(st))
             case ("min" | "max"), _:
                 e = _minmax(x, a.func)
+            case "bool_or", _:
+                e = F.bool_or(x)
+            case "bool_and", _:
+                e = F.bool_and(x)
+            case "any_value", _:
+                e = F.any_value(x, ignoreNulls=False)
             case _:
                 raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
         exprs.append(e.cast(st).alias(f"a{j}"))

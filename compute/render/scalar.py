@@ -196,6 +196,9 @@ def _binary(f: str, a: SCol, b: SCol, at: SqlType, bt: SqlType, t: SqlType) -> S
             return _trim_chars(a, b, leading=False, trailing=True)
         case "atan2":
             return F.atan2(a, b)
+        case "raise_error":
+            # a [SQLSTATE] prefix lets compute.render.errors recover the state
+            return F.raise_error(F.concat(F.lit("["), a, F.lit("] "), b)).cast(spark_type(t))
         case "greatest":
             return F.greatest(a, b)
         case "least":

@@ -1,0 +1,113 @@
+"""Predicate pushdown.
+
+- Filter(p)(Join(x1..xn)) where p uses only xi's columns = Join(.., Filter(p')(xi), ..)
+- Filter(a = b)(Join(..)) with a over xi, b over xj (i != j)
+    = Join with equivalence (a, b) and Filter(a IS NOT NULL) pushed to xi
+  (join equivalences are null-safe; SQL `=` is not)
+- Filter(p)(Map(ss)(x)) = Map(ss)(Filter(p)(x)) when p reads only x's columns
+- Filter(p)(Project(o)(x)) = Project(o)(Filter(p∘o)(x))
+- Filter(p)(Union(xs)) = Union(Filter(p)(x) for x in xs);  likewise through Negate, Threshold
+- Filter(p)(Reduce(x)) = Reduce(Filter(p')(x)) when p reads only plain-column group keys
+- Filter(p)(Let(v, body)) = Let(v, Filter(p)(body))
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from sql import mir
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Scalar, columns_used, permute
+from sql.types import BOOL
+from sql.transforms.visit import map_children
+
+
+
+def _conjuncts(ps: tuple[Scalar, ...]) -> list[Scalar]:
+    out: list[Scalar] = []
+    for p in ps:
+        if isinstance(p, CallVariadic) and p.func == "and":
+            out.extend(_conjuncts(p.exprs))
+        else:
+            out.append(p)
+    return out
+
+
+def _owner(cols: set[int], offsets: list[int]) -> int | None:
+    owners = {next(i for i in range(len(offsets) - 1) if offsets[i] <= c < offsets[i + 1]) for c in cols}
+    return owners.pop() if len(owners) == 1 else None
+
+
+def _merge(classes: list[tuple[Scalar, ...]]) -> tuple[tuple[Scalar, ...], ...]:
+    merged: list[list[Scalar]] = []
+    for cls in classes:
+        hits = [m for m in merged if any(x in m for x in cls)]
+        new = list(dict.fromkeys([x for m in hits for x in m] + list(cls)))
+        merged = [m for m in merged if m not in hits] + [new]
+    return tuple(tuple(m) for m in merged)
+
+
+def predicate_pushdown(r: mir.Mir) -> mir.Mir:
+    r = map_children(r, predicate_pushdown)
+    if not isinstance(r, mir.Filter):
+        return r
+    x = r.input
+    preds = _conjuncts(r.predicates)
+    match x:
+        case mir.Join(inputs=ins, equivalences=eq):
+            offsets = [0]
+            for i in ins:
+                offsets.append(offsets[-1] + mir.arity(i))
+            pushed: list[list[Scalar]] = [[] for _ in ins]
+            classes = list(eq)
+            rest: list[Scalar] = []
+            for p in preds:
+                used = columns_used(p)
+                o = _owner(used, offsets) if used else None
+                if o is not None:
+                    pushed[o].append(permute(p, {c: c - offsets[o] for c in used}))
+                    continue
+                if isinstance(p, CallBinary) and p.func == "eq":
+                    ua, ub = columns_used(p.expr1), columns_used(p.expr2)
+                    oa = _owner(ua, offsets) if ua else None
+                    ob = _owner(ub, offsets) if ub else None
+                    if oa is not None and ob is not None and oa != ob:
+                        classes.append((p.expr1, p.expr2))
+                        pushed[oa].append(CallUnary("not", CallUnary("is_null", permute(p.expr1, {c: c - offsets[oa] for c in ua}), BOOL), BOOL))
+                        continue
+                rest.append(p)
+            new_ins = tuple(predicate_pushdown(mir.Filter(i, tuple(ps))) if ps else i for i, ps in zip(ins, pushed, strict=True))
+            out: mir.Mir = replace(x, inputs=new_ins, equivalences=_merge(classes))
+            return mir.Filter(out, tuple(rest)) if rest else out
+        case mir.Map(input=inner, scalars=ss):
+            n = mir.arity(inner)
+            below = [p for p in preds if all(c < n for c in columns_used(p))]
+            if not below:
+                return r
+            above = [p for p in preds if p not in below]
+            m: mir.Mir = mir.Map(predicate_pushdown(mir.Filter(inner, tuple(below))), ss)
+            return mir.Filter(m, tuple(above)) if above else m
+        case mir.Project(input=inner, outputs=o):
+            return mir.Project(predicate_pushdown(mir.Filter(inner, tuple(permute(p, o) for p in preds))), o)
+        case mir.Union(inputs=xs):
+            return mir.Union(tuple(predicate_pushdown(mir.Filter(i, tuple(preds))) for i in xs))
+        case mir.Negate(input=inner):
+            return mir.Negate(predicate_pushdown(mir.Filter(inner, tuple(preds))))
+        case mir.Threshold(input=inner):
+            return mir.Threshold(predicate_pushdown(mir.Filter(inner, tuple(preds))))
+        case mir.Let(id=i, value=v, body=b):
+            return mir.Let(i, v, predicate_pushdown(mir.Filter(b, tuple(preds))))
+        case mir.Reduce(input=inner, group_key=key):
+            nk = len(key)
+            below, above = [], []
+            for p in preds:
+                used = columns_used(p)
+                if used and all(c < nk and isinstance(key[c], Column) for c in used):
+                    below.append(permute(p, {c: key[c].index for c in used}))  # type: ignore[union-attr]
+                else:
+                    above.append(p)
+            if not below:
+                return r
+            red: mir.Mir = replace(x, input=predicate_pushdown(mir.Filter(inner, tuple(below))))
+            return mir.Filter(red, tuple(above)) if above else red
+        case _:
+            return r
