@@ -135,18 +135,20 @@ class MzServer:
         """SIGKILL the server (and its Spark JVM): a crash, nothing gets flushed."""
         self._kill_group(signal.SIGKILL)
 
-    def stop(self) -> None:
-        """Graceful stop: SIGTERM, then SIGKILL after a grace period."""
-        if not self.running:
-            self.proc = None
-            return
-        self._signal_group(signal.SIGTERM)
-        try:
-            assert self.proc is not None
-            self.proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            pass
+    def stop(self) -> int | None:
+        """Graceful stop: SIGTERM, then SIGKILL after a grace period. Returns the server's
+        exit code, or None if it was not running or had to be killed."""
+        if self.proc is None:
+            return None
+        rc: int | None = self.proc.poll()
+        if rc is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                rc = None
         self._kill_group(signal.SIGKILL)
+        return rc
 
     def restart(self) -> None:
         """Graceful stop and start again on the same data directory."""

@@ -1,5 +1,6 @@
-"""Crash durability: SIGKILL the server while clients write; after a restart on the same data
-directory every acknowledged write is there, and every transaction is all-or-nothing."""
+"""Durability: SIGKILL the server while clients write; after a restart on the same data
+directory every acknowledged write is there, and every transaction is all-or-nothing. A
+graceful stop (SIGTERM) exits cleanly and keeps everything too."""
 
 from __future__ import annotations
 
@@ -134,3 +135,26 @@ def test_acknowledged_writes_survive_sigkill(
         conn.execute(f"INSERT INTO {table} VALUES (-1, 0)")
         n = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
     assert n == (len(rows) + 1,)
+
+
+@pytest.mark.timeout(600)  # two server starts
+def test_graceful_restart_keeps_data(
+    mz_server_factory: Callable[[], MzServer], uniq: Callable[[str], str]
+) -> None:
+    server = mz_server_factory()
+    t = uniq("t")
+    with server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (a int, b text)")
+        conn.execute(f"INSERT INTO {t} VALUES (1, 'one'), (2, 'two')")
+        conn.execute("BEGIN")
+        conn.execute(f"INSERT INTO {t} VALUES (3, 'three')")
+        conn.execute("COMMIT")
+        conn.execute(f"DELETE FROM {t} WHERE a = 2")
+    # SIGTERM: the server shuts down by itself, with exit code 0, within the grace period.
+    assert server.stop() == 0
+    server.start()
+    with server.connect() as conn:
+        rows = conn.execute(f"SELECT a, b FROM {t} ORDER BY a").fetchall()
+        assert rows == [(1, "one"), (3, "three")]
+        conn.execute(f"INSERT INTO {t} VALUES (4, 'four')")
+        assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (3,)
