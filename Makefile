@@ -53,6 +53,7 @@ deps-test:
 	[ -f $(JDBC_JAR) ] || pkgs="$$pkgs libpostgresql-jdbc-java"; \
 	command -v javac >/dev/null 2>&1 || pkgs="$$pkgs default-jdk-headless"; \
 	command -v psql >/dev/null 2>&1 || pkgs="$$pkgs postgresql-client"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
 	  echo "installing Debian packages:$$pkgs"; \

@@ -8,17 +8,10 @@ throwaway server (about a second) and cross-check randomly generated values.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import random
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,60 +352,18 @@ def test_copy_csv_format() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _pg_bin() -> Path | None:
-    for cand in ("/usr/lib/postgresql/15/bin", "/usr/local/bin"):
-        p = Path(cand)
-        if (p / "initdb").exists() and (p / "pg_ctl").exists() and (p / "postgres").exists():
-            return p
-    found = shutil.which("initdb")
-    return Path(found).parent if found else None
-
-
 @pytest.fixture(scope="module")
 def live_pg() -> Iterator[Any]:
-    psycopg = pytest.importorskip("psycopg")
-    bindir = _pg_bin()
-    if bindir is None:
-        pytest.skip("PostgreSQL binaries not found")
-    prefix: list[str] = []
-    base = Path(tempfile.mkdtemp(prefix="pgwire-codec-"))
-    if os.geteuid() == 0:  # initdb refuses to run as root
-        if shutil.which("runuser") is None:
-            pytest.skip("running as root without runuser")
-        prefix = ["runuser", "-u", "postgres", "--"]
-        shutil.chown(base, "postgres")
-    data = base / "data"
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    try:
-        subprocess.run([*prefix, str(bindir / "initdb"), "-D", str(data), "-A", "trust",
-                        "-U", "postgres", "--no-sync"], check=True, capture_output=True, timeout=60)
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l",
-                        str(base / "log"), "-o",
-                        f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off",
-                        "start"], check=True, capture_output=True, timeout=60)
-    except (subprocess.SubprocessError, OSError) as e:
-        pytest.skip(f"could not start PostgreSQL: {e}")
-    try:
-        conn = None
-        for _ in range(50):
-            try:
-                conn = psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres")
-                break
-            except psycopg.OperationalError:
-                time.sleep(0.1)
-        if conn is None:
-            pytest.skip("PostgreSQL did not accept connections")
+    import psycopg
+
+    from tests.pgref import reference_postgres
+
+    with reference_postgres("pgwire-codec-") as dsn:
+        conn = psycopg.connect(dsn)
         conn.execute("SET TimeZone = 'UTC'")
         conn.execute("SET IntervalStyle = 'postgres'")
         yield conn
         conn.close()
-    finally:
-        subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate",
-                        "stop"], capture_output=True, timeout=60)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def _pg_roundtrip(conn: Any, typ: str, values: list[Any]) -> list[tuple[bytes, bytes]]:

@@ -1,0 +1,66 @@
+"""A throwaway PostgreSQL 15 server, the reference implementation for differential tests.
+
+`make test` installs Debian's PostgreSQL when it is missing, so failing to start it is a
+test failure, never a skip.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+
+
+def pg_bindir() -> Path:
+    cands = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True) + [Path("/usr/local/bin")]
+    for p in cands:
+        if (p / "initdb").exists() and (p / "pg_ctl").exists() and (p / "postgres").exists():
+            return p
+    found = shutil.which("initdb")
+    if found:
+        return Path(found).parent
+    raise RuntimeError("PostgreSQL server binaries not found (make test installs Debian's postgresql)")
+
+
+@contextlib.contextmanager
+def reference_postgres(prefix_name: str = "pgref-") -> Iterator[str]:
+    """Start PostgreSQL on a free loopback port; yields a psycopg conninfo string."""
+    bindir = pg_bindir()
+    base = Path(tempfile.mkdtemp(prefix=prefix_name))
+    run_as: list[str] = []
+    if os.geteuid() == 0:  # initdb refuses to run as root
+        run_as = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(base, "postgres")
+    data = base / "data"
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    subprocess.run([*run_as, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
+                   check=True, capture_output=True, timeout=120)
+    subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(base / "log"), "-o",
+                    f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                   check=True, capture_output=True, timeout=120)
+    dsn = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
+    try:
+        for _ in range(100):
+            try:
+                psycopg.connect(dsn).close()
+                break
+            except psycopg.OperationalError:
+                time.sleep(0.1)
+        else:
+            raise RuntimeError("reference PostgreSQL did not accept connections")
+        yield dsn
+    finally:
+        subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
+                       capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
