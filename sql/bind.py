@@ -270,8 +270,11 @@ class Binder:
         having = s.args.get("having")
         order = s.args.get("order")
         distinct = s.args.get("distinct")
-        if distinct is not None and distinct.args.get("on"):
-            raise unsupported("DISTINCT ON")
+        on_list: list[exp.Expression] = []
+        if distinct is not None and distinct.args.get("on") is not None:
+            on = distinct.args["on"]
+            on_list = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
+            distinct = None  # DISTINCT ON is a TopK, not a Distinct
         has_agg = bool(group) or having is not None or any(
             e is not None and _has_agg(e) for _, e, _ in items
         )
@@ -285,6 +288,7 @@ class Binder:
                 exprs = [self._star_in_agg(i, scope) if e is None else self.scalar(e, scope) for _, e, i in items]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
                 order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+                on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
                 agg = self._agg
             finally:
                 self._agg = None
@@ -305,6 +309,7 @@ class Binder:
         else:
             exprs = [Column(i, scope.columns[i].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
             order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+            on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
         del select_scope
         names = tuple(n for n, _, _ in items)
         origins = tuple(
@@ -327,12 +332,30 @@ class Binder:
                 if target not in extra:
                     extra.append(target)
                 orders.append(ColumnOrder(n + extra.index(target), desc, nulls_last))
+        on_positions: list[int] = []
+        for h in on_exprs:
+            if isinstance(h, int):
+                on_positions.append(h)
+                continue
+            if h in exprs:
+                on_positions.append(exprs.index(h))
+                continue
+            if h not in extra:
+                extra.append(h)
+            on_positions.append(n + extra.index(h))
+        if on_list and orders:
+            lead = [o.column for o in orders[: len(on_positions)]]
+            if sorted(lead) != sorted(on_positions) and len(orders) >= 1:
+                raise SqlError("42P10", "SELECT DISTINCT ON expressions must match initial ORDER BY expressions")
         arity = len(hir_types(rel))
         all_exprs = exprs + extra
         rel = HMap(rel, tuple(all_exprs))
         rel = HProject(rel, tuple(range(arity, arity + len(all_exprs))))
         if distinct:
             rel = HDistinct(rel)
+        if on_list:
+            # DISTINCT ON (k) = TopK(group_key=k, order_key=ORDER BY, limit=1)
+            rel = HTopK(rel, tuple(dict.fromkeys(on_positions)), tuple(orders), 1, 0)
         types = tuple(e.typ for e in exprs)
         limit, offset = self._limit_offset(s)
         fin = Finishing(tuple(orders), limit, offset, tuple(range(n)))
@@ -421,6 +444,18 @@ class Binder:
                 continue
             out.append((self.scalar(e, scope), desc, nulls_last))
         return out
+
+    def _on_expr(self, e: exp.Expression, scope: Scope, items, exprs) -> HirScalar | int:
+        """A DISTINCT ON expression: an output ordinal, an output name, or an expression."""
+        if isinstance(e, exp.Literal) and not e.is_string:
+            k = int(e.this)
+            if not 1 <= k <= len(exprs):
+                raise SqlError("42P10", f"SELECT DISTINCT ON position {k} is not in select list")
+            return k - 1
+        names = [n for n, _, _ in items]
+        if isinstance(e, exp.Column) and not e.table and e.name in names:
+            return names.index(e.name)
+        return self.scalar(e, scope)
 
     def _group_key(self, g: exp.Expression, scope: Scope, items) -> HirScalar:
         if isinstance(g, exp.Literal) and not g.is_string:
