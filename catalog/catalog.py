@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
@@ -41,6 +41,9 @@ from sql.errors import (
     SqlError,
 )
 from sql.types import SqlType
+
+if TYPE_CHECKING:
+    from catalog.system.db import SystemDb
 
 CATALOG_FILE = "catalog.duckdb"
 SCHEMA_VERSION = 1
@@ -291,6 +294,18 @@ class Catalog:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def system_db(self) -> SystemDb:
+        """The system relations (pg_catalog, information_schema, mz_catalog, mz_internal)
+        served from DuckDB, built on first use and kept in sync with this catalog."""
+        with self._lock:
+            sysdb = getattr(self, "_system_db", None)
+            if sysdb is None:
+                from catalog.system.db import SystemDb
+
+                sysdb = SystemDb(self, self._c())
+                self._system_db = sysdb
+            return sysdb
 
     def execute_sql(self, sql: str, params: Sequence[Any] | None = None) -> list[tuple[Any, ...]]:
         """Run SQL on the catalog connection (for the system relations and tests). The

@@ -7,6 +7,7 @@ import re
 import secrets
 import threading
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from sql.errors import INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
@@ -76,6 +77,8 @@ class Transaction:
     read_ts: int | None = None
     writes: list[tuple[Any, list[tuple[Any, ...]], list[int]]] = field(default_factory=list)  # (item, rows, diffs)
     failed: bool = False
+    # SAVEPOINTs (server.system): (name, number of buffered writes, kind) innermost last
+    savepoints: list[tuple[str, int, str | None]] = field(default_factory=list)
     implicit: bool = False  # a multi-statement simple query (Postgres' implicit transaction)
 
 
@@ -93,6 +96,9 @@ class Session:
         self.lock = threading.Lock()
         self.running_tag: str | None = None
         self.cancel_reason: str | None = None
+        # Set by server.system: open cursors (DECLARE) and when the session started.
+        self.cursors: dict[str, Any] = {}
+        self.connected_at = datetime.now(UTC)
         for k, v in options.items():
             key = k.lower()
             if key in SESSION_VARS and key not in READ_ONLY:

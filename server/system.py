@@ -2,29 +2,831 @@
 DuckDB catalog without any Spark job.
 
 `SystemHandler.prepare` is consulted first for every statement; it returns None for
-statements that are not its business, which then take the normal planning path.
+statements that are not its business, which then take the normal planning path. It owns:
+  * catalog-only queries (`system_sql`): rewritten onto `mzsys` and run by DuckDB;
+  * the utility statements tools send: DECLARE/FETCH/MOVE/CLOSE cursors, DISCARD, UNLISTEN,
+    SET SESSION CHARACTERISTICS / SET TRANSACTION, `COPY (<catalog query>) TO STDOUT`;
+  * refusing DuckDB's own statements (ATTACH, INSTALL, LOAD, PRAGMA, ...) outright.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from server.api import Prepared
-from sql.types import SqlType
+from catalog.system import pg15_data
+from catalog.system.relations import RELATIONS_BY_NAME, SYSTEM_RELATIONS, pg_type_of_duck
+from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
+from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SESSION_VARS
+from server.system_sql import (
+    _FUNCTIONS,
+    SYSTEM_SCHEMAS,
+    Context,
+    NotCatalog,
+    Rewriter,
+    Rewritten,
+    is_catalog_query,
+    parse_pg,
+)
+from sql.errors import (
+    ACTIVE_SQL_TRANSACTION,
+    DUPLICATE_CURSOR,
+    FEATURE_NOT_SUPPORTED,
+    IN_FAILED_SQL_TRANSACTION,
+    INSUFFICIENT_PRIVILEGE,
+    INVALID_CURSOR_NAME,
+    SYNTAX_ERROR,
+    SqlError,
+)
+from sql.lex import leading_words, strip_comments
+from sql.statements import ident, qname
+from sql.types import ARRAY_ELEMENT, SqlType
 
 if TYPE_CHECKING:
     from server.coordinator import Coordinator
     from server.session import Session
 
+PARSE_CACHE_SIZE = 512
+PLAN_CACHE_SIZE = 1024
+BATCH_ROWS = 4096
+SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
+
+# Words that make a statement worth parsing as a catalog query.
+_CATALOG_WORDS = frozenset(
+    {*RELATIONS_BY_NAME, *SYSTEM_SCHEMAS, *_FUNCTIONS, "regclass", "regtype", "regproc", "regprocedure",
+     "regnamespace", "regrole", "current_schema", "current_user", "session_user", "current_catalog",
+     "current_role", "user", "version"}
+    - {"count", "sum", "min", "max", "avg", "lower", "upper", "length", "coalesce", "nullif", "greatest",
+       "least", "abs", "round", "floor", "ceil", "ceiling", "now", "concat", "replace", "left", "right",
+       "substr", "substring", "row_number", "rank", "dense_rank", "lag", "lead", "array_agg", "string_agg",
+       "bool_and", "bool_or", "every", "mod", "power", "sqrt", "sign", "repeat", "reverse", "md5",
+       "translate", "split_part", "strpos", "lpad", "rpad", "btrim", "ltrim", "rtrim", "initcap", "chr",
+       "ascii", "date_trunc", "date_part", "starts_with", "unnest", "generate_series", "concat_ws",
+       "regexp_replace", "array_position", "array_append", "array_cat", "first_value", "last_value",
+       "nth_value", "ntile", "percent_rank", "cume_dist", "octet_length", "char_length",
+       "clock_timestamp", "statement_timestamp", "transaction_timestamp", "cardinality",
+       "array_to_string", "string_to_array", "array_length", "array_lower", "array_upper"})
+_WORD = re.compile(r"[a-z_][a-z0-9_$]*")
+
+# DuckDB statements that must never run: refused before anything parses them.
+_DUCKDB_FILE_STATEMENTS = {"attach", "detach", "install", "load", "export", "import", "force"}
+_DUCKDB_OTHER_STATEMENTS = {"pragma", "checkpoint", "call", "summarize", "describe", "use", "vacuum",
+                            "update_extensions", "pivot", "unpivot"}
+
+# Postgres settings (besides the session variables) that clients read.
+_STATIC_SETTINGS = {
+    "max_identifier_length": "63", "max_index_keys": "32", "max_function_args": "100", "block_size": "8192",
+    "lc_collate": "C", "lc_ctype": "C", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C",
+    "lc_time": "C", "default_transaction_read_only": "off", "transaction_read_only": "off",
+    "default_transaction_deferrable": "off", "transaction_deferrable": "off", "bytea_output": "hex",
+    "max_connections": "5000", "xmloption": "content", "xmlbinary": "base64", "ssl": "off",
+    "default_tablespace": "", "temp_tablespaces": "", "array_nulls": "on", "escape_string_warning": "on",
+    "backslash_quote": "safe_encoding", "lo_compat_privileges": "off", "quote_all_identifiers": "off",
+    "row_security": "on", "default_with_oids": "off", "check_function_bodies": "on", "port": "6875",
+    "listen_addresses": "", "krb_caseins_users": "off", "password_encryption": "scram-sha-256",
+    "geqo": "on", "jit": "off", "work_mem": "4096", "shared_buffers": "16384",
+    "default_table_access_method": "heap",
+}
+_SETTING_ALIASES = {"default_transaction_isolation": "transaction_isolation", "transaction_isolation_level": "transaction_isolation"}
+_PG_SETTINGS = {r[0].lower(): r for r in pg15_data.SETTINGS[1]}
+_REG_TYPES = frozenset({"regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole"})
+
+
+class RegValue(int):
+    """A reg* value: sent as its OID in binary format and as its name in text format."""
+
+    text: str
+
+    def __new__(cls, oid: int, text: str) -> RegValue:
+        v = super().__new__(cls, oid)
+        v.text = text
+        return v
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class Cursor:
+    name: str
+    columns: tuple[ColumnDesc, ...]
+    batches: Iterator[list[tuple[Any, ...]]]
+    hold: bool
+    txn: Any  # the transaction it belongs to (None for WITH HOLD)
+    pending: list[tuple[Any, ...]] = field(default_factory=list)
+    done: bool = False
+
+    def take(self, n: int | None) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        while n is None or len(out) < n:
+            if not self.pending:
+                if self.done:
+                    break
+                try:
+                    self.pending = list(next(self.batches))
+                except StopIteration:
+                    self.done = True
+                    break
+                continue
+            k = len(self.pending) if n is None else min(len(self.pending), n - len(out))
+            out.extend(self.pending[:k])
+            del self.pending[:k]
+        return out
+
+    def close(self) -> None:
+        close = getattr(self.batches, "close", None)
+        if close is not None:
+            close()
+
+
+# ---- plans -------------------------------------------------------------------------------------
+
+@dataclass
+class CatalogPlan:
+    """A catalog-only query: DuckDB SQL and how to turn its rows into Postgres values."""
+
+    handler: SystemHandler
+    sql: str
+    rewritten: Rewritten
+    columns: tuple[ColumnDesc, ...]
+    copy_out: bool = False
+
+    def execute(self, session: Session, params: list[Any]) -> Result:
+        h = self.handler
+        h.check_txn(session)
+        try:
+            rw = self.rewritten
+            if rw.volatile:
+                rw = h.rewrite(session, self.sql, list(rw.param_types), cache=False)
+            if rw.set_config is not None:
+                name, value, local = rw.set_config
+                session.set(name, value)
+            duck_params = [_duck_param(params[i] if i < len(params) else None, rw.param_types[i]) for i in rw.param_map]
+            _desc, rows = h.sysdb().query(rw.sql, duck_params)
+            rows = h.convert_rows(session, rows, self.columns)
+        except SqlError:
+            h.fail_txn(session)
+            raise
+        except Exception as e:  # noqa: BLE001 - DuckDB errors reach clients as Postgres errors
+            h.fail_txn(session)
+            raise _duck_error(e) from None
+        if self.copy_out:
+            return CopyOutResult(self.columns, _batched(rows))
+        return RowsResult(self.columns, _batched(rows))
+
+
+@dataclass
+class UtilityPlan:
+    """A utility statement run by the handler (no rows unless `columns`)."""
+
+    fn: Any  # (session, params) -> Result
+
+    def execute(self, session: Session, params: list[Any]) -> Result:
+        result: Result = self.fn(session, params)
+        return result
+
+
+# ---- the handler -----------------------------------------------------------------------------------
 
 class SystemHandler:
     def __init__(self, coordinator: Coordinator) -> None:
         self.coordinator = coordinator
+        self._parse_cache: OrderedDict[str, Any] = OrderedDict()
+        self._plan_cache: OrderedDict[tuple[Any, ...], tuple[Rewritten, tuple[ColumnDesc, ...]]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.started_at = dt.datetime.now(dt.UTC)
+        # Build the system relations in the background so the first client query is fast.
+        threading.Thread(target=self._warm, name="system-relations", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.sysdb()
+        except Exception:  # noqa: BLE001 - reported again by the first query that needs it
+            pass
+
+    def sysdb(self) -> Any:
+        return self.coordinator.catalog.system_db()
+
+    # -- entry point -----------------------------------------------------------------------------
 
     def prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared | None:
         """A Prepared whose `plan` has `execute(session, params) -> Result`, or None."""
+        text = strip_comments(sql).strip().rstrip(";").strip()
+        if not text:
+            return None
+        words = leading_words(text, 6)
+        w0 = words[0] if words else ""
+        try:
+            utility = self._utility(session, text, words)
+            if utility is not None:
+                return utility
+            if w0 in ("select", "with", "(", "values", "table"):
+                return self._catalog_query(session, sql, text, param_types)
+            if w0 == "copy":
+                m = re.match(r"(?is)^copy\s*\((.*)\)\s*to\s+stdout\s*(?:with\s*)?(\(\s*format\s+text\s*\))?\s*$", text)
+                if m:
+                    inner = self._catalog_query(session, m.group(1), m.group(1).strip(), [])
+                    if inner is not None:
+                        plan: CatalogPlan = inner.plan
+                        plan.copy_out = True
+                        return Prepared(sql, (), None, plan)
+            return None
+        except SqlError:
+            self.fail_txn(session)
+            raise
+
+    # -- transactions ------------------------------------------------------------------------------
+
+    def check_txn(self, session: Session) -> None:
+        txn = session.txn
+        if txn is not None and txn.failed:
+            raise SqlError(IN_FAILED_SQL_TRANSACTION, "current transaction is aborted, commands ignored until end of transaction block")
+
+    def fail_txn(self, session: Session) -> None:
+        if session.txn is not None:
+            session.txn.failed = True
+
+    # -- catalog queries ---------------------------------------------------------------------------
+
+    def _catalog_query(self, session: Session, sql: str, text: str, param_types: list[SqlType | None]) -> Prepared | None:
+        low = text.lower()
+        if not any(w in _CATALOG_WORDS for w in _WORD.findall(low)):
+            return None
+        ast = self._parse(text)
+        if ast is None:
+            return None
+        ctx = self.context(session)
+        if not is_catalog_query(ast, ctx):
+            return None
+        try:
+            rw, columns = self._plan(session, text, param_types, ast)
+        except NotCatalog:
+            return None
+        return Prepared(sql, tuple(rw.param_types), columns, CatalogPlan(self, text, rw, columns))
+
+    def _parse(self, text: str) -> Any:
+        with self._lock:
+            hit = self._parse_cache.get(text)
+            if hit is not None:
+                self._parse_cache.move_to_end(text)
+                return hit.copy()
+        try:
+            ast = parse_pg(text)
+        except SqlError:
+            raise
+        except Exception:  # noqa: BLE001 - not parseable by sqlglot: let the planner report it
+            return None
+        with self._lock:
+            self._parse_cache[text] = ast
+            if len(self._parse_cache) > PARSE_CACHE_SIZE:
+                self._parse_cache.popitem(last=False)
+        return ast.copy()
+
+    def _fingerprint(self, session: Session) -> tuple[Any, ...]:
+        return (session.pid, session.user, self.coordinator.catalog.version, tuple(sorted(session.vars.items())))
+
+    def _plan(self, session: Session, text: str, param_types: list[SqlType | None], ast: Any) -> tuple[Rewritten, tuple[ColumnDesc, ...]]:
+        key = (text, tuple(param_types), self._fingerprint(session))
+        with self._lock:
+            hit = self._plan_cache.get(key)
+            if hit is not None:
+                self._plan_cache.move_to_end(key)
+                return hit
+        rw = self._rewrite_ast(session, ast, param_types)
+        columns = self._describe(rw)
+        if not rw.volatile:
+            with self._lock:
+                self._plan_cache[key] = (rw, columns)
+                if len(self._plan_cache) > PLAN_CACHE_SIZE:
+                    self._plan_cache.popitem(last=False)
+        return rw, columns
+
+    def rewrite(self, session: Session, text: str, param_types: list[SqlType | None], cache: bool = True) -> Rewritten:
+        ast = self._parse(text)
+        return self._rewrite_ast(session, ast, param_types)
+
+    def _rewrite_ast(self, session: Session, ast: Any, param_types: list[SqlType | None]) -> Rewritten:
+        sysdb = self.sysdb()
+        sysdb.refresh()
+        return Rewriter(self.context(session), param_types).rewrite(ast)
+
+    def _describe(self, rw: Rewritten) -> tuple[ColumnDesc, ...]:
+        """Column types: the rewrite's where it knows them and DuckDB agrees on the kind of
+        value, else DuckDB's result type."""
+        try:
+            desc = self.sysdb().describe(rw.sql, [None] * len(rw.param_map))
+        except SqlError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise _duck_error(e) from None
+        out = []
+        for i, name in enumerate(rw.names):
+            duck = desc[i][1] if i < len(desc) else "VARCHAR"
+            if name == "*":
+                name = desc[i][0] if i < len(desc) else name
+            t = rw.types[i] if i < len(rw.types) else None
+            if t is None or not _compatible(t, duck):
+                t = pg_type_of_duck(duck)
+            out.append(ColumnDesc(name, t))
+        if len(desc) > len(rw.names):  # an unexpanded * produced more columns
+            out = [ColumnDesc(n, pg_type_of_duck(d)) for n, d in desc]
+        return tuple(out)
+
+    def context(self, session: Session) -> Context:
+        coord = self.coordinator
+        catalog = coord.catalog
+        sysdb = self.sysdb()
+
+        def user_relation(parts: tuple[str, ...]) -> bool:
+            if len(parts) >= 2:
+                return catalog.get_item(parts[-2], parts[-1]) is not None
+            return any(catalog.get_item(s, parts[0]) is not None for s in session.search_path())
+
+        return Context(
+            user=session.user,
+            database=session.database,
+            pid=session.pid,
+            search_path=tuple(session.search_path()),
+            setting=lambda name: self.setting(session, name),
+            settings=lambda: {**_STATIC_SETTINGS, **{REPORTED_NAMES.get(k, k).lower(): v for k, v in session.vars.items()}, **session.vars},
+            lookups=sysdb.lookups,
+            schema_exists=catalog.schema_exists,
+            user_relation=user_relation,
+            session_rows=lambda rel: self.session_rows(session, rel),
+            visible_key=sysdb.visible_key,
+            started_at=self.started_at,
+            version=SERVER_VERSION_TEXT,
+        )
+
+    def setting(self, session: Session, name: str) -> str | None:
+        key = _SETTING_ALIASES.get(name.lower(), name.lower())
+        if key in session.vars:
+            return session.vars[key]
+        if key in _STATIC_SETTINGS:
+            return _STATIC_SETTINGS[key]
         return None
 
+    # -- session relations -------------------------------------------------------------------------
 
-def run_system_plan(plan: Any, session: Session, params: list[Any]):
-    return plan.execute(session, params)
+    def session_rows(self, session: Session, rel: str) -> list[tuple[Any, ...]]:
+        if rel == "pg_catalog.pg_settings":
+            return self._settings_rows(session)
+        if rel == "pg_catalog.pg_stat_activity":
+            rows = []
+            for s in list(self.coordinator._sessions.values()):
+                started = getattr(s, "connected_at", self.started_at)
+                mine = s is session
+                rows.append((16384, s.database, s.pid, None, 10, s.user, s.vars.get("application_name", ""),
+                             None, None, -1, started, None, started if mine else None, started,
+                             None, None, "active" if mine else "idle", None, None, None, "" if not mine else "<catalog query>",
+                             "client backend"))
+            return rows
+        if rel == "mz_internal.mz_sessions":
+            return [(f"{s.pid:08x}", s.pid, "u1", None, getattr(s, "connected_at", self.started_at))
+                    for s in list(self.coordinator._sessions.values())]
+        if rel == "mz_internal.mzspark_spark_jobs":
+            return [(self.spark_jobs_started(),)]
+        return []
+
+    def _settings_rows(self, session: Session) -> list[tuple[Any, ...]]:
+        rows = []
+        seen = set()
+        for key, value in sorted(session.vars.items()):
+            shown = REPORTED_NAMES.get(key, key)
+            pg = _PG_SETTINGS.get(key)
+            vartype = "bool" if key in BOOL_VARS else (pg[7] if pg else "string")
+            context = "internal" if key in READ_ONLY else "user"
+            source = "session" if session.defaults.get(key) != value else "default"
+            desc = pg[4] if pg else f"Materialize session variable {shown}."
+            category = pg[3] if pg else "Materialize"
+            rows.append((shown, value, None, category, desc, None, context, vartype, source, None, None, None,
+                         SESSION_VARS.get(key, ("", False))[0], session.defaults.get(key, value), None, None, False))
+            seen.add(key)
+        for key, value in sorted(_STATIC_SETTINGS.items()):
+            if key in seen or key == "search_path":
+                continue
+            pg = _PG_SETTINGS.get(key)
+            rows.append((key, value, pg[2] if pg else None, pg[3] if pg else "Preset Options",
+                         pg[4] if pg else "", None, "internal", pg[7] if pg else "string", "default",
+                         None, None, None, value, value, None, None, False))
+        return rows
+
+    def spark_jobs_started(self) -> int:
+        """How many Spark jobs this server has started (0 if Spark never started)."""
+        spark = getattr(self.coordinator, "_spark", None)
+        if spark is None:
+            return 0
+        try:
+            sc = spark.sparkContext._jsc.sc()
+            return int(sc.dagScheduler().nextJobId().get())
+        except Exception:  # noqa: BLE001 - fall back to the status store
+            try:
+                jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+                return max((int(j.jobId()) for j in jobs), default=-1) + 1
+            except Exception:  # noqa: BLE001
+                return -1
+
+    # -- values ------------------------------------------------------------------------------------
+
+    def convert_rows(self, session: Session, rows: list[tuple[Any, ...]], columns: tuple[ColumnDesc, ...]) -> list[tuple[Any, ...]]:
+        convs = [self._converter(session, c.type) for c in columns]
+        if not any(convs):
+            return rows
+        out = []
+        for r in rows:
+            out.append(tuple(v if f is None or v is None else f(v) for v, f in zip(r, convs, strict=False)))
+        return out
+
+    def _converter(self, session: Session, t: SqlType) -> Any:
+        if t.name in _REG_TYPES:
+            lk = self.sysdb().lookups
+            path = self.context(session).visibility_path
+            name = t.name
+            if name == "regclass":
+                def reg(v: Any) -> Any:
+                    cls = lk.classes.get(int(v))
+                    if cls is None:
+                        return RegValue(int(v), str(int(v)))
+                    schema, rel = cls
+                    visible = next((s for s in path if (s, rel) in lk.class_oids), None) == schema
+                    return RegValue(int(v), _qi(rel) if visible else f"{_qi(schema)}.{_qi(rel)}")
+                return reg
+            if name == "regtype":
+                return lambda v: RegValue(int(v), "-" if int(v) == 0 else lk.types.get(int(v), str(int(v))))
+            if name in ("regproc", "regprocedure"):
+                return lambda v: RegValue(int(v), "-" if int(v) == 0 else lk.procs.get(int(v), str(int(v))))
+            if name == "regnamespace":
+                return lambda v: RegValue(int(v), lk.namespaces.get(int(v), str(int(v))))
+            return lambda v: RegValue(int(v), "-" if int(v) == 0 else lk.roles.get(int(v), str(int(v))))
+        if t.name == "numeric":
+            from decimal import Decimal
+
+            return lambda v: v if isinstance(v, Decimal) else Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+        if t.name in ("text", "name", "varchar", "bpchar", "char"):
+            return lambda v: v if isinstance(v, str) else _text_of(v)
+        if t.name in ARRAY_ELEMENT:
+            return lambda v: v if isinstance(v, list) else v
+        return None
+
+    # -- utility statements --------------------------------------------------------------------------
+
+    def _utility(self, session: Session, text: str, words: list[str]) -> Prepared | None:
+        w0 = words[0] if words else ""
+        w1 = words[1] if len(words) > 1 else ""
+        if w0 in _DUCKDB_FILE_STATEMENTS:
+            raise SqlError(INSUFFICIENT_PRIVILEGE, f"permission denied: {w0.upper()} is not allowed")
+        if w0 in _DUCKDB_OTHER_STATEMENTS:
+            if w0 in ("describe", "summarize", "pivot", "unpivot", "use"):
+                raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{w0.upper()}"')
+            raise SqlError(FEATURE_NOT_SUPPORTED, f"{w0.upper()} is not supported")
+        if w0 == "set" and w1 == "session" and len(words) > 2 and words[2] == "characteristics":
+            return self._command(text, self._set_characteristics)
+        if w0 == "set" and w1 == "transaction":
+            return self._command(text, self._set_transaction)
+        if w0 == "discard":
+            return self._command(text, self._discard)
+        if w0 == "unlisten":
+            if not re.match(r"(?is)^unlisten\s+(\*|\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)\s*$", text):
+                raise SqlError(SYNTAX_ERROR, "syntax error at end of input")
+            return self._command(text, lambda s, t, p: CommandResult("UNLISTEN"))
+        if w0 == "savepoint" or w0 == "release" or (w0 == "rollback" and w1 == "to"):
+            return self._savepoint(text, w0)
+        if w0 == "declare":
+            return self._declare(session, text)
+        if w0 in ("fetch", "move"):
+            return self._fetch(session, text, w0 == "move")
+        if w0 == "close":
+            return self._command(text, self._close)
+        return None
+
+    def _command(self, text: str, fn: Any) -> Prepared:
+        return Prepared(text, (), None, UtilityPlan(lambda s, p: self._run_utility(s, fn, text, p)))
+
+    def _run_utility(self, session: Session, fn: Any, text: str, params: list[Any]) -> Result:
+        self.check_txn(session)
+        try:
+            result: Result = fn(session, text, params)
+            return result
+        except SqlError:
+            self.fail_txn(session)
+            raise
+
+    _ISOLATION = r"isolation\s+level\s+(serializable|strict\s+serializable|repeatable\s+read|read\s+committed|read\s+uncommitted)"
+    _MODE = rf"(?:{_ISOLATION}|read\s+write|read\s+only|not\s+deferrable|deferrable)"
+
+    def _transaction_modes(self, modes: str) -> tuple[str | None, bool | None]:
+        modes = modes.strip()
+        if not re.fullmatch(rf"(?is){self._MODE}(?:\s*,?\s*{self._MODE})*", modes):
+            raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{modes.split()[0] if modes else ""}"')
+        iso = re.search(rf"(?is){self._ISOLATION}", modes)
+        level = " ".join(iso.group(1).lower().split()) if iso else None
+        ro = None
+        if re.search(r"(?is)\bread\s+only\b", modes):
+            ro = True
+        elif re.search(r"(?is)\bread\s+write\b", modes):
+            ro = False
+        return level, ro
+
+    def _set_characteristics(self, session: Session, text: str, params: list[Any]) -> Result:
+        m = re.match(r"(?is)^set\s+session\s+characteristics\s+as\s+transaction\s+(.*)$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in SET SESSION CHARACTERISTICS")
+        level, _ro = self._transaction_modes(m.group(1))
+        if level in ("serializable", "strict serializable"):
+            session.set("transaction_isolation", level)
+        # Weaker levels are satisfied by the (stronger) isolation every transaction gets.
+        return CommandResult("SET")
+
+    def _set_transaction(self, session: Session, text: str, params: list[Any]) -> Result:
+        m = re.match(r"(?is)^set\s+transaction\s+(.*)$", text)
+        if not m or m.group(1).strip().lower().startswith("snapshot"):
+            raise SqlError(FEATURE_NOT_SUPPORTED, "SET TRANSACTION SNAPSHOT is not supported")
+        _level, ro = self._transaction_modes(m.group(1))
+        if session.txn is None:
+            session.notice("SET TRANSACTION can only be used in transaction blocks", "25P01", "WARNING")
+        elif ro:
+            session.txn.read_only = True
+        return CommandResult("SET")
+
+    def _discard(self, session: Session, text: str, params: list[Any]) -> Result:
+        m = re.match(r"(?is)^discard\s+(all|plans|sequences|temp|temporary)\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in DISCARD")
+        what = m.group(1).upper()
+        if what == "TEMPORARY":
+            what = "TEMP"
+        if what == "ALL":
+            if session.txn is not None:
+                raise SqlError(ACTIVE_SQL_TRANSACTION, "DISCARD ALL cannot run inside a transaction block")
+            for k in SESSION_VARS:
+                if k not in READ_ONLY:
+                    session.set(k, None)
+            self._close_all(session)
+        return CommandResult(f"DISCARD {what}")
+
+    # -- savepoints ---------------------------------------------------------------------------------
+
+    def _savepoint(self, text: str, w0: str) -> Prepared:
+        name_re = r"(\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)"
+        if w0 == "savepoint":
+            m = re.match(rf"(?is)^savepoint\s+{name_re}\s*$", text)
+        elif w0 == "release":
+            m = re.match(rf"(?is)^release\s+(?:savepoint\s+)?{name_re}\s*$", text)
+        else:
+            m = re.match(rf"(?is)^rollback\s+(?:work\s+|transaction\s+)?to\s+(?:savepoint\s+)?{name_re}\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, f"syntax error in {w0.upper()}")
+        name = ident(m.group(1))
+
+        def run(session: Session, params: list[Any]) -> Result:
+            txn = session.txn
+            if txn is None:
+                what = "SAVEPOINT" if w0 == "savepoint" else ("RELEASE SAVEPOINT" if w0 == "release" else "ROLLBACK TO SAVEPOINT")
+                raise SqlError("25P01", f"{what} can only be used in transaction blocks")
+            if w0 != "rollback":
+                self.check_txn(session)
+            if w0 == "savepoint":
+                txn.savepoints.append((name, len(txn.writes), txn.kind))
+                return CommandResult("SAVEPOINT")
+            idx = next((i for i in range(len(txn.savepoints) - 1, -1, -1) if txn.savepoints[i][0] == name), None)
+            if idx is None:
+                self.fail_txn(session)
+                raise SqlError("3B001", f'savepoint "{name}" does not exist')
+            if w0 == "release":
+                del txn.savepoints[idx:]
+                return CommandResult("RELEASE")
+            _name, nwrites, kind = txn.savepoints[idx]
+            del txn.savepoints[idx + 1 :]
+            del txn.writes[nwrites:]
+            txn.kind = kind if txn.read_ts is None else txn.kind
+            txn.failed = False
+            return CommandResult("ROLLBACK")
+
+        return Prepared(text, (), None, UtilityPlan(run))
+
+    # -- cursors ---------------------------------------------------------------------------------
+
+    def cursors(self, session: Session) -> dict[str, Cursor]:
+        cur = getattr(session, "cursors", None)
+        if cur is None:
+            cur = {}
+            session.cursors = cur  # type: ignore[attr-defined]
+        return cur
+
+    def _live_cursor(self, session: Session, name: str) -> Cursor:
+        cursors = self.cursors(session)
+        c = cursors.get(name)
+        if c is not None and not c.hold and c.txn is not session.txn:
+            cursors.pop(name, None)
+            c.close()
+            c = None
+        if c is None:
+            raise SqlError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
+        return c
+
+    def _close_all(self, session: Session) -> None:
+        cursors = self.cursors(session)
+        for c in list(cursors.values()):
+            c.close()
+        cursors.clear()
+
+    _DECLARE = re.compile(
+        r"(?is)^declare\s+(\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)\s+((?:binary\s+|insensitive\s+|asensitive\s+|"
+        r"no\s+scroll\s+|scroll\s+)*)cursor\s+(?:(with|without)\s+hold\s+)?for\s+(.*)$")
+
+    def _declare(self, session: Session, text: str) -> Prepared:
+        m = self._DECLARE.match(text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in DECLARE")
+        name = ident(m.group(1))
+        opts = " ".join(m.group(2).lower().split())
+        if "binary" in opts:
+            raise SqlError(FEATURE_NOT_SUPPORTED, "DECLARE BINARY CURSOR is not supported")
+        if opts.startswith("scroll") or " scroll" in f" {opts}" and "no scroll" not in opts:
+            raise SqlError(FEATURE_NOT_SUPPORTED, "SCROLL cursors are not supported")
+        hold = (m.group(3) or "").lower() == "with"
+        query = m.group(4)
+
+        def run(session: Session, params: list[Any]) -> Result:
+            self.check_txn(session)
+            try:
+                if not hold and session.txn is None:
+                    raise SqlError("25P01", "DECLARE CURSOR can only be used in transaction blocks")
+                cursors = self.cursors(session)
+                if name in cursors:
+                    try:
+                        self._live_cursor(session, name)
+                        raise SqlError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
+                    except SqlError as e:
+                        if e.sqlstate == DUPLICATE_CURSOR:
+                            raise
+                inner = self.coordinator.prepare(session, query, [])
+                if inner.columns is None:
+                    raise SqlError("42P11", "cannot open a query that returns no rows as a cursor")
+                result = self.coordinator.execute(session, inner, [])
+                if not isinstance(result, RowsResult):
+                    raise SqlError("42P11", "cannot open this statement as a cursor")
+                cursors[name] = Cursor(name, result.columns, iter(result.batches), hold, None if hold else session.txn)
+                return CommandResult("DECLARE CURSOR")
+            except SqlError:
+                self.fail_txn(session)
+                raise
+
+        return Prepared(text, (), None, UtilityPlan(run))
+
+    _FETCH = re.compile(
+        r"(?is)^(fetch|move)\s+(?:(next|all|forward\s+all|forward\s+\d+|forward|\d+|absolute\s+\d+|relative\s+\d+|"
+        r"prior|first|last|backward(?:\s+all|\s+\d+)?|-\d+)\s+)?(?:(?:from|in)\s+)?(\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)\s*$")
+
+    def _fetch(self, session: Session, text: str, move: bool) -> Prepared:
+        m = self._FETCH.match(text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, f"syntax error in {'MOVE' if move else 'FETCH'}")
+        direction = " ".join((m.group(2) or "next").lower().split())
+        name = ident(m.group(3))
+        count: int | None
+        if direction in ("next", "forward"):
+            count = 1
+        elif direction in ("all", "forward all"):
+            count = None
+        elif re.fullmatch(r"(forward )?\d+", direction):
+            count = int(direction.split()[-1])
+        else:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f"FETCH {direction.upper()} is not supported (cursors are forward-only)")
+        cursor = self.cursors(session).get(name)
+        columns = None if move else (cursor.columns if cursor is not None else None)
+
+        def run(session: Session, params: list[Any]) -> Result:
+            self.check_txn(session)
+            try:
+                c = self._live_cursor(session, name)
+                rows = c.take(count)
+            except SqlError:
+                self.fail_txn(session)
+                raise
+            if move:
+                return CommandResult(f"MOVE {len(rows)}")
+            return RowsResult(c.columns, iter([rows]), tag=lambda n: f"FETCH {n}")
+
+        return Prepared(text, (), columns, UtilityPlan(run))
+
+    def _close(self, session: Session, text: str, params: list[Any]) -> Result:
+        m = re.match(r"(?is)^close\s+(all|\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in CLOSE")
+        if m.group(1).lower() == "all" and not m.group(1).startswith('"'):
+            self._close_all(session)
+            return CommandResult("CLOSE CURSOR ALL")
+        name = ident(m.group(1))
+        c = self._live_cursor(session, name)
+        c.close()
+        self.cursors(session).pop(name, None)
+        return CommandResult("CLOSE CURSOR")
+
+
+# ---- helpers -----------------------------------------------------------------------------------------
+
+_QI = re.compile(r"[a-z_][a-z0-9_$]*")
+
+
+def _qi(s: str) -> str:
+    return s if _QI.fullmatch(s) else '"' + s.replace('"', '""') + '"'
+
+
+def _text_of(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return "{" + ",".join("NULL" if x is None else _text_of(x) for x in v) + "}"
+    return str(v)
+
+
+def _duck_param(v: Any, t: SqlType) -> Any:
+    """A client parameter as DuckDB gets it (after `CAST($n AS <storage type>)`)."""
+    if v is None:
+        return None
+    if t.name in _REG_TYPES and isinstance(v, str):
+        return v  # cast in SQL; names are resolved by the *_in macros only for literals
+    if t.name in ARRAY_ELEMENT and isinstance(v, str):
+        from server.pgwire.codec import parse_text
+
+        return parse_text(v, t)
+    from decimal import Decimal
+
+    if isinstance(v, Decimal):
+        return float(v)
+    if isinstance(v, RegValue):
+        return int(v)
+    return v
+
+
+_DUCK_KIND = {
+    "VARCHAR": "str", "UINTEGER": "int", "SMALLINT": "int", "INTEGER": "int", "BIGINT": "int", "HUGEINT": "int",
+    "UBIGINT": "int", "USMALLINT": "int", "UTINYINT": "int", "TINYINT": "int", "FLOAT": "float", "DOUBLE": "float",
+    "BOOLEAN": "bool", "INTERVAL": "interval", "TIMESTAMP WITH TIME ZONE": "tstz", "TIMESTAMPTZ": "tstz",
+    "TIMESTAMP": "ts", "DATE": "date", "TIME": "time", "BLOB": "bytes",
+}
+
+
+def _kind_of_pg(t: SqlType) -> str:
+    from catalog.system.relations import duck_type
+
+    d = duck_type(t)
+    if d.endswith("[]"):
+        return "list"
+    return _DUCK_KIND.get(d, "str")
+
+
+def _compatible(t: SqlType, duck: str) -> bool:
+    d = duck.upper()
+    if d.endswith("[]"):
+        return _kind_of_pg(t) == "list"
+    if d.startswith("DECIMAL"):
+        return t.name == "numeric" or _kind_of_pg(t) == "float"
+    kind = _DUCK_KIND.get(d)
+    if d in ('"NULL"', "NULL"):
+        return True
+    if kind is None:
+        return False
+    mine = _kind_of_pg(t)
+    if mine == "str" and t.name in ("text", "name", "varchar", "bpchar", "char"):
+        return True  # anything can be shown as text
+    if mine == "float" and kind == "int":
+        return True
+    return mine == kind
+
+
+def _duck_error(e: Exception) -> SqlError:
+    msg = str(e).split("\n")[0]
+    name = type(e).__name__
+    if "Permission" in name:
+        return SqlError(INSUFFICIENT_PRIVILEGE, "permission denied")
+    if "Conversion" in name or "conversion" in msg.lower():
+        return SqlError("22P02", msg)
+    if "Binder" in name or "Catalog" in name:
+        return SqlError("42703" if "column" in msg.lower() else "42883", msg)
+    if "OutOfRange" in name:
+        return SqlError("22003", msg)
+    if "Parser" in name:
+        return SqlError(SYNTAX_ERROR, msg)
+    return SqlError("XX000", f"catalog query failed: {msg}")
+
+
+def _batched(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
+    for i in range(0, len(rows), BATCH_ROWS):
+        yield rows[i : i + BATCH_ROWS]
+    if not rows:
+        return
+
+
+def run_system_plan(plan: Any, session: Session, params: list[Any]) -> Result:
+    result: Result = plan.execute(session, params)
+    return result
+
+
+__all__ = ["SystemHandler", "RegValue", "qname", "SYSTEM_RELATIONS"]

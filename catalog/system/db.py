@@ -1,0 +1,852 @@
+"""The system relations in DuckDB: an in-memory database `mzsys` attached to the catalog's
+connection (so the locked-down configuration applies to it too).
+
+Layout (see `relations.py`): every base relation is a view `mzsys.<schema>.<name>` over
+`mzsys.static.<name>` (rows that never change: built-in types, functions, the system
+relations themselves) UNION ALL `mzsys.snap.<name>` (rows derived from the catalog: user
+schemas, tables, views, indexes, their columns, keys and defaults). Derived relations
+(`pg_tables`, `information_schema.columns`, the hydration views, ...) are DuckDB views
+defined over those. The snapshot is rebuilt in one DuckDB transaction whenever the catalog's
+version changes (every DDL), before the next system query runs, so system relations are
+always in sync with the catalog. The tables the compute controller writes (hydration
+statuses, LIR mapping) live in `mzsys.state`.
+
+Nothing here reads or writes files: rows are built in Python and inserted as Arrow tables.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from catalog.system import pg15_data
+from catalog.system.relations import (
+    BOOTSTRAP_SUPERUSER_OID,
+    BTREE_AM,
+    DEFAULT_COLLATION,
+    DUCK_SCHEMAS,
+    FN,
+    HEAP_AM,
+    MZ_PROC_FIRST_OID,
+    MZSYS,
+    PG_DEFAULT_TABLESPACE,
+    PG_GLOBAL_TABLESPACE,
+    SNAP,
+    STATE,
+    STATE_TABLES,
+    STATIC,
+    SYSTEM_RELATIONS,
+    UTF8_ENCODING,
+    SysRelation,
+    attrdef_oid,
+    duck_type,
+    pkey_constraint_oid,
+    pkey_index_oid,
+)
+from catalog.system.views import DERIVED_VIEWS, MACROS
+from sql.types import ARRAY_ELEMENT, TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from catalog.catalog import Catalog, Item
+
+DATABASE_NAME = "materialize"
+DATABASE_OID = 16384
+PG_CLASS_OID = 1259
+PG_CONSTRAINT_OID = 2606
+PG_TYPE_OID = 1247
+
+ROLES = (
+    # oid, name, superuser
+    (BOOTSTRAP_SUPERUSER_OID, "materialize", True),
+)
+ROLE_IDS = {BOOTSTRAP_SUPERUSER_OID: "u1"}
+
+# Materialize's unsigned 8-byte integer, in mz_catalog like Materialize's own.
+UINT8_PROCS = (("uint8in", 2275, 16462), ("uint8out", 16462, 2275), ("uint8recv", 2281, 16462), ("uint8send", 16462, 17))
+
+
+# ---- Arrow conversion ---------------------------------------------------------------------------
+
+def _arrow_type(duck: str) -> pa.DataType:
+    if duck.endswith("[]"):
+        return pa.list_(_arrow_type(duck[:-2]))
+    return {
+        "VARCHAR": pa.string(), "UINTEGER": pa.uint32(), "SMALLINT": pa.int16(), "INTEGER": pa.int32(),
+        "BIGINT": pa.int64(), "UBIGINT": pa.uint64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(),
+        "BOOLEAN": pa.bool_(), "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
+        "TIMESTAMP": pa.timestamp("us"), "DATE": pa.date32(), "TIME": pa.time64("us"),
+        "INTERVAL": pa.month_day_nano_interval(), "BLOB": pa.binary(),
+    }[duck]
+
+
+def _arrow_value(v: Any) -> Any:
+    if isinstance(v, Interval):
+        return pa.scalar((v.months, v.days, v.micros * 1000), pa.month_day_nano_interval()).as_py()
+    return v
+
+
+def _default(t: SqlType) -> Any:
+    """The value of a column nobody set: false / 0 for flags and numbers, else NULL."""
+    if t.name == "bool":
+        return False
+    if t.name in ("int2", "int4", "int8", "oid", "uint8", "float4", "float8", "regproc", "regclass",
+                  "regtype", "xid", "cid", "regnamespace"):
+        return 0
+    return None
+
+
+def rows_table(rel: SysRelation, rows: Iterable[dict[str, Any]]) -> pa.Table:
+    """An Arrow table with the relation's columns from dict rows (missing keys: defaults)."""
+    rows = list(rows)
+    arrays = []
+    names = []
+    for name, t in rel.columns:
+        d = _default(t)
+        vals = [_arrow_value(r.get(name, d)) for r in rows]
+        arrays.append(pa.array(vals, type=_arrow_type(duck_type(t))))
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+# ---- Python-side lookups (reg* output, name resolution) -----------------------------------------
+
+@dataclass
+class Lookups:
+    """Name <-> OID maps for reg* types, refreshed with the snapshot."""
+
+    namespaces: dict[int, str] = field(default_factory=dict)
+    namespace_oids: dict[str, int] = field(default_factory=dict)
+    classes: dict[int, tuple[str, str]] = field(default_factory=dict)  # oid -> (schema, name)
+    class_oids: dict[tuple[str, str], int] = field(default_factory=dict)
+    types: dict[int, str] = field(default_factory=dict)  # oid -> format_type(oid, NULL)
+    type_names: dict[int, tuple[str, str]] = field(default_factory=dict)  # oid -> (schema, typname)
+    type_oids: dict[str, int] = field(default_factory=dict)  # typname / format name -> oid
+    procs: dict[int, str] = field(default_factory=dict)
+    proc_oids: dict[str, int] = field(default_factory=dict)
+    roles: dict[int, str] = field(default_factory=dict)
+    role_oids: dict[str, int] = field(default_factory=dict)
+
+
+# ---- The database --------------------------------------------------------------------------------
+
+class SystemDb:
+    """System relations on the catalog's DuckDB connection. Thread safe: each thread
+    queries through its own cursor; snapshot rebuilds are serialised."""
+
+    def __init__(self, catalog: Catalog, con: duckdb.DuckDBPyConnection) -> None:
+        self._catalog = catalog
+        self._con = con
+        self._local = threading.local()
+        self._refresh_lock = threading.Lock()
+        self._version = -1
+        self.started_at = dt.datetime.now(dt.UTC)
+        self.static_lookups = Lookups()
+        self.lookups = Lookups()
+        self._pk_cache: dict[str, tuple[str, ...]] = {}
+        self._visible_paths: set[tuple[str, ...]] = set()
+        self._nonempty: set[str] = set(self._snap_tables())
+        self._setup()
+        self.refresh()
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _cursor(self) -> duckdb.DuckDBPyConnection:
+        cur = getattr(self._local, "cur", None)
+        if cur is None:
+            with self._catalog._lock:
+                cur = self._con.cursor()
+            self._local.cur = cur
+        return cur
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
+        """Run a (rewritten, whitelisted) query: ([(name, duckdb type)], rows)."""
+        self.refresh()
+        cur = self._cursor()
+        res = cur.execute(sql, list(params))
+        desc = [(d[0], str(d[1])) for d in (res.description or [])]
+        return desc, res.fetchall()
+
+    def describe(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[str, str]]:
+        """Result columns of a query without computing it (LIMIT 0)."""
+        self.refresh()
+        cur = self._cursor()
+        res = cur.execute(f"SELECT * FROM ({sql}) AS _q LIMIT 0", list(params))
+        return [(d[0], str(d[1])) for d in (res.description or [])]
+
+    # -- setup ---------------------------------------------------------------------------------
+
+    def _setup(self) -> None:
+        con = self._con
+        attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+        if MZSYS not in attached:
+            con.execute(f"ATTACH ':memory:' AS {MZSYS}")
+        for s in (*DUCK_SCHEMAS.values(), "fn", "static", "snap", "state"):
+            con.execute(f"CREATE SCHEMA IF NOT EXISTS {MZSYS}.{s}")
+        derived = set(DERIVED_VIEWS)
+        for key, rel in SYSTEM_RELATIONS.items():
+            if key in derived:
+                continue
+            cols = ", ".join(f"{_quoted(c)} {duck_type(t)}" for c, t in rel.columns)
+            if rel.name in STATE_TABLES:
+                con.execute(f"CREATE TABLE {STATE}.{rel.name} ({cols})")
+                con.execute(f"CREATE VIEW {rel.duck} AS SELECT * FROM {STATE}.{rel.name}")
+                continue
+            con.execute(f"CREATE TABLE {STATIC}.{_tname(rel)} ({cols})")
+            con.execute(f"CREATE TABLE {SNAP}.{_tname(rel)} ({cols})")
+            con.execute(
+                f"CREATE VIEW {rel.duck} AS SELECT * FROM {STATIC}.{_tname(rel)} "
+                f"UNION ALL SELECT * FROM {SNAP}.{_tname(rel)}"
+            )
+        # helper tables for functions
+        con.execute(f"CREATE TABLE {STATIC}.type_names (oid UINTEGER, name VARCHAR, elem UINTEGER)")
+        con.execute(f"CREATE TABLE {STATIC}.keywords (word VARCHAR, catcode VARCHAR, barelabel BOOLEAN, catdesc VARCHAR, baredesc VARCHAR)")
+        con.execute(f"CREATE TABLE {STATIC}.proc_signatures (oid UINTEGER, result VARCHAR, arguments VARCHAR, identity_arguments VARCHAR)")
+        con.execute(f"CREATE TABLE {SNAP}.indexdef (oid UINTEGER, colno INTEGER, def VARCHAR)")
+        con.execute(f"CREATE TABLE {SNAP}.constraintdef (oid UINTEGER, def VARCHAR)")
+        con.execute(f"CREATE TABLE {SNAP}.viewdef (oid UINTEGER, def VARCHAR)")
+        con.execute(f"CREATE TABLE {SNAP}.items (id VARCHAR, oid UINTEGER, kind VARCHAR)")
+        con.execute(f"CREATE TABLE {SNAP}.visible (sp VARCHAR, oid UINTEGER)")
+        for i, sql in enumerate(MACROS):
+            # unique table aliases per macro: macros nest, and DuckDB expands them inline
+            sql = re.sub(r"\b_m([a-z]\w*)", lambda m, i=i: f"_m{i}_{m.group(1)}", sql)
+            con.execute(sql.format(FN=FN, STATIC=STATIC, SNAP=SNAP, STATE=STATE, MZSYS=MZSYS, PG=f"{MZSYS}.pg"))
+        for key, sql in DERIVED_VIEWS.items():
+            rel = SYSTEM_RELATIONS[key]
+            body = sql.format(FN=FN, STATIC=STATIC, SNAP=SNAP, STATE=STATE, MZSYS=MZSYS, PG=f"{MZSYS}.pg")
+            have = {d[0] for d in con.execute(f"SELECT * FROM ({body}) AS _d LIMIT 0").description}
+            proj = ", ".join(f'CAST({_quoted(c) if c in have else "NULL"} AS {duck_type(t)}) AS {_quoted(c)}'
+                             for c, t in rel.columns)
+            con.execute(f"CREATE VIEW {rel.duck} AS SELECT {proj} FROM ({body}) AS _d")
+        self._fill_static()
+
+    def _insert(self, con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
+        if data.num_rows:
+            con.from_arrow(data).insert_into(table)
+
+    def _fill_static(self) -> None:
+        con = self._con
+        rels = SYSTEM_RELATIONS
+        lk = self.static_lookups
+        # types
+        tcols, trows = pg15_data.TYPES
+        types = [dict(zip(tcols, r, strict=True)) for r in trows]
+        types += _uint8_types()
+        self._insert(con, f"{STATIC}.pg_type", rows_table(rels[("pg_catalog", "pg_type")], types))
+        names = []
+        for t in types:
+            oid = t["oid"]
+            info = TYPE_BY_OID.get(oid)
+            elem = t["typelem"] if t["typsubscript"] == 6179 and t["typstorage"] != "p" else 0
+            base = info.pg_name if info is not None and info.category != "A" else t["typname"]
+            names.append((oid, base, elem))
+            lk.type_names[oid] = ("pg_catalog" if t["typnamespace"] == 11 else "mz_catalog", t["typname"])
+            lk.type_oids.setdefault(t["typname"], oid)
+        name_of = {o: n for o, n, _e in names}
+        for oid, base, elem in names:
+            lk.types[oid] = (name_of.get(elem, "???") + "[]") if elem else base
+            lk.type_oids.setdefault(lk.types[oid], oid)
+        for alias, canon in (("int", "int4"), ("integer", "int4"), ("smallint", "int2"), ("bigint", "int8"),
+                             ("boolean", "bool"), ("real", "float4"), ("double precision", "float8"),
+                             ("float", "float8"), ("decimal", "numeric"), ("character varying", "varchar"),
+                             ("character", "bpchar"), ("char", "bpchar"), ("timestamp with time zone", "timestamptz"),
+                             ("timestamp without time zone", "timestamp"), ("time without time zone", "time")):
+            lk.type_oids[alias] = TYPE_INFOS[canon].oid
+        self._insert(con, f"{STATIC}.type_names", pa.table({
+            "oid": pa.array([n[0] for n in names], pa.uint32()),
+            "name": [n[1] for n in names],
+            "elem": pa.array([n[2] for n in names], pa.uint32()),
+        }))
+        # functions
+        pcols, prows = pg15_data.PROCS
+        procs = [dict(zip(pcols, r, strict=True)) for r in prows]
+        for p in procs:
+            p["proisagg"] = p["prokind"] == "a"
+            p["proiswindow"] = p["prokind"] == "w"
+        sigs = dict(pg15_data.PROC_SIGNATURES)
+        for i, (name, arg, ret) in enumerate(UINT8_PROCS):
+            oid = MZ_PROC_FIRST_OID + i
+            procs.append({"oid": oid, "proname": name, "pronamespace": 16656, "proowner": BOOTSTRAP_SUPERUSER_OID,
+                          "prolang": 12, "procost": 1.0, "prokind": "f", "proisstrict": True,
+                          "provolatile": "i", "proparallel": "s", "pronargs": 1, "prorettype": ret,
+                          "proargtypes": [arg], "prosrc": name})
+            argname = TYPE_BY_OID[arg].pg_name if arg in TYPE_BY_OID else "internal"
+            sigs[oid] = (TYPE_BY_OID[ret].pg_name, argname, argname)
+        self._insert(con, f"{STATIC}.pg_proc", rows_table(rels[("pg_catalog", "pg_proc")], procs))
+        for p in procs:
+            lk.procs[p["oid"]] = p["proname"]
+            lk.proc_oids.setdefault(p["proname"], p["oid"])
+        self._insert(con, f"{STATIC}.proc_signatures", pa.table({
+            "oid": pa.array(list(sigs), pa.uint32()),
+            "result": [s[0] for s in sigs.values()],
+            "arguments": [s[1] for s in sigs.values()],
+            "identity_arguments": [s[2] for s in sigs.values()],
+        }))
+        # access methods, collations, languages, keywords
+        for key, (cols, data) in (("pg_am", pg15_data.AM), ("pg_collation", pg15_data.COLLATIONS),
+                                  ("pg_language", pg15_data.LANGUAGES)):
+            dict_rows = []
+            for r in data:
+                d = dict(zip(cols, r, strict=True))
+                if key == "pg_language":
+                    d["lanacl"] = None
+                if key == "pg_am" and d["amtype"] == "i":
+                    btree = d["amname"] == "btree"
+                    d.update(amstrategies=5 if btree else 1, amsupport=2 if btree else 1, amcanorder=btree,
+                             amcanbackward=btree, amcanunique=btree, amcanmulticol=d["amname"] != "hash",
+                             amoptionalkey=d["amname"] != "hash", amsearcharray=btree, amsearchnulls=d["amname"] != "hash",
+                             amclusterable=d["amname"] != "hash", ampredlocks=btree)
+                dict_rows.append(d)
+            self._insert(con, f"{STATIC}.{key}", rows_table(rels[("pg_catalog", key)], dict_rows))
+        kcols, krows = pg15_data.KEYWORDS
+        self._insert(con, f"{STATIC}.keywords", pa.table({c: [r[i] for r in krows] for i, c in enumerate(kcols)}))
+        # roles, database, tablespaces
+        self._insert(con, f"{STATIC}.pg_authid", rows_table(rels[("pg_catalog", "pg_authid")], [
+            {"oid": oid, "rolname": name, "rolsuper": sup, "rolinherit": True, "rolcreaterole": sup,
+             "rolcreatedb": sup, "rolcanlogin": True, "rolreplication": sup, "rolbypassrls": sup,
+             "rolconnlimit": -1}
+            for oid, name, sup in ROLES]))
+        for oid, name, _sup in ROLES:
+            lk.roles[oid] = name
+            lk.role_oids[name] = oid
+        self._insert(con, f"{STATIC}.pg_database", rows_table(rels[("pg_catalog", "pg_database")], [{
+            "oid": DATABASE_OID, "datname": DATABASE_NAME, "datdba": BOOTSTRAP_SUPERUSER_OID,
+            "encoding": UTF8_ENCODING, "datlocprovider": "c", "datistemplate": False, "datallowconn": True,
+            "datconnlimit": -1, "datminmxid": 1, "dattablespace": PG_DEFAULT_TABLESPACE,
+            "datcollate": "C", "datctype": "C"}]))
+        self._insert(con, f"{STATIC}.pg_tablespace", rows_table(rels[("pg_catalog", "pg_tablespace")], [
+            {"oid": PG_DEFAULT_TABLESPACE, "spcname": "pg_default", "spcowner": BOOTSTRAP_SUPERUSER_OID},
+            {"oid": PG_GLOBAL_TABLESPACE, "spcname": "pg_global", "spcowner": BOOTSTRAP_SUPERUSER_OID}]))
+        self._insert(con, f"{STATIC}.pg_timezone_names", rows_table(rels[("pg_catalog", "pg_timezone_names")], [
+            {"name": "UTC", "abbrev": "UTC", "utc_offset": Interval(), "is_dst": False}]))
+        self._insert(con, f"{STATIC}.pg_timezone_abbrevs", rows_table(rels[("pg_catalog", "pg_timezone_abbrevs")], [
+            {"abbrev": "UTC", "utc_offset": Interval(), "is_dst": False}]))
+        self._insert(con, f"{STATIC}.mz_roles", rows_table(rels[("mz_catalog", "mz_roles")], [
+            {"id": ROLE_IDS[oid], "oid": oid, "name": name, "inherit": True} for oid, name, _s in ROLES]
+            + [{"id": "s1", "oid": 16661, "name": "mz_system", "inherit": True}]))
+        self._insert(con, f"{STATIC}.mz_databases", rows_table(rels[("mz_catalog", "mz_databases")], [{
+            "id": "u1", "oid": DATABASE_OID, "name": DATABASE_NAME, "owner_id": "u1",
+            "privileges": ["u1=UC/u1"]}]))
+        # the system relations themselves: pg_class / pg_attribute / mz_* rows
+        classes, attrs, mz_objs, mz_cols = [], [], [], []
+        for rel in rels.values():
+            nsp = _SYSTEM_SCHEMA_OIDS[rel.schema]
+            classes.append(_class_row(rel.oid, rel.name, nsp, rel.kind, len(rel.columns)))
+            for i, (cname, t) in enumerate(rel.columns, start=1):
+                attrs.append(_attr_row(rel.oid, cname, t, i, False, False))
+                mz_cols.append(_mz_column(f"s{rel.oid}", cname, i, t, True, None))
+            mz_objs.append({"id": f"s{rel.oid}", "oid": rel.oid, "schema_id": f"s{nsp}", "name": rel.name,
+                            "type": "table" if rel.kind == "r" else "view", "owner_id": "s1"})
+            lk.classes[rel.oid] = (rel.schema, rel.name)
+            lk.class_oids[(rel.schema, rel.name)] = rel.oid
+        self._insert(con, f"{STATIC}.pg_class", rows_table(rels[("pg_catalog", "pg_class")], classes))
+        self._insert(con, f"{STATIC}.pg_attribute", rows_table(rels[("pg_catalog", "pg_attribute")], attrs))
+        self._insert(con, f"{STATIC}.mz_objects", rows_table(rels[("mz_catalog", "mz_objects")], mz_objs))
+        self._insert(con, f"{STATIC}.mz_relations", rows_table(rels[("mz_catalog", "mz_relations")], mz_objs))
+        self._insert(con, f"{STATIC}.mz_columns", rows_table(rels[("mz_catalog", "mz_columns")], mz_cols))
+        self._insert(con, f"{STATIC}.mz_tables", rows_table(rels[("mz_catalog", "mz_tables")], [
+            dict(o, create_sql=None) for o in mz_objs if o["type"] == "table"]))
+        self._insert(con, f"{STATIC}.mz_views", rows_table(rels[("mz_catalog", "mz_views")], [
+            o for o in mz_objs if o["type"] == "view"]))
+        self._insert(con, f"{STATIC}.mz_types", rows_table(rels[("mz_catalog", "mz_types")], [
+            {"id": f"s{t['oid']}", "oid": t["oid"], "schema_id": f"s{t['typnamespace']}", "name": t["typname"],
+             "category": _mz_type_category(t), "owner_id": "s1"} for t in types]))
+        self._insert(con, f"{STATIC}.mz_cluster_replica_statuses", rows_table(
+            rels[("mz_internal", "mz_cluster_replica_statuses")], []))
+
+    # -- the snapshot of the catalog -----------------------------------------------------------
+
+    def refresh(self, force: bool = False) -> None:
+        """Rebuild the catalog-derived rows if the catalog changed since the last build."""
+        if not force and self._catalog.version == self._version:
+            return
+        with self._refresh_lock:
+            version = self._catalog.version
+            if not force and version == self._version:
+                return
+            snap, lookups = self._build_snapshot()
+            for path in self._visible_paths:
+                snap.setdefault("visible", _empty_visible())
+                snap["visible"] = pa.concat_tables([snap["visible"], _visible_rows(lookups, path)])
+            cur = self._cursor()
+            cur.begin()
+            try:
+                for table in self._nonempty:
+                    cur.execute(f"DELETE FROM {SNAP}.{table}")
+                for table, data in snap.items():
+                    self._insert(cur, f"{SNAP}.{table}", data)
+            except BaseException:
+                cur.rollback()
+                raise
+            cur.commit()
+            self._nonempty = {t for t, d in snap.items() if d.num_rows}
+            self.lookups = lookups
+            self._version = version
+
+    def visible_key(self, path: tuple[str, ...]) -> str:
+        """Key of the rows of `mzsys.snap.visible` listing the relations visible with search
+        path `path` (what pg_table_is_visible answers); computed on first use, then kept up
+        to date by every refresh."""
+        key = ",".join(path)
+        if path in self._visible_paths:
+            return key
+        with self._refresh_lock:
+            if path not in self._visible_paths:
+                cur = self._cursor()
+                self._insert(cur, f"{SNAP}.visible", _visible_rows(self.lookups, path))
+                self._nonempty.add("visible")
+                self._visible_paths.add(path)
+        return key
+
+    def _snap_tables(self) -> list[str]:
+        derived = set(DERIVED_VIEWS)
+        out = [_tname(r) for k, r in SYSTEM_RELATIONS.items() if k not in derived and r.name not in STATE_TABLES]
+        return [*out, "indexdef", "constraintdef", "viewdef", "items", "visible"]
+
+    def primary_key(self, item: Item) -> tuple[str, ...]:
+        """Primary key columns of a table, from its CREATE TABLE statement."""
+        pk = self._pk_cache.get(item.create_sql)
+        if pk is None:
+            pk = _primary_key(item.create_sql, [c.name for c in item.columns])
+            self._pk_cache[item.create_sql] = pk
+        return pk
+
+    def _build_snapshot(self) -> tuple[dict[str, pa.Table], Lookups]:
+        cat = self._catalog
+        rels = SYSTEM_RELATIONS
+        st = self.static_lookups
+        lk = Lookups(
+            namespaces={}, namespace_oids={}, classes=dict(st.classes), class_oids=dict(st.class_oids),
+            types=st.types, type_names=st.type_names, type_oids=st.type_oids, procs=st.procs,
+            proc_oids=st.proc_oids, roles=st.roles, role_oids=st.role_oids,
+        )
+        schemas = cat.schemas()
+        schema_oid = {name: oid for oid, name in schemas}
+        for oid, name in schemas:
+            lk.namespaces[oid] = name
+            lk.namespace_oids[name] = oid
+        items = cat.items()
+        by_id = {i.id: i for i in items}
+        classes, attrs, indexes, constraints, attrdefs, depends = [], [], [], [], [], []
+        indexdefs, constraintdefs, viewdefs, item_rows = [], [], [], []
+        mz: dict[str, list[dict[str, Any]]] = {k: [] for k in (
+            "mz_schemas", "mz_tables", "mz_views", "mz_materialized_views", "mz_indexes", "mz_index_columns",
+            "mz_columns", "mz_objects", "mz_relations", "mz_sources", "mz_clusters", "mz_cluster_replicas",
+            "mz_object_dependencies", "mz_object_fully_qualified_names")}
+        has_index = {i.on_id for i in items if i.kind == "index"}
+        pks = {i.id: self.primary_key(i) for i in items if i.kind == "table"}
+        for oid, name in schemas:
+            mz["mz_schemas"].append({"id": _schema_id(cat, name, oid), "oid": oid, "database_id": None if cat.is_system_schema(name) else "u1",
+                                     "name": name, "owner_id": "s1" if cat.is_system_schema(name) else "u1",
+                                     "privileges": []})
+        kind_char = {"table": "r", "source": "r", "view": "v", "materialized-view": "m", "index": "i"}
+        mz_type = {"table": "table", "source": "source", "view": "view", "materialized-view": "materialized-view", "index": "index"}
+        for it in items:
+            nsp = schema_oid.get(it.schema, 0)
+            kind = kind_char[it.kind]
+            schema_id = _schema_id(cat, it.schema, nsp)
+            item_rows.append({"id": it.id, "oid": it.oid, "kind": it.kind})
+            lk.classes[it.oid] = (it.schema, it.name)
+            lk.class_oids[(it.schema, it.name)] = it.oid
+            cls = _class_row(it.oid, it.name, nsp, kind, len(it.columns))
+            cls["relhasindex"] = it.id in has_index or bool(pks.get(it.id))
+            cls["relam"] = {"r": HEAP_AM, "m": HEAP_AM, "i": BTREE_AM}.get(kind, 0)
+            cls["relfilenode"] = it.oid if kind != "v" else 0
+            classes.append(cls)
+            cluster_id = "u1" if it.kind in ("materialized-view", "index", "source") else None
+            obj = {"id": it.id, "oid": it.oid, "schema_id": schema_id, "name": it.name, "type": mz_type[it.kind],
+                   "owner_id": "u1", "cluster_id": cluster_id, "privileges": ["u1=arwd/u1"]}
+            mz["mz_objects"].append(obj)
+            mz["mz_object_fully_qualified_names"].append({
+                "id": it.id, "name": it.name, "object_type": mz_type[it.kind], "schema_id": schema_id,
+                "schema_name": it.schema, "database_id": "u1", "database_name": DATABASE_NAME})
+            for dep in it.all_dependencies():
+                mz["mz_object_dependencies"].append({"object_id": it.id, "referenced_object_id": dep})
+                if dep in by_id:
+                    depends.append({"classid": PG_CLASS_OID, "objid": it.oid, "objsubid": 0,
+                                    "refclassid": PG_CLASS_OID, "refobjid": by_id[dep].oid, "refobjsubid": 0,
+                                    "deptype": "a" if it.kind == "index" else "n"})
+            if it.kind != "index":
+                mz["mz_relations"].append(obj)
+                for pos, c in enumerate(it.columns, start=1):
+                    attrs.append(_attr_row(it.oid, c.name, c.type, pos, not c.nullable, c.default_sql is not None))
+                    mz["mz_columns"].append(_mz_column(it.id, c.name, pos, c.type, c.nullable, c.default_sql))
+                    if c.default_sql is not None:
+                        attrdefs.append({"oid": attrdef_oid(it.oid, pos), "adrelid": it.oid, "adnum": pos,
+                                         "adbin": c.default_sql, "adsrc": c.default_sql})
+            create = {"create_sql": it.create_sql, "redacted_create_sql": it.create_sql}
+            definition = _definition(it.create_sql)
+            if it.kind == "table":
+                mz["mz_tables"].append({**obj, **create})
+            elif it.kind == "view":
+                mz["mz_views"].append({**obj, **create, "definition": definition})
+                viewdefs.append({"oid": it.oid, "def": " " + definition})
+            elif it.kind == "materialized-view":
+                mz["mz_materialized_views"].append({**obj, **create, "definition": definition, "cluster_id": "u1"})
+                viewdefs.append({"oid": it.oid, "def": " " + definition})
+            elif it.kind == "source":
+                mz["mz_sources"].append({**obj, **create, "type": "load-generator", "cluster_id": "u1"})
+            elif it.kind == "index":
+                on = by_id.get(it.on_id or "")
+                mz["mz_indexes"].append({"id": it.id, "oid": it.oid, "name": it.name, "on_id": it.on_id,
+                                         "cluster_id": "u1", "owner_id": "u1", **create})
+                if on is not None:
+                    self._index_rows(it, on, indexes, attrs, indexdefs, mz["mz_index_columns"], is_pk=False)
+            pk = pks.get(it.id)
+            if pk:
+                self._pkey_rows(it, pk, nsp, classes, indexes, attrs, constraints, indexdefs, constraintdefs, depends, lk)
+        for c in cat.clusters():
+            mz["mz_clusters"].append({"id": c.id, "name": c.name, "owner_id": "s1", "privileges": [],
+                                      "managed": True, "size": "spark", "replication_factor": 1, "disk": False,
+                                      "availability_zones": [], "introspection_debugging": False,
+                                      "introspection_interval": Interval(micros=1_000_000)})
+        for r in cat.cluster_replicas():
+            mz["mz_cluster_replicas"].append({"id": r.id, "name": r.name, "cluster_id": r.cluster_id,
+                                              "size": "spark", "owner_id": "s1", "disk": False})
+        namespaces = [{"oid": oid, "nspname": name, "nspowner": BOOTSTRAP_SUPERUSER_OID} for oid, name in schemas]
+
+        def t(schema: str, name: str, rows: list[dict[str, Any]]) -> pa.Table:
+            return rows_table(rels[(schema, name)], rows)
+
+        out: dict[str, pa.Table] = {
+            "pg_namespace": t("pg_catalog", "pg_namespace", namespaces),
+            "pg_class": t("pg_catalog", "pg_class", classes),
+            "pg_attribute": t("pg_catalog", "pg_attribute", attrs),
+            "pg_index": t("pg_catalog", "pg_index", indexes),
+            "pg_constraint": t("pg_catalog", "pg_constraint", constraints),
+            "pg_attrdef": t("pg_catalog", "pg_attrdef", attrdefs),
+            "pg_depend": t("pg_catalog", "pg_depend", depends),
+            "indexdef": pa.table({"oid": pa.array([r["oid"] for r in indexdefs], pa.uint32()),
+                                  "colno": pa.array([r["colno"] for r in indexdefs], pa.int32()),
+                                  "def": [r["def"] for r in indexdefs]}),
+            "constraintdef": pa.table({"oid": pa.array([r["oid"] for r in constraintdefs], pa.uint32()),
+                                       "def": [r["def"] for r in constraintdefs]}),
+            "viewdef": pa.table({"oid": pa.array([r["oid"] for r in viewdefs], pa.uint32()),
+                                 "def": [r["def"] for r in viewdefs]}),
+            "items": pa.table({"id": [r["id"] for r in item_rows],
+                               "oid": pa.array([r["oid"] for r in item_rows], pa.uint32()),
+                               "kind": [r["kind"] for r in item_rows]}),
+        }
+        for name, rows in mz.items():
+            schema = "mz_internal" if name in ("mz_object_dependencies", "mz_object_fully_qualified_names") else "mz_catalog"
+            out[_tname(rels[(schema, name)])] = t(schema, name, rows)
+        return out, lk
+
+    def _index_rows(self, it: Item, on: Item, indexes: list, attrs: list, indexdefs: list,
+                    mz_index_columns: list, *, is_pk: bool) -> None:
+        names = [c.name for c in on.columns]
+        keys = []
+        for pos, expr in enumerate(it.index_keys, start=1):
+            col = _plain_column(expr, names)
+            attnum = names.index(col) + 1 if col is not None else 0
+            ctype = on.columns[attnum - 1].type if attnum else SqlType("text")
+            keys.append(attnum)
+            attrs.append(_attr_row(it.oid, col if col is not None else f"expr{pos - 1 or ''}" if pos > 1 else "expr",
+                                   ctype, pos, False, False))
+            indexdefs.append({"oid": it.oid, "colno": pos, "def": _quote_ident(col) if col is not None else expr})
+            mz_index_columns.append({"index_id": it.id, "index_position": pos,
+                                     "on_position": attnum or None, "on_expression": None if attnum else expr,
+                                     "nullable": on.columns[attnum - 1].nullable if attnum else True})
+        exprs = [k for k, a in zip(it.index_keys, keys, strict=True) if a == 0]
+        indexes.append(_index_row(it.oid, on.oid, keys, [on.columns[a - 1].type if a else SqlType("text") for a in keys],
+                                  primary=is_pk, exprs=exprs))
+        cols = ", ".join(_quote_ident(_plain_column(e, names) or "") if a else e
+                         for e, a in zip(it.index_keys, keys, strict=True))
+        indexdefs.append({"oid": it.oid, "colno": 0,
+                          "def": f"CREATE INDEX {_quote_ident(it.name)} ON {_quote_ident(on.schema)}.{_quote_ident(on.name)} USING btree ({cols})"})
+
+    def _pkey_rows(self, it: Item, pk: tuple[str, ...], nsp: int, classes: list, indexes: list, attrs: list,
+                   constraints: list, indexdefs: list, constraintdefs: list, depends: list, lk: Lookups) -> None:
+        names = [c.name for c in it.columns]
+        idx_oid = pkey_index_oid(it.oid)
+        con_oid = pkey_constraint_oid(it.oid)
+        iname = f"{it.name}_pkey"
+        cls = _class_row(idx_oid, iname, nsp, "i", len(pk))
+        cls["relam"] = BTREE_AM
+        cls["relfilenode"] = idx_oid
+        classes.append(cls)
+        lk.classes[idx_oid] = (it.schema, iname)
+        lk.class_oids[(it.schema, iname)] = idx_oid
+        keys = [names.index(c) + 1 for c in pk]
+        for pos, k in enumerate(keys, start=1):
+            attrs.append(_attr_row(idx_oid, names[k - 1], it.columns[k - 1].type, pos, False, False))
+            indexdefs.append({"oid": idx_oid, "colno": pos, "def": _quote_ident(names[k - 1])})
+        indexes.append(_index_row(idx_oid, it.oid, keys, [it.columns[k - 1].type for k in keys], primary=True, exprs=[]))
+        cols = ", ".join(_quote_ident(c) for c in pk)
+        indexdefs.append({"oid": idx_oid, "colno": 0, "def": f"CREATE UNIQUE INDEX {_quote_ident(iname)} ON "
+                                                             f"{_quote_ident(it.schema)}.{_quote_ident(it.name)} USING btree ({cols})"})
+        constraints.append({"oid": con_oid, "conname": iname, "connamespace": nsp, "contype": "p",
+                            "condeferrable": False, "condeferred": False, "convalidated": True,
+                            "conrelid": it.oid, "contypid": 0, "conindid": idx_oid, "conparentid": 0,
+                            "confrelid": 0, "confupdtype": " ", "confdeltype": " ", "confmatchtype": " ",
+                            "conislocal": True, "coninhcount": 0, "connoinherit": True, "conkey": keys})
+        constraintdefs.append({"oid": con_oid, "def": f"PRIMARY KEY ({cols})"})
+        depends.append({"classid": PG_CLASS_OID, "objid": idx_oid, "objsubid": 0, "refclassid": PG_CONSTRAINT_OID,
+                        "refobjid": con_oid, "refobjsubid": 0, "deptype": "i"})
+        for k in keys:
+            depends.append({"classid": PG_CONSTRAINT_OID, "objid": con_oid, "objsubid": 0,
+                            "refclassid": PG_CLASS_OID, "refobjid": it.oid, "refobjsubid": k, "deptype": "a"})
+
+    # -- introspection state (written by the compute controller) -------------------------------
+
+    def _write_state(self, fn: Callable[[duckdb.DuckDBPyConnection], None]) -> None:
+        with self._refresh_lock:
+            cur = self._cursor()
+            cur.begin()
+            try:
+                fn(cur)
+            except BaseException:
+                cur.rollback()
+                raise
+            cur.commit()
+
+    def set_operator_hydration(self, object_id: str, replica_id: str,
+                               statuses: Sequence[tuple[int, int, bool]]) -> None:
+        """Replace the per-worker hydration statuses of one object on one replica with
+        `(plan_node_id, worker_id, hydrated)` rows."""
+        rel = SYSTEM_RELATIONS[("mz_internal", "mz_compute_operator_hydration_statuses_per_worker")]
+
+        def write(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"DELETE FROM {STATE}.{rel.name} WHERE object_id = ? AND replica_id = ?", [object_id, replica_id])
+            self._insert(cur, f"{STATE}.{rel.name}", rows_table(rel, [
+                {"object_id": object_id, "plan_node_id": n, "replica_id": replica_id, "worker_id": w, "hydrated": h}
+                for n, w, h in statuses]))
+
+        self._write_state(write)
+
+    def set_hydration_time(self, object_id: str, replica_id: str, time_ns: int | None) -> None:
+        """Record (or clear, with None) how long an object took to hydrate on a replica."""
+        rel = SYSTEM_RELATIONS[("mz_internal", "mz_compute_hydration_times")]
+
+        def write(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"DELETE FROM {STATE}.{rel.name} WHERE object_id = ? AND replica_id = ?", [object_id, replica_id])
+            if time_ns is not None:
+                self._insert(cur, f"{STATE}.{rel.name}", rows_table(rel, [
+                    {"replica_id": replica_id, "object_id": object_id, "time_ns": time_ns}]))
+
+        self._write_state(write)
+
+    def set_lir_mapping(self, global_id: str, rows: Sequence[tuple[int, str, int | None, int]]) -> None:
+        """Replace the LIR mapping of one dataflow with `(lir_id, operator, parent_lir_id,
+        nesting)` rows."""
+        rel = SYSTEM_RELATIONS[("mz_internal", "mz_lir_mapping")]
+
+        def write(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"DELETE FROM {STATE}.{rel.name} WHERE global_id = ?", [global_id])
+            self._insert(cur, f"{STATE}.{rel.name}", rows_table(rel, [
+                {"global_id": global_id, "lir_id": i, "operator": op, "parent_lir_id": p, "nesting": n}
+                for i, op, p, n in rows]))
+
+        self._write_state(write)
+
+    def drop_introspection(self, object_id: str) -> None:
+        """Forget everything reported about a dropped object."""
+
+        def write(cur: duckdb.DuckDBPyConnection) -> None:
+            cur.execute(f"DELETE FROM {STATE}.mz_compute_operator_hydration_statuses_per_worker WHERE object_id = ?", [object_id])
+            cur.execute(f"DELETE FROM {STATE}.mz_compute_hydration_times WHERE object_id = ?", [object_id])
+            cur.execute(f"DELETE FROM {STATE}.mz_lir_mapping WHERE global_id = ?", [object_id])
+
+        self._write_state(write)
+
+
+def _empty_visible() -> pa.Table:
+    return pa.table({"sp": pa.array([], pa.string()), "oid": pa.array([], pa.uint32())})
+
+
+def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
+    """Relations visible with search path `path`: in a schema of the path and not hidden by
+    a relation of the same name in an earlier schema."""
+    first: dict[str, int] = {}
+    rank = {s: i for i, s in enumerate(path)}
+    best: dict[str, tuple[int, int]] = {}
+    for oid, (schema, name) in lk.classes.items():
+        r = rank.get(schema)
+        if r is None:
+            continue
+        cur = best.get(name)
+        if cur is None or r < cur[0]:
+            best[name] = (r, oid)
+    del first
+    oids = [oid for _r, oid in best.values()]
+    key = ",".join(path)
+    return pa.table({"sp": pa.array([key] * len(oids), pa.string()), "oid": pa.array(oids, pa.uint32())})
+
+
+# ---- row builders --------------------------------------------------------------------------------
+
+_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658}
+_TYPE_ROWS: dict[int, dict[str, Any]] = {}
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _tname(rel: SysRelation) -> str:
+    """Table name in static/snap: unique across schemas."""
+    return rel.name if rel.schema in ("pg_catalog", "mz_catalog", "mz_internal") else f"is_{rel.name}"
+
+
+def _schema_id(cat: Catalog, name: str, oid: int) -> str:
+    return f"s{oid}" if cat.is_system_schema(name) else f"u{oid}"
+
+
+def _type_row(oid: int) -> dict[str, Any]:
+    if not _TYPE_ROWS:
+        cols, rows = pg15_data.TYPES
+        for r in rows:
+            d = dict(zip(cols, r, strict=True))
+            _TYPE_ROWS[d["oid"]] = d
+        for d in _uint8_types():
+            _TYPE_ROWS[d["oid"]] = d
+    return _TYPE_ROWS.get(oid, {})
+
+
+def _uint8_types() -> list[dict[str, Any]]:
+    base = {"typnamespace": 16656, "typowner": BOOTSTRAP_SUPERUSER_OID, "typisdefined": True, "typdelim": ",",
+            "typrelid": 0, "typnotnull": False, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
+            "typcollation": 0, "typmodin": 0, "typmodout": 0, "typanalyze": 0, "typsubscript": 0}
+    return [
+        {**base, "oid": 16462, "typname": "uint8", "typlen": 8, "typbyval": True, "typtype": "b",
+         "typcategory": "N", "typispreferred": False, "typelem": 0, "typarray": 16463,
+         "typinput": MZ_PROC_FIRST_OID, "typoutput": MZ_PROC_FIRST_OID + 1,
+         "typreceive": MZ_PROC_FIRST_OID + 2, "typsend": MZ_PROC_FIRST_OID + 3, "typalign": "d",
+         "typstorage": "p"},
+        {**base, "oid": 16463, "typname": "_uint8", "typlen": -1, "typbyval": False, "typtype": "b",
+         "typcategory": "A", "typispreferred": False, "typelem": 16462, "typarray": 0,
+         "typinput": 750, "typoutput": 751, "typreceive": 2400, "typsend": 2401, "typalign": "d",
+         "typstorage": "x", "typsubscript": 6179},
+    ]
+
+
+def _class_row(oid: int, name: str, nsp: int, kind: str, natts: int) -> dict[str, Any]:
+    return {
+        "oid": oid, "relname": name, "relnamespace": nsp, "reltype": 0, "reloftype": 0,
+        "relowner": BOOTSTRAP_SUPERUSER_OID, "relam": HEAP_AM if kind in ("r", "m") else 0,
+        "relfilenode": oid if kind != "v" else 0, "reltablespace": 0, "relpages": 0, "reltuples": -1.0,
+        "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False, "relisshared": False,
+        "relpersistence": "p", "relkind": kind, "relnatts": natts, "relchecks": 0,
+        "relhasrules": kind == "v", "relhastriggers": False, "relhassubclass": False,
+        "relrowsecurity": False, "relforcerowsecurity": False, "relispopulated": True,
+        "relreplident": "n" if kind in ("v", "i") else "d", "relispartition": False, "relrewrite": 0,
+        "relfrozenxid": 0, "relminmxid": 0,
+    }
+
+
+_COLLATABLE = frozenset({"text", "varchar", "bpchar", "name", "_text", "_varchar", "_bpchar", "_name"})
+
+
+def _attr_row(rel_oid: int, name: str, t: SqlType, num: int, notnull: bool, hasdef: bool) -> dict[str, Any]:
+    tr = _type_row(t.oid)
+    return {
+        "attrelid": rel_oid, "attname": name, "atttypid": t.oid, "attstattarget": -1,
+        "attlen": tr.get("typlen", -1), "attnum": num, "attndims": 1 if t.name in ARRAY_ELEMENT and t.name.startswith("_") else 0,
+        "attcacheoff": -1, "atttypmod": t.typmod, "attbyval": tr.get("typbyval", False),
+        "attalign": tr.get("typalign", "i"), "attstorage": tr.get("typstorage", "p"), "attcompression": "",
+        "attnotnull": notnull, "atthasdef": hasdef, "atthasmissing": False, "attidentity": "",
+        "attgenerated": "", "attisdropped": False, "attislocal": True, "attinhcount": 0,
+        "attcollation": tr.get("typcollation", 0),
+    }
+
+
+def _index_row(oid: int, rel_oid: int, keys: list[int], types: list[SqlType], *, primary: bool,
+               exprs: list[str]) -> dict[str, Any]:
+    n = len(keys)
+    return {
+        "indexrelid": oid, "indrelid": rel_oid, "indnatts": n, "indnkeyatts": n, "indisunique": primary,
+        "indnullsnotdistinct": False, "indisprimary": primary, "indisexclusion": False, "indimmediate": True,
+        "indisclustered": False, "indisvalid": True, "indcheckxmin": False, "indisready": True,
+        "indislive": True, "indisreplident": False, "indkey": keys,
+        "indcollation": [DEFAULT_COLLATION if t.name in _COLLATABLE else 0 for t in types],
+        "indclass": [0] * n, "indoption": [0] * n,
+        "indexprs": " ".join(exprs) if exprs else None,
+    }
+
+
+def _mz_column(obj_id: str, name: str, pos: int, t: SqlType, nullable: bool, default: str | None) -> dict[str, Any]:
+    return {"id": obj_id, "name": name, "position": pos, "nullable": nullable, "type": _mz_type_name(t),
+            "default": default, "type_oid": t.oid, "type_mod": t.typmod}
+
+
+def _mz_type_name(t: SqlType) -> str:
+    """Materialize's `mz_columns.type`: the type name without modifiers."""
+    if t.name in ARRAY_ELEMENT and t.name.startswith("_"):
+        return _mz_type_name(SqlType(ARRAY_ELEMENT[t.name])) + "[]"
+    return TYPE_INFOS[t.name].pg_name if t.name in TYPE_INFOS else t.name
+
+
+def _mz_type_category(t: dict[str, Any]) -> str:
+    if t["typcategory"] == "A":
+        return "array"
+    if t["typtype"] == "p":
+        return "pseudo"
+    return "base"
+
+
+def _quote_ident(s: str) -> str:
+    import re
+
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) and s not in _reserved():
+        return s
+    return '"' + s.replace('"', '""') + '"'
+
+
+_RESERVED: set[str] = set()
+
+
+def _reserved() -> set[str]:
+    if not _RESERVED:
+        cols, rows = pg15_data.KEYWORDS
+        _RESERVED.update(r[0] for r in rows if r[1] != "U")
+    return _RESERVED
+
+
+def _plain_column(expr: str, names: Sequence[str]) -> str | None:
+    """The column an index key expression names, if it is a plain column reference."""
+    e = expr.strip()
+    if e.startswith('"') and e.endswith('"') and e[1:-1].replace('""', '"') in names:
+        return e[1:-1].replace('""', '"')
+    low = e.lower()
+    return low if low in names else (e if e in names else None)
+
+
+def _definition(create_sql: str) -> str:
+    """The query of a CREATE [MATERIALIZED] VIEW statement (what pg_get_viewdef shows)."""
+    import re
+
+    m = re.search(r"(?is)\bas\s+(select|with|values|table|\()(.*)$", create_sql)
+    if not m:
+        return ""
+    body = (m.group(1) + m.group(2)).strip().rstrip(";").strip()
+    return body + ";"
+
+
+def _primary_key(create_sql: str, columns: Sequence[str]) -> tuple[str, ...]:
+    """Primary key columns named by a CREATE TABLE statement ((): none or unparseable)."""
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        ast = sqlglot.parse_one(create_sql, read="postgres")
+    except Exception:  # noqa: BLE001 - a statement we cannot parse has no key we can report
+        return ()
+    schema = ast.this if isinstance(ast, exp.Create) else None
+    if not isinstance(schema, exp.Schema):
+        return ()
+    out: list[str] = []
+    for d in schema.expressions:
+        if isinstance(d, exp.ColumnDef):
+            for c in d.args.get("constraints") or []:
+                if isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint):
+                    out.append(d.name)
+        elif isinstance(d, exp.PrimaryKey):
+            out.extend(e.name for e in d.expressions)
+    return tuple(c for c in dict.fromkeys(out) if c in columns)
