@@ -58,6 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.INFO), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    logging.getLogger("sqlglot").setLevel(logging.ERROR)  # parse fallbacks are reported as SqlErrors
     asyncio.run(_serve(args))
 
 

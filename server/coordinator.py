@@ -113,7 +113,8 @@ class Coordinator:
         self.write_lock = threading.Lock()
         self._spark_args = (spark_master, workers, spark_conf or {})
         self._spark = None
-        self._spark_lock = threading.Lock()
+        self._sources = None
+        self._spark_lock = threading.RLock()
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
         self._closed = False
@@ -130,6 +131,15 @@ class Coordinator:
                 master, workers, conf = self._spark_args
                 self._spark = spark_session(master, workers, conf)
             return self._spark
+
+    def sources(self):
+        """The per-shard cache of imported storage collections (compute/render/sources.py)."""
+        with self._spark_lock:
+            if self._sources is None:
+                from compute.render.sources import SourceCache
+
+                self._sources = SourceCache(self.spark())
+            return self._sources
 
     def close(self) -> None:
         self._closed = True
@@ -281,7 +291,11 @@ class Coordinator:
                     if ie and not self.catalog.schema_exists(n):
                         session.notice(f'schema "{n}" does not exist, skipping')
                         continue
-                    self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
+                    dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
+                    if self._sources is not None:
+                        for it in dropped:
+                            if it.shard_id:
+                                self._sources.drop(it.shard_id)
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)
@@ -523,9 +537,12 @@ class Coordinator:
                 hir = _Resolver(self.catalog, session).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir)), None, name=item.qualified_name, flags=self._flags(session))
                 return oneshot.consolidate(oneshot.render(sub.plan, oneshot.RenderContext(spark, read_source)))
-            lease = self.catalog.lease_batches(item.shard_id, ts)
-            leases.append(lease)
-            return oneshot.read_shard(spark, [b.path for b in lease.batches], types, ts, any(b.has_retractions for b in lease.batches))
+            shard = item.shard_id
+            df, lease = self.sources().read(shard, self.catalog.shard_batches(shard, ts), types, ts,
+                                            lambda: self.catalog.lease_batches(shard, ts))
+            if lease is not None:
+                leases.append(lease)
+            return df
 
         tag = f"mzs-{session.pid}-{uuid.uuid4().hex[:8]}"
         timeout_ms = session.statement_timeout_ms()
@@ -884,8 +901,12 @@ class Coordinator:
             ids.extend(d.id for d in deps)
             ids.append(item.id)
         if ids:
+            shards = [i.shard_id for i in (self.catalog.get_item_by_id(x) for x in ids) if i is not None and i.shard_id]
             with self.write_lock:
                 self.catalog.drop_items(list(dict.fromkeys(ids)))
+            if self._sources is not None:
+                for sid in shards:
+                    self._sources.drop(sid)
         tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
         return CommandResult(tag)
 

@@ -287,6 +287,7 @@ def _typed_lit(v: Any, t: SqlType) -> exp.Expression:
 class Source:
     alias: str
     columns: list[tuple[str, SqlType | None]]
+    relation: SysRelation | None = None  # a system relation (it has system columns)
 
 
 @dataclass
@@ -550,7 +551,7 @@ class Rewriter:
                     raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
                 raise NotCatalog()
             cols = list(rel.columns)
-            scope.sources.append(Source(alias or rel.name, _rename(cols, col_aliases)))
+            scope.sources.append(Source(alias or rel.name, _rename(cols, col_aliases), rel))
             if rel.session:
                 self.volatile = True
                 return self._session_relation(rel, alias or rel.name, col_aliases)
@@ -632,8 +633,19 @@ class Rewriter:
             scope.sources.append(Source(alias or "generate_subscripts", [(col, INT4)]))
             return exp.Subquery(this=exp.select(exp.alias_(call, col, quoted=True)),
                                 alias=exp.TableAlias(this=exp.to_identifier(alias or "generate_subscripts", quoted=True)))
-        if name == "unnest":
-            return self.source(exp.Unnest(expressions=_func_args(f), alias=node.args.get("alias")), scope)
+        if name in ("unnest", "explode"):
+            alias_node = node.args.get("alias")
+            if alias_node is not None and not alias_node.columns:
+                # a one-column function's alias names its column too
+                alias_node = exp.TableAlias(this=alias_node.this, columns=[alias_node.this.copy()])
+            return self.source(exp.Unnest(expressions=_func_args(f), alias=alias_node), scope)
+        if isinstance(f, exp.Anonymous) and name in _FUNCTIONS or type(f) in _TYPED or type(f) in _TYPED_PASSTHROUGH:
+            # a function returning one value in FROM: a one-row relation named by its alias
+            value, t = self.expr(f, scope)
+            col = (col_aliases or [alias or name])[0]
+            scope.sources.append(Source(alias or name, [(col, t)]))
+            return exp.Subquery(this=exp.select(exp.alias_(value, col, quoted=True)),
+                                alias=exp.TableAlias(this=exp.to_identifier(alias or name, quoted=True)))
         raise SqlError(UNDEFINED_FUNCTION, f"function {name}() does not exist",
                        hint="No function matches the given name and argument types.")
 
@@ -766,12 +778,16 @@ class Rewriter:
                 self._infer_param(right, ts.get("this"))
             return node, None
         if isinstance(node, exp.DPipe):
-            self._children(node, scope)
+            ts = self._children(node, scope)
+            arrays = [t for t in ts.values() if t is not None and t.name in ARRAY_ELEMENT]
+            if arrays:
+                return node, arrays[0]
             for k in ("this", "expression"):
                 c = node.args.get(k)
                 if isinstance(c, _Param):
                     self._infer_param(c, TEXT)
-            return exp.DPipe(this=_cast(node.this, TEXT), expression=_cast(node.expression, TEXT), safe=True), TEXT
+                    node.set(k, _cast(c, TEXT))
+            return node, TEXT
         if isinstance(node, exp.Case):
             ts = []
             if node.this is not None:
@@ -837,6 +853,12 @@ class Rewriter:
         found, t = scope.column(table, name)
         if found:
             return node, t
+        if name in _SYSTEM_COLUMNS:
+            src = scope.has_source(table) if table else next((x for x in scope.sources if x.relation is not None), None)
+            if src is not None and src.relation is not None:
+                t = _SYSTEM_COLUMNS[name]
+                value: Any = src.relation.oid if name == "tableoid" else ("(0,0)" if name == "ctid" else 0)
+                return _typed_lit(value, t), t
         if table is None:
             kw = self.keyword(name, scope, strict=False)
             if kw is not None:
@@ -1060,6 +1082,9 @@ class Rewriter:
 
 
 UNDEFINED_SCHEMA_ERR = "3F000"
+# Postgres' system columns, present on every catalog table.
+_SYSTEM_COLUMNS = {"xmin": SqlType("xid"), "xmax": SqlType("xid"), "cmin": SqlType("cid"), "cmax": SqlType("cid"),
+                   "ctid": SqlType("tid"), "tableoid": OID}
 
 
 def _coerce(n: exp.Expression, other: SqlType | None) -> exp.Expression:
@@ -1258,6 +1283,12 @@ _FUNCTIONS.update({
     "pg_get_triggerdef": _const(lambda rw: None, TEXT),
     "pg_get_functiondef": _const(lambda rw: None, TEXT),
     "pg_get_statisticsobjdef_columns": _const(lambda rw: None, TEXT),
+    "pg_stat_get_numscans": _const(lambda rw: 0, INT8),
+    "pg_stat_get_tuples_returned": _const(lambda rw: 0, INT8),
+    "pg_stat_get_live_tuples": _const(lambda rw: 0, INT8),
+    "pg_client_encoding": _const(lambda rw: "UTF8", NAME),
+    "getdatabaseencoding": _const(lambda rw: "UTF8", NAME),
+    "pg_get_function_sqlbody": _const(lambda rw: None, TEXT),
     "pg_advisory_unlock_all": _const(lambda rw: "", SqlType("void")),
     "mz_version": _const(lambda rw: rw.ctx.setting("mz_version"), TEXT),
     "mz_version_num": _const(lambda rw: 100, INT4),
@@ -1286,6 +1317,8 @@ _FUNCTIONS.update({
     "pg_encoding_to_char": _macro("pg_encoding_to_char", NAME, (1,), arg_types=(INT4,)),
     "pg_char_to_encoding": _macro("pg_char_to_encoding", INT4, (1,), arg_types=(NAME,)),
     "quote_ident": _macro("quote_ident", TEXT, (1,), arg_types=(TEXT,)),
+    "quote_literal": _macro("quote_literal", TEXT, (1,), arg_types=(TEXT,)),
+    "quote_nullable": _macro("quote_literal", TEXT, (1,), arg_types=(TEXT,)),
     "pg_size_pretty": _macro("size_pretty", TEXT, (1,), arg_types=(INT8,)),
     "cardinality": _macro("cardinality", INT4, (1,)),
     "to_regclass": _macro("regclass_in", SqlType("regclass"), (1,), extra=_vis, arg_types=(TEXT,)),
@@ -1305,6 +1338,14 @@ def _privilege(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], s
         n, _ = rw.expr(a, scope)
         rw._infer_param(n, TEXT)
     return exp.Boolean(this=True), BOOL
+
+
+@_h("age")
+def _age(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+    new = [rw.expr(a, scope) for a in args]
+    if len(new) == 1 and (new[0][1] is None or new[0][1].name in ("xid", "xid8")):
+        return _typed_lit(0, INT4), INT4  # transaction ids never age: there is no wraparound
+    return exp.Anonymous(this="age", expressions=[n for n, _ in new]), SqlType("interval")
 
 
 @_h("current_schema")
@@ -1477,6 +1518,42 @@ for _cls_name, _kw in (("CurrentDatabase", "current_database"), ("CurrentCatalog
         _TYPED[_cls] = _typed(_typed_keyword(_kw))
 
 
+def _format(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+    """Postgres' format(fmt, args...): %s, %I (quote_ident), %L (quote_literal), %%, %n$s."""
+    fmt = node.this
+    if not (isinstance(fmt, exp.Literal) and fmt.is_string):
+        raise SqlError(FEATURE_NOT_SUPPORTED, "format() needs a constant format string")
+    args = [rw.expr(a, scope)[0] for a in node.expressions]
+    parts: list[exp.Expression] = []
+    text = fmt.this
+    i, nxt, buf = 0, 0, ""
+    while i < len(text):
+        ch = text[i]
+        if ch != "%":
+            buf += ch
+            i += 1
+            continue
+        m = re.match(r"%(?:(\d+)\$)?([sIL%])", text[i:])
+        if not m:
+            raise SqlError("22023", "unrecognized format() type specifier")
+        i += m.end()
+        if m.group(2) == "%":
+            buf += "%"
+            continue
+        k = int(m.group(1)) - 1 if m.group(1) else nxt
+        nxt = k + 1
+        if k >= len(args):
+            raise SqlError("22023", "too few arguments for format()")
+        if buf:
+            parts.append(exp.Literal.string(buf))
+            buf = ""
+        arg = _cast(args[k], TEXT)
+        parts.append(arg if m.group(2) == "s" else _fn("quote_ident" if m.group(2) == "I" else "quote_literal", arg))
+    if buf or not parts:
+        parts.append(exp.Literal.string(buf))
+    return exp.Anonymous(this="concat", expressions=parts), TEXT
+
+
 def _explode(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     a, t = rw.expr(node.this, scope)
     node.set("this", a)
@@ -1489,6 +1566,7 @@ def _gen_series(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.E
 
 
 _TYPED[exp.Explode] = _typed(_explode)
+_TYPED[exp.Format] = _typed(_format)
 _TYPED[exp.ExplodingGenerateSeries] = _typed(_gen_series)
 _TYPED[exp.GenerateSeries] = _typed(_gen_series)
 
@@ -1552,7 +1630,7 @@ def _is_catalog_function(f: exp.Expression) -> bool:
 
 _DUCK_ALLOWED = {
     "list_contains", "regexp_matches", "generate_series", "generate_subscripts", "left", "array_to_string",
-    "list_transform", "string_split", "json_object", "json_group_array", "ceil",
+    "list_transform", "string_split", "json_object", "json_group_array", "ceil", "age", "concat",
     *(n for n in _FUNCTIONS if not n.startswith("pg_") and n not in ("version", "current_setting", "set_config")),
 }
 
@@ -1573,7 +1651,7 @@ def _verify(node: exp.Expression) -> None:
                 continue
             if name.lower() not in _DUCK_ALLOWED:
                 raise SqlError(UNDEFINED_FUNCTION, f"function {name}() does not exist")
-        elif isinstance(n, exp.Func) and not isinstance(n, (exp.Cast, exp.Case, exp.If, exp.Explode, exp.Array, exp.Lambda,
+        elif isinstance(n, exp.Func) and not isinstance(n, (exp.Cast, exp.Case, exp.If, exp.Explode, exp.Unnest, exp.Array, exp.Lambda,
                                                               exp.Binary, exp.Unary, exp.Connector, exp.Paren)):
             if type(n) not in _TYPED_PASSTHROUGH and type(n) not in _TYPED and not isinstance(n, (exp.Anonymous,)):
                 if type(n).__name__ in ("Collate", "Interval", "Extract", "Window", "Filter", "Any", "All", "Exists"):

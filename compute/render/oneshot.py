@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 
 from compute.plan import lir
 from compute.render.scalar import render_scalar
-from compute.render.types import spark_type, to_spark_value
+from compute.render.types import spark_type
 from sql.errors import INTERNAL_ERROR, SqlError
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
@@ -55,14 +55,16 @@ class RenderContext:
 
 
 def empty(spark: SparkSession, types: tuple[SqlType, ...]) -> DataFrame:
-    schema = T.StructType([T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)] + [T.StructField(DIFF, T.LongType())])
-    return spark.createDataFrame([], schema)
+    return constant(spark, (), types)
 
 
 def constant(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame:
-    schema = T.StructType([T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)] + [T.StructField(DIFF, T.LongType(), False)])
-    data = [tuple(to_spark_value(v, t) for v, t in zip(row, types, strict=True)) + (d,) for row, d in rows]
-    return spark.createDataFrame(data, schema)
+    """A local relation built through Arrow (no Python worker processes are involved)."""
+    from catalog.storage.arrow_types import rows_to_arrow
+
+    table = rows_to_arrow(types, [r for r, _ in rows], 0, [d for _, d in rows]).drop_columns(["time"])
+    schema = T.StructType([T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)] + [T.StructField(DIFF, T.LongType())])
+    return spark.createDataFrame(table, schema=schema)
 
 
 def apply_mfp(df: DataFrame, m: lir.Mfp) -> DataFrame:

@@ -30,6 +30,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.sql.ansi.enabled", "true")
             .config("spark.sql.shuffle.partitions", str(w))
             .config("spark.default.parallelism", str(w))
+            .config("spark.sql.adaptive.enabled", "false")  # its re-planning costs more than it saves here
             .config("spark.sql.adaptive.coalescePartitions.enabled", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .config("spark.sql.parquet.inferTimestampNTZ.enabled", "true")
