@@ -534,6 +534,25 @@ class Rewriter:
     # -- FROM items -------------------------------------------------------------------------------
 
     def source(self, node: exp.Expression, scope: Scope) -> exp.Expression:
+        """A FROM item; parenthesized joins `(a JOIN b ON ...)` put their items in `scope`."""
+        joins = node.args.get("joins")
+        if joins:
+            node.set("joins", None)
+        if isinstance(node, exp.Subquery) and not isinstance(node.this, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values)):
+            node.set("this", self.source(node.this, scope))
+            new = node
+        else:
+            new = self._source(node, scope)
+        if joins:
+            for j in joins:
+                j.set("this", self.source(j.this, scope))
+            for j in joins:
+                if j.args.get("on") is not None:
+                    j.set("on", self.expr(j.args["on"], scope)[0])
+            new.set("joins", joins)
+        return new
+
+    def _source(self, node: exp.Expression, scope: Scope) -> exp.Expression:
         alias_node = node.args.get("alias")
         alias = alias_node.name if alias_node is not None and alias_node.name else None
         col_aliases = [c.name for c in alias_node.columns] if alias_node is not None and alias_node.columns else []
@@ -776,6 +795,14 @@ class Rewriter:
                 self._infer_param(left, ts.get("expression"))
             if isinstance(right, _Param):
                 self._infer_param(right, ts.get("this"))
+            lt, rt = ts.get("this"), ts.get("expression")
+            ints = ("int2", "int4", "int8")
+            if lt is not None and rt is not None and lt.name in ints and rt.name in ints:
+                wide = max(lt.name, rt.name, key=ints.index)
+                if isinstance(node, exp.Div):  # Postgres divides integers as integers
+                    return exp.IntDiv(this=left, expression=right), SqlType(wide)
+                if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Mod)):
+                    return node, SqlType(wide)
             return node, None
         if isinstance(node, exp.DPipe):
             ts = self._children(node, scope)

@@ -47,6 +47,8 @@ MACROS: list[str] = [
         WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*')
              AND NOT EXISTS (SELECT 1 FROM {STATIC}.keywords _mk WHERE _mk.word = s AND _mk.catcode <> 'U') THEN s
         ELSE '"' || replace(s, '"', '""') || '"' END""",
+    """CREATE MACRO {FN}.quote_literal(s) AS CASE WHEN s IS NULL THEN 'NULL'
+        ELSE chr(39) || replace(s, chr(39), chr(39) || chr(39)) || chr(39) END""",
     # reg* output (text form) and input (from text that is not a literal)
     """CREATE MACRO {FN}.regclass_out(o, sp) AS CASE WHEN o IS NULL THEN NULL ELSE coalesce((
         SELECT CASE WHEN {FN}.pg_table_is_visible(_mc.oid, sp) THEN {FN}.quote_ident(_mc.relname)
