@@ -505,15 +505,14 @@ class Coordinator:
         return self.oracle.read_ts()
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
-        m = pipeline.optimized_mir(bound, params, param_types)
+        ts = self._read_ts(session)  # also enforces the transaction's read/write mode
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
         columns = self._columns(bound)
         f = bound.finishing
         if isinstance(m, Constant):
-            self._read_ts(session)  # enforces the transaction's read/write mode
             rows = _finish_python(m.rows, f)
             return RowsResult(columns, _batched(rows))
         df = pipeline.dataflow(m, f, flags=self._flags(session))
-        ts = self._read_ts(session)
         return RowsResult(columns, self._run_lazily(session, df, ts, bound))
 
     def _run_lazily(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery) -> Iterator[list[tuple]]:
@@ -535,7 +534,7 @@ class Coordinator:
             if item.kind == "materialized-view":
                 # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
                 hir = _Resolver(self.catalog, session).view_hir(item)
-                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir)), None, name=item.qualified_name, flags=self._flags(session))
+                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
                 return oneshot.consolidate(oneshot.render(sub.plan, oneshot.RenderContext(spark, read_source)))
             shard = item.shard_id
             df, lease = self.sources().read(shard, self.catalog.shard_batches(shard, ts), types, ts,
@@ -690,7 +689,7 @@ class Coordinator:
         return Literal(None, col.type)
 
     def _eval_rows(self, session: Session, rel: HirRel, params, param_types, ts: int) -> list[tuple[tuple, int]]:
-        m = optimize(lower_to_mir(rel, params, param_types))
+        m = optimize(lower_to_mir(rel, params, param_types, now=ts))
         if isinstance(m, Constant):
             return list(m.rows)
         df = pipeline.dataflow(m, None, name="write", flags=self._flags(session))

@@ -30,6 +30,7 @@ from sql.hir import (
     HConstant,
     HDistinct,
     HFilter,
+    HFlatMap,
     HGet,
     HirRel,
     HirScalar,
@@ -557,11 +558,46 @@ class Binder:
         return (parts[0] if len(parts) == 1 else HUnion(parts)), names, types
 
     # ---- FROM -------------------------------------------------------------------------
+    def _table_function(self, t: exp.Table, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
+        """A table function in FROM: a FlatMap over what precedes it (its arguments may read
+        earlier FROM items, as in Postgres)."""
+        fn = t.this
+        if isinstance(fn, exp.ExplodingGenerateSeries) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "generate_series"):
+            raw = [fn.args.get("start"), fn.args.get("end"), fn.args.get("step")] if not isinstance(fn, exp.Anonymous) else list(fn.expressions)
+            raw = [x for x in raw if x is not None]
+            args = [self.scalar(x, scope) for x in raw]
+            if len(args) not in (2, 3):
+                raise SqlError(UNDEFINED_FUNCTION, "function generate_series needs 2 or 3 arguments")
+            typ = func.unify([a.typ for a in args], "generate_series")
+            if typ.name not in ("int4", "int8"):
+                if typ.name == "unknown" or typ.name == "text":
+                    typ = INT4
+                else:
+                    raise unsupported(f"generate_series over {typ.pg_format()}")
+            args = [self.coerce(a, typ) for a in args]
+            if len(args) == 2:
+                args.append(self.coerce(Literal(1, INT4), typ))
+            name = "generate_series"
+        else:
+            raise unsupported(f"table function {fn.sql(dialect='postgres')}")
+        alias = t.args.get("alias")
+        table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
+        cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        col = cols[0] if cols else table_alias
+        out = HFlatMap(rel, name, tuple(args), (typ,))
+        return out, Scope(scope.columns + [ScopeColumn(table_alias, col, typ)])
+
     def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
         frm = s.args.get("from_") or s.args.get("from")
         sources = [frm.this] + list(frm.expressions or [])
-        rel, scope = self._bind_table_expr(sources[0])
+        if isinstance(sources[0], exp.Table) and isinstance(sources[0].this, exp.Func):
+            rel, scope = self._table_function(sources[0], HConstant(((),), ()), Scope())
+        else:
+            rel, scope = self._bind_table_expr(sources[0])
         for src in sources[1:]:
+            if isinstance(src, exp.Table) and isinstance(src.this, exp.Func):
+                rel, scope = self._table_function(src, rel, scope)
+                continue
             if isinstance(src, exp.Lateral):
                 self.outer.append(scope)
                 try:
@@ -578,6 +614,8 @@ class Binder:
 
     def _bind_join(self, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
         side = (j.args.get("side") or "").lower()
+        if isinstance(j.this, exp.Table) and isinstance(j.this.this, exp.Func) and not side and j.args.get("on") is None:
+            return self._table_function(j.this, rel, scope)
         kind = (j.args.get("kind") or "").lower()
         if j.args.get("method") or kind == "natural":
             raise unsupported("NATURAL JOIN")
@@ -616,8 +654,18 @@ class Binder:
         if alias is not None and isinstance(t, exp.Subquery) and t.args.get("alias") is None:
             t = t.copy()
             t.set("alias", alias)
+        if isinstance(t, exp.Subquery) and isinstance(t.this, exp.Table) and t.this.args.get("joins"):
+            # a parenthesized join tree: ( a JOIN b ON ... ) [AS alias]
+            inner = t.this.copy()
+            joins = inner.args.pop("joins")
+            rel, scope = self._bind_table_expr(inner)
+            for j in joins:
+                rel, scope = self._bind_join(rel, scope, j)
+            if t.alias_or_name:
+                scope = Scope([ScopeColumn(t.alias_or_name, c.name, c.typ, c.table_oid, c.attnum) for c in scope.columns])
+            return rel, scope
         if isinstance(t, exp.Table):
-            if isinstance(t.this, exp.Func) or t.args.get("joins"):
+            if isinstance(t.this, exp.Func):
                 raise unsupported("table functions in FROM")
             parts = [p.name for p in t.parts]
             alias = t.alias_or_name
@@ -681,6 +729,8 @@ class Binder:
         if agg is not None:
             if isinstance(e, exp.AggFunc) and _is_agg(e):
                 return self._aggregate(e, agg)
+            if isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc) and _is_agg(e.this):
+                return self._aggregate(e.this, agg, e.expression.this)
             if not _has_agg(e):
                 self._agg = None
                 try:
@@ -775,7 +825,8 @@ class Binder:
         cmp = CallBinary("eq", self.coerce(shift_outer(lhs), ta), self.coerce(Column(0, bq.types[0]), tb), BOOL)
         return Exists(HFilter(sub, (cmp,)), BOOL)
 
-    def _aggregate(self, e: exp.Expression, agg: _AggCtx) -> HirScalar:
+    def _aggregate(self, e: exp.Expression, agg: _AggCtx, filter_where: exp.Expression | None = None) -> HirScalar:
+        """An aggregate of this query level; `agg(x) FILTER (WHERE p)` = agg(case when p then x end)."""
         name = _agg_name(e)
         arg = e.this
         distinct = False
@@ -794,6 +845,11 @@ class Binder:
                 h = self.scalar(arg, agg.input_scope)
                 if h.typ.name == "unknown":
                     h = self.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
+            if filter_where is not None:
+                if _has_agg(filter_where):
+                    raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+                cond = self._predicate(filter_where, agg.input_scope, "FILTER")
+                h = If(cond, h, Literal(None, h.typ), h.typ)
         finally:
             self._agg = agg
         if name in ("sum", "avg") and not (h.typ.is_numeric or h.typ.name == "interval"):
@@ -970,7 +1026,11 @@ class Binder:
                     raw_args.extend(v)
                 elif isinstance(v, exp.Expression):
                     raw_args.append(v)
-        if name in ("current_date", "current_timestamp", "now", "current_time", "localtimestamp"):
+        if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):
+            return CallVariadic("now", (), SqlType("timestamptz"))
+        if name in ("currentdate", "current_date"):
+            return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
+        if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
             raise unsupported(f"{name}()")
         args = [self.scalar(a, scope) for a in raw_args]
         arg_types, rtype = func.function_type(name, [a.typ for a in args])
@@ -1131,7 +1191,7 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Nullif):
         return "nullif"
     if isinstance(e, exp.Func):
-        return e.key.lower()
+        return {"currentdate": "current_date", "currenttimestamp": "now", "currenttime": "current_time"}.get(e.key.lower(), e.key.lower())
     return "?column?"
 
 

@@ -14,6 +14,7 @@ from sql.types import (
     INT4,
     INT8,
     INTERVAL,
+    MZ_TIMESTAMP,
     NUMERIC,
     TEXT,
     TIMESTAMP,
@@ -65,6 +66,8 @@ def can_cast(src: SqlType, dst: SqlType) -> bool:
     if s == "interval" and d == "time" or s == "time" and d == "interval":
         return True
     if {s, d} == {"jsonb", "text"}:
+        return True
+    if "mz_timestamp" in (s, d) and (s in _NUM_RANK or d in _NUM_RANK or s in _DATETIME_RANK or d in _DATETIME_RANK):
         return True
     return False
 
@@ -126,6 +129,11 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         if na in _NUM_RANK and nb in _NUM_RANK:
             t = NUMERIC if "numeric" in (na, nb) else FLOAT8
             return t, t, t
+        raise op_error(op, a, b)
+    if op in COMPARE and "mz_timestamp" in (na, nb):
+        other = b if na == "mz_timestamp" else a
+        if other.name in _NUM_RANK or other.name in _DATETIME_RANK or other.name == "mz_timestamp":
+            return MZ_TIMESTAMP, MZ_TIMESTAMP, BOOL
         raise op_error(op, a, b)
     if op in COMPARE:
         try:
@@ -258,6 +266,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t] * n, t
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
+    if name == "mz_now" and n == 0:
+        return [], MZ_TIMESTAMP
     raise SqlError(
         UNDEFINED_FUNCTION,
         f"function {name}({', '.join(a.pg_format() for a in args)}) does not exist",

@@ -86,6 +86,16 @@ class HJoin:
 
 
 @dataclass(frozen=True, slots=True)
+class HFlatMap:
+    """For each input row, the input row ++ each row of the table function's output."""
+
+    input: HirRel
+    func: str
+    exprs: tuple[HirScalar, ...]
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HReduce:
     input: HirRel
     group_key: tuple[int, ...]
@@ -121,7 +131,7 @@ class HUnion:
     inputs: tuple[HirRel, ...]
 
 
-HirRel = HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion
+HirRel = HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion | HFlatMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +160,8 @@ def hir_types(r: HirRel) -> tuple[SqlType, ...]:
             return tuple(it[c] for c in o)
         case HMap(input=i, scalars=s):
             return hir_types(i) + tuple(x.typ for x in s)
+        case HFlatMap(input=i, types=t):
+            return hir_types(i) + t
         case HFilter(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
             return hir_types(i)
         case HJoin(left=a, right=b):

@@ -69,6 +69,11 @@ def parse_text(s: str, t: SqlType) -> Any:
         if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|infinity|inf)", st):
             raise _bad(t, s)
         return fit_numeric(d, t)
+    if n == "mz_timestamp":
+        st = s.strip()
+        if re.fullmatch(r"\d+", st):
+            return int(st)
+        return cast_value(parse_timestamp(s, tz=True), SqlType("timestamptz"), t)
     if n in ("float4", "float8"):
         st = s.strip().lower()
         special = {"nan": math.nan, "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf, "inf": math.inf, "+inf": math.inf, "-inf": -math.inf}
@@ -272,6 +277,16 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
     if d in ("text", "varchar", "bpchar", "name"):
         txt = v if isinstance(v, str) else to_text(v, src)
         return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
+    if d == "mz_timestamp":
+        if isinstance(v, dt.datetime):
+            aware = v if v.tzinfo else v.replace(tzinfo=dt.UTC)
+            return int(aware.timestamp() * 1000)
+        if isinstance(v, dt.date):
+            return int(dt.datetime(v.year, v.month, v.day, tzinfo=dt.UTC).timestamp() * 1000)
+        return int(v)
+    if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
+        t = dt.datetime.fromtimestamp(int(v) / 1000, tz=dt.UTC)
+        return t if d == "timestamptz" else t.replace(tzinfo=None)
     if d in _INT_RANGE:
         if isinstance(v, bool):
             return int(v)

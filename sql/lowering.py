@@ -30,6 +30,7 @@ from sql.hir import (
     HConstant,
     HDistinct,
     HFilter,
+    HFlatMap,
     HGet,
     HirRel,
     HirScalar,
@@ -46,7 +47,7 @@ from sql.hir import (
     Select,
 )
 from sql.literal import cast_value
-from sql.mir import Constant, Filter, Get, Join, Let, Map, Mir, Negate, Project, Reduce, TopK, Union, mir_types
+from sql.mir import Constant, Filter, FlatMap, Get, Join, Let, Map, Mir, Negate, Project, Reduce, TopK, Union, mir_types
 from sql.scalar import (
     AggregateExpr,
     CallBinary,
@@ -58,7 +59,7 @@ from sql.scalar import (
     Literal,
     Scalar,
 )
-from sql.types import BOOL, INT8, NUMERIC, TEXT, SqlType
+from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
 
@@ -89,9 +90,10 @@ def raise_error(sqlstate: str, message: str, typ: SqlType) -> Scalar:
 
 
 class Lowerer:
-    def __init__(self, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> None:
+    def __init__(self, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> None:
         self.params = params or []
         self.param_types = param_types
+        self.now = now  # the query timestamp that mz_now() stands for (None: keep mz_now())
         self._next_local = 0
 
     # ---- helpers ----------------------------------------------------------------------
@@ -125,6 +127,10 @@ class Lowerer:
                 return CallUnary(f, self.scalar(x, ctx), t)
             case CallBinary(func=f, expr1=a, expr2=b, typ=t):
                 return CallBinary(f, self.scalar(a, ctx), self.scalar(b, ctx), t)
+            case CallVariadic(func="mz_now", typ=t) if self.now is not None:
+                return Literal(self.now, t)
+            case CallVariadic(func="now", typ=t) if self.now is not None:
+                return Literal(cast_value(self.now, MZ_TIMESTAMP, t), t)
             case CallVariadic(func=f, exprs=xs, typ=t):
                 return CallVariadic(f, tuple(self.scalar(x, ctx) for x in xs), t)
             case If(cond=c, then=a, els=b, typ=t):
@@ -269,6 +275,15 @@ class Lowerer:
                 return out
             case HJoin():
                 return self._join(r, ctx)
+            case HFlatMap(input=i, func=f, exprs=xs, types=t):
+                inp = self.rel(i, ctx)
+                n = len(mir_types(inp)) - k
+                inp2, lowered, extra = self.scalars_with_subqueries(inp, ctx, n, xs)
+                out = FlatMap(inp2, f, tuple(lowered), t)
+                if extra:
+                    base = k + n
+                    out = Project(out, tuple(range(base)) + tuple(range(base + extra, base + extra + len(t))))
+                return out
             case HReduce(input=i, group_key=key, aggregates=aggs):
                 return self._reduce(self.rel(i, ctx), ctx, key, aggs)
             case HDistinct(input=i):
@@ -442,7 +457,7 @@ def free_levels(r: HirRel, depth: int = 0) -> set[int]:
         match x:
             case HGet() | HConstant():
                 pass
-            case HMap(input=i, scalars=ss):
+            case HMap(input=i, scalars=ss) | HFlatMap(input=i, exprs=ss):
                 walk(i, d)
                 for s in ss:
                     scal(s, d)
@@ -508,5 +523,5 @@ def free_scalar_subqueries(e: HirScalar) -> bool:
     return False
 
 
-def lower(rel: HirRel, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
-    return Lowerer(params, param_types).rel(rel, TOP)
+def lower(rel: HirRel, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
+    return Lowerer(params, param_types, now).rel(rel, TOP)

@@ -43,6 +43,14 @@ class Map:
 
 
 @dataclass(frozen=True, slots=True)
+class FlatMap:
+    input: Mir
+    func: str
+    exprs: tuple[Scalar, ...]
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Filter:
     input: Mir
     predicates: tuple[Scalar, ...]
@@ -95,7 +103,7 @@ class ArrangeBy:
     keys: tuple[tuple[Scalar, ...], ...]
 
 
-Mir = Constant | Get | Let | Project | Map | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
+Mir = Constant | Get | Let | Project | Map | FlatMap | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
 
 
 def mir_types(r: Mir) -> tuple[SqlType, ...]:
@@ -109,6 +117,8 @@ def mir_types(r: Mir) -> tuple[SqlType, ...]:
             return tuple(it[c] for c in o)
         case Map(input=i, scalars=s):
             return mir_types(i) + tuple(x.typ for x in s)
+        case FlatMap(input=i, types=t):
+            return mir_types(i) + t
         case Filter(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
             return mir_types(i)
         case Join(inputs=xs):
@@ -134,7 +144,7 @@ def mir_children(r: Mir) -> tuple[Mir, ...]:
             return ()
         case Let(value=v, body=b):
             return (v, b)
-        case Project(input=i) | Map(input=i) | Filter(input=i) | Reduce(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
+        case Project(input=i) | Map(input=i) | FlatMap(input=i) | Filter(input=i) | Reduce(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
             return (i,)
         case Join(inputs=xs) | Union(inputs=xs):
             return xs
@@ -178,6 +188,8 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
             out.append(f"{pad}Map ({', '.join(explain(x) for x in s)}){suffix}")
         case Filter(predicates=p):
             out.append(f"{pad}Filter {' AND '.join(explain(x) for x in p)}{suffix}")
+        case FlatMap(func=f, exprs=xs):
+            out.append(f"{pad}FlatMap {f}({', '.join(explain(x) for x in xs)}){suffix}")
         case Join(equivalences=eq, implementation=impl):
             on = " AND ".join(" = ".join(explain(x) for x in cls) for cls in eq)
             out.append(f"{pad}{'CrossJoin' if not eq else 'Join on=(' + on + ')'} type={impl}{suffix}" if eq else f"{pad}CrossJoin type={impl}{suffix}")

@@ -64,6 +64,8 @@ _INFOS = [
     TypeInfo("regnamespace", 4089, "regnamespace", 4, 4090, "N"),
     # Materialize's unsigned 8-byte integer; the OID is Materialize's.
     TypeInfo("uint8", 16462, "uint8", 8, 16463, "N"),
+    # Materialize's timestamp of its timeline (epoch milliseconds), text format decimal
+    TypeInfo("mz_timestamp", 16552, "mz_timestamp", 8, 16553, "U"),
     TypeInfo("record", 2249, "record", -1, 2287, "P"),
     # Catalog-internal types (columns of pg_catalog relations, results of catalog functions).
     TypeInfo("tid", 27, "tid", 6, 1010, "U"),
@@ -123,6 +125,7 @@ TYPE_ALIASES: dict[str, str] = {
     "name": "name",
     "uint8": "uint8",
     "regclass": "regclass", "regtype": "regtype",
+    "mz_timestamp": "mz_timestamp",
 }
 
 
@@ -205,6 +208,7 @@ UUID = SqlType("uuid")
 OID = SqlType("oid")
 UNKNOWN = SqlType("unknown")
 UINT8 = SqlType("uint8")
+MZ_TIMESTAMP = SqlType("mz_timestamp")
 
 NUMERIC_TYPES = frozenset({"int2", "int4", "int8", "float4", "float8", "numeric", "oid", "uint8"})
 STRING_TYPES = frozenset({"text", "varchar", "bpchar", "name"})

@@ -68,6 +68,9 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool) -> None:
             out.append(f"{pad}Mfp{ann}")
             _mfp_lines(m, dpad, out)
             children = (i,)
+        case lir.FlatMap(input=i, func=f, exprs=xs):
+            out.append(f"{pad}FlatMap {f}({', '.join(explain(x) for x in xs)}){ann}")
+            children = (i,)
         case lir.Join(inputs=ins, equivalences=eq, strategy=s):
             out.append(f"{pad}Join::{s}{ann}")
             if eq:

@@ -60,6 +60,14 @@ class MfpNode:
 
 
 @dataclass(frozen=True, slots=True)
+class FlatMap:
+    input: Plan
+    func: str
+    exprs: tuple[Scalar, ...]
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Join:
     inputs: tuple[Plan, ...]
     equivalences: tuple[tuple[Scalar, ...], ...]
@@ -157,7 +165,7 @@ class Let:
     body: Plan
 
 
-Node = Constant | Get | MfpNode | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy | Let
+Node = Constant | Get | MfpNode | FlatMap | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy | Let
 
 
 @dataclass(frozen=True, slots=True)

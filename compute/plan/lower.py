@@ -100,6 +100,9 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             else:
                 plan = lir.TopKBasic()
             return lir.Plan(ids.take(), lir.TopK(inner, g, o, lim, off, plan))
+        case mir.FlatMap(input=i, func=f, exprs=xs, types=t):
+            inner = _lower(i, ids)
+            return lir.Plan(ids.take(), lir.FlatMap(inner, f, xs, t))
         case mir.Negate(input=i):
             inner = _lower(i, ids)
             return lir.Plan(ids.take(), lir.Negate(inner))

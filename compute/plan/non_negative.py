@@ -21,7 +21,7 @@ def non_negative(p: lir.Plan, env: dict[str, bool] | None = None) -> bool:
             return all(d > 0 for _, d in rows)
         case lir.Get(id=i, local=loc):
             return env.get(i, False) if loc else True
-        case lir.MfpNode(input=i) | lir.ArrangeBy(input=i):
+        case lir.MfpNode(input=i) | lir.FlatMap(input=i) | lir.ArrangeBy(input=i):
             return non_negative(i, env)
         case lir.Join(inputs=xs) | lir.Union(inputs=xs):
             return all(non_negative(x, env) for x in xs)

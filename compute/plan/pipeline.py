@@ -31,8 +31,8 @@ class PlanFlags:
     enable_consolidate_after_union_negate: bool = True
 
 
-def to_mir_rel(rel: HirRel) -> Mir:
-    return lower_to_mir(rel)
+def to_mir_rel(rel: HirRel, now: int | None = None) -> Mir:
+    return lower_to_mir(rel, now=now)
 
 
 def get_storage(id: str, name: str, types: tuple[SqlType, ...]) -> Mir:
@@ -52,12 +52,12 @@ def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
     return explain_dataflow(df, node_ids="node_ids" in options)
 
 
-def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
-    return lower_to_mir(bound.rel, params, param_types)
+def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
+    return lower_to_mir(bound.rel, params, param_types, now)
 
 
-def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> Mir:
-    return optimize(to_mir(bound, params, param_types))
+def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
+    return optimize(to_mir(bound, params, param_types, now))
 
 
 def lir_finishing(f: Finishing, arity: int) -> lir.Finishing | None:
@@ -108,7 +108,7 @@ def lir_children(n: lir.Node) -> tuple[lir.Plan, ...]:
     match n:
         case lir.Constant() | lir.Get():
             return ()
-        case lir.MfpNode(input=i) | lir.Reduce(input=i) | lir.TopK(input=i) | lir.Negate(input=i) | lir.Threshold(input=i) | lir.ArrangeBy(input=i):
+        case lir.MfpNode(input=i) | lir.FlatMap(input=i) | lir.Reduce(input=i) | lir.TopK(input=i) | lir.Negate(input=i) | lir.Threshold(input=i) | lir.ArrangeBy(input=i):
             return (i,)
         case lir.Join(inputs=xs) | lir.Union(inputs=xs):
             return xs

@@ -90,6 +90,8 @@ def render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
             return apply_mfp(df, m)
         case lir.MfpNode(input=i, mfp=m):
             return apply_mfp(render(i, ctx), m)
+        case lir.FlatMap(input=i, func=f, exprs=xs, types=ts):
+            return _flat_map(render(i, ctx), f, xs, ts)
         case lir.Let(id=i, value=v, body=b):
             ctx.lets[i] = render(v, ctx)
             try:
@@ -117,6 +119,24 @@ def render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
             return render(i, ctx)
         case _:
             assert_never(n)
+
+
+def _flat_map(df: DataFrame, func: str, exprs, types: tuple[SqlType, ...]) -> DataFrame:
+    """Table functions: each input row ++ each output row, with the input row's diff."""
+    cols = data_cols(df)
+    args = [render_scalar(e, [F.col(c) for c in cols]) for e in exprs]
+    if func != "generate_series":
+        raise SqlError(INTERNAL_ERROR, f"no rendering for table function {func}")
+    start, stop, step = (a.cast("long") for a in args)
+    zero_step = F.raise_error(F.lit("[22023] step size cannot equal zero"))
+    # Postgres yields nothing when the bounds run against the step (Spark would count down)
+    series = (
+        F.when(step == 0, zero_step.cast("array<bigint>"))
+        .when(((step > 0) & (start <= stop)) | ((step < 0) & (start >= stop)), F.sequence(start, stop, step))
+        .otherwise(F.array().cast("array<bigint>"))
+    )
+    out = df.select(*[F.col(c) for c in cols], F.explode(series).alias("__v"), F.col(DIFF))
+    return out.select(*[F.col(c) for c in cols], F.col("__v").cast(spark_type(types[0])).alias(cname(len(cols))), F.col(DIFF))
 
 
 def _join(dfs: list[DataFrame], eq, arities: tuple[int, ...]) -> DataFrame:

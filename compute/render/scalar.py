@@ -57,6 +57,12 @@ def _cast(x: SCol, src: SqlType, dst: SqlType) -> SCol:
         y = x.cast("string")
         y = F.substring(y, 1, n)
         return F.rpad(y, n, " ") if d == "bpchar" else y
+    if d == "mz_timestamp" and s in ("timestamptz", "timestamp"):
+        return F.unix_millis(x.cast("timestamp"))
+    if d == "mz_timestamp" and s == "date":
+        return F.unix_millis(x.cast("timestamp"))
+    if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
+        return F.timestamp_millis(x).cast(st)
     if d == "bool" and s in _INTS:
         return x != 0
     if d in _INTS and s == "bool":
@@ -245,6 +251,8 @@ def _variadic(f: str, xs: list[SCol], ts: list[SqlType], t: SqlType) -> SCol:
             return F.least(*xs)
         case "concat":
             return F.concat(*[F.coalesce(x, F.lit("")) for x in xs])
+        case "mz_now" | "now":
+            raise unsupported("mz_now() outside a one-shot SELECT's WHERE/HAVING (temporal filters in maintained dataflows)")
         case "concat_ws":
             return F.call_function("concat_ws", *xs)
         case "substr":

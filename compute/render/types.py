@@ -26,7 +26,7 @@ def spark_type(t: SqlType) -> T.DataType:
         return T.ShortType()
     if n == "int4":
         return T.IntegerType()
-    if n in ("int8", "oid", "uint8"):
+    if n in ("int8", "oid", "uint8", "mz_timestamp"):
         return T.LongType()
     if n == "float4":
         return T.FloatType()

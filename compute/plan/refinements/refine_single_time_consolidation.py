@@ -27,7 +27,7 @@ def physically_monotonic(p: lir.Plan, env: dict[str, bool], monotonic_ids: froze
             return env.get(i, False) if loc else i in monotonic_ids
         case lir.Reduce() | lir.TopK() | lir.Threshold():
             return True
-        case lir.MfpNode(input=i) | lir.ArrangeBy(input=i):
+        case lir.MfpNode(input=i) | lir.FlatMap(input=i) | lir.ArrangeBy(input=i):
             return physically_monotonic(i, env, monotonic_ids)
         case lir.Join(inputs=xs) | lir.Union(inputs=xs):
             return all(physically_monotonic(x, env, monotonic_ids) for x in xs)

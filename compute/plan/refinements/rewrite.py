@@ -14,7 +14,7 @@ def map_plan(p: lir.Plan, f: Callable[[lir.Plan], lir.Plan]) -> lir.Plan:
     match n:
         case lir.Constant() | lir.Get():
             new = n
-        case lir.MfpNode() | lir.Reduce() | lir.TopK() | lir.Negate() | lir.Threshold() | lir.ArrangeBy():
+        case lir.MfpNode() | lir.FlatMap() | lir.Reduce() | lir.TopK() | lir.Negate() | lir.Threshold() | lir.ArrangeBy():
             new = replace(n, input=map_plan(n.input, f))
         case lir.Join() | lir.Union():
             new = replace(n, inputs=tuple(map_plan(x, f) for x in n.inputs))
