@@ -273,7 +273,7 @@ class SystemDb:
         sigs = dict(pg15_data.PROC_SIGNATURES)
         for i, (name, arg, ret) in enumerate(UINT8_PROCS):
             oid = MZ_PROC_FIRST_OID + i
-            procs.append({"oid": oid, "proname": name, "pronamespace": 16656, "proowner": BOOTSTRAP_SUPERUSER_OID,
+            procs.append({"oid": oid, "proname": name, "pronamespace": 11, "proowner": BOOTSTRAP_SUPERUSER_OID,
                           "prolang": 12, "procost": 1.0, "prokind": "f", "proisstrict": True,
                           "provolatile": "i", "proparallel": "s", "pronargs": 1, "prorettype": ret,
                           "proargtypes": [arg], "prosrc": name})
