@@ -264,6 +264,10 @@ class Coordinator:
             case st.Query():
                 assert planned.bound is not None
                 return self._select(session, planned.bound, params, planned.param_types)
+            case st.Explain(target=st.Query()) if "analyze" in stmt.options:
+                assert planned.bound is not None
+                text = self._explain_analyze(session, planned.bound, params, planned.param_types)
+                return RowsResult(prepared.columns or (), iter([[(text,)]]))
             case st.Explain(target=st.Query()):
                 assert planned.bound is not None
                 text = self._explain(session, stmt, planned.bound, params, planned.param_types)
@@ -349,6 +353,16 @@ class Coordinator:
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types)
+
+    def _explain_analyze(self, session: Session, bound: BoundQuery, params, param_types) -> str:
+        """Run the one-shot dataflow and annotate its physical plan with the records each
+        node produced."""
+        ts = self._read_ts(session)
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
+        df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session))
+        counts: dict[int, int] = {}
+        self._run(session, df, ts, bound, record_counts=counts)
+        return pipeline.explain_dataflow_text(df, node_ids=True, records=counts)
 
     def _explain_object(self, session: Session, e: st.Explain) -> str:
         """EXPLAIN for CREATE MATERIALIZED VIEW / CREATE INDEX / VIEW / MATERIALIZED VIEW / INDEX:
@@ -519,8 +533,10 @@ class Coordinator:
         rows = self._run(session, df, ts, bound)
         yield from _batched(rows)
 
-    def _run(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery | None) -> list[tuple]:
-        """Render a one-shot dataflow at `ts`, collect, apply the finishing."""
+    def _run(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery | None,
+             record_counts: dict[int, int] | None = None) -> list[tuple]:
+        """Render a one-shot dataflow at `ts`, collect, apply the finishing. With
+        `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
 
@@ -555,7 +571,7 @@ class Coordinator:
             timer.daemon = True
             timer.start()
         try:
-            ctx = oneshot.RenderContext(spark, read_source)
+            ctx = oneshot.RenderContext(spark, read_source, observed={} if record_counts is not None else None)
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out)
@@ -567,6 +583,8 @@ class Coordinator:
                 out = out.limit(fin.offset + fin.limit)
             table = out.toArrow()
             rows = oneshot.arrow_rows(table, types)
+            if record_counts is not None:
+                record_counts.update(oneshot.record_counts(ctx))
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001

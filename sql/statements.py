@@ -374,6 +374,12 @@ def _parse_explain(text: str) -> Statement:
         if not isinstance(inner, (Query, CreateView, CreateIndex)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
         return Explain(stage, tuple(opts), fmt, inner)
+    ma = re.match(r"(?is)^explain\s+analyze\s+(?:physical\s+plan\s+)?(?:with\s*\(([^)]*)\)\s*)?(?:for\s+)?(.*)$", text)
+    if ma:
+        inner = classify(ma.group(2))
+        if not isinstance(inner, Query):
+            raise unsupported("EXPLAIN ANALYZE of anything but a SELECT")
+        return Explain("physical", ("analyze", "node_ids"), "text", inner)
     m2 = re.match(r"(?is)^explain\s+(analyze\s+|verbose\s+)?(.*)$", text)
     if m2 and not m2.group(1):
         inner = classify(m2.group(2))

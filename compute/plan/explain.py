@@ -8,7 +8,8 @@ from compute.plan import lir
 from sql.scalar import explain, explain_agg, explain_order, literal_text
 
 
-def explain_dataflow(df: lir.Dataflow, node_ids: bool = False) -> str:
+def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
+    """`records` (EXPLAIN ANALYZE): records produced per node id, shown with the node ids."""
     lines: list[str] = []
     header = df.name
     lines.append(f"{header}:")
@@ -25,7 +26,7 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False) -> str:
         parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
         lines.append("  Finish " + " ".join(parts))
         depth = 2
-    _node(df.plan, depth, lines, node_ids)
+    _node(df.plan, depth, lines, node_ids, records)
     if df.sources:
         lines.append("")
         for _, name in df.sources:
@@ -44,10 +45,13 @@ def _mfp_lines(m: lir.Mfp, pad: str, out: list[str]) -> None:
         out.append(f"{pad}map=({', '.join(explain(e) for e in m.expressions)})")
 
 
-def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool) -> None:
+def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict[int, int] | None = None) -> None:
     pad = "  " * depth
     dpad = pad + "  "
-    ann = f" // {{ node_id: {p.node_id} }}" if node_ids else ""
+    if records is not None:
+        ann = f" // {{ node_id: {p.node_id}, records: {records.get(p.node_id, 0)} }}"
+    else:
+        ann = f" // {{ node_id: {p.node_id} }}" if node_ids else ""
     n = p.node
     children: tuple[lir.Plan, ...] = ()
     match n:
@@ -136,11 +140,11 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool) -> None:
         case lir.Let(id=i, value=v, body=b):
             out.append(f"{pad}With{ann}")
             out.append(f"{dpad}cte {i} =")
-            _node(v, depth + 2, out, node_ids)
+            _node(v, depth + 2, out, node_ids, records)
             out.append(f"{pad}Return")
-            _node(b, depth + 1, out, node_ids)
+            _node(b, depth + 1, out, node_ids, records)
             return
         case _:
             assert_never(n)
     for c in children:
-        _node(c, depth + 1, out, node_ids)
+        _node(c, depth + 1, out, node_ids, records)

@@ -48,6 +48,10 @@ def explain_mir_text(m: Mir, options: tuple[str, ...] = ()) -> str:
     return explain_mir(m, "arity" in options) + "\n"
 
 
+def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
+    return explain_dataflow(df, node_ids=node_ids, records=records)
+
+
 def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
     return explain_dataflow(df, node_ids="node_ids" in options)
 

@@ -52,6 +52,17 @@ class RenderContext:
     spark: SparkSession
     read_source: Callable[[str, tuple[SqlType, ...]], DataFrame]
     lets: dict[str, DataFrame] = field(default_factory=dict)
+    # EXPLAIN ANALYZE: every node's output, persisted, by node id
+    observed: dict[int, DataFrame] | None = None
+
+
+def record_counts(ctx: RenderContext) -> dict[int, int]:
+    """Records (data, diff rows) each observed node produced; frees the persisted outputs."""
+    assert ctx.observed is not None
+    counts = {nid: df.count() for nid, df in sorted(ctx.observed.items())}
+    for df in ctx.observed.values():
+        df.unpersist()
+    return counts
 
 
 def empty(spark: SparkSession, types: tuple[SqlType, ...]) -> DataFrame:
@@ -81,6 +92,14 @@ def apply_mfp(df: DataFrame, m: lir.Mfp) -> DataFrame:
 
 
 def render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
+    df = _render(p, ctx)
+    if ctx.observed is not None:
+        df = df.persist()
+        ctx.observed[p.node_id] = df
+    return df
+
+
+def _render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
     n = p.node
     match n:
         case lir.Constant(rows=rows, types=ts):
