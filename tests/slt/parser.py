@@ -83,7 +83,7 @@ def parse_text(text: str, name: str = "<text>") -> list[Record]:
             continue
         rec = Record(kind="", line=i + 1)
         # conditions
-        while i < n and lines[i].split(None, 1)[0] in ("skipif", "onlyif"):
+        while i < n and lines[i] and lines[i].split(None, 1)[0] in ("skipif", "onlyif"):
             tok = lines[i].split()
             if len(tok) < 2:
                 raise ParseError(f"{name}:{i + 1}: {tok[0]} without an engine name")

@@ -497,21 +497,42 @@ def run_files(files: list[Path], dsn: str, opts: RunOptions, jobs: int = 1,
     return [results[i] for i in range(len(files))]
 
 
-def format_table(results: list[FileResult], total_seconds: float | None = None) -> str:
+def worse_than_pg_count(r: FileResult) -> int | None:
+    """Failed records that PostgreSQL 15 passes (None when there are no expectations)."""
+    from tests.slt.expected import has_expected, worse_than_pg
+
+    if not has_expected(r.file):
+        return None
+    return len(worse_than_pg(r))
+
+
+def format_table(results: list[FileResult], total_seconds: float | None = None,
+                 compare_pg: bool = True) -> str:
+    """The per-file table; `PG-passes` = failed records that PostgreSQL 15 passes."""
     w = max([len("file"), *(len(r.file) for r in results)])
-    lines = [f"{'file':<{w}} | {'passed':>7} | {'failed':>7} | {'skipped':>7} | {'seconds':>8}",
-             f"{'-' * w}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 8}"]
-    for r in results:
+    worse = [worse_than_pg_count(r) if compare_pg else None for r in results]
+    show = any(x is not None for x in worse)
+    extra_h = f" | {'PG-passes':>9}" if show else ""
+    extra_l = f"-+-{'-' * 9}" if show else ""
+    sep = f"{'-' * w}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 8}{extra_l}"
+    lines = [f"{'file':<{w}} | {'passed':>7} | {'failed':>7} | {'skipped':>7} | {'seconds':>8}{extra_h}", sep]
+    for r, x in zip(results, worse, strict=True):
         note = f"  ({r.aborted})" if r.aborted else ""
-        lines.append(f"{r.file:<{w}} | {r.passed:>7} | {r.failed:>7} | {r.skipped:>7} | {r.seconds:>8.1f}{note}")
+        extra = (f" | {'-' if x is None else x:>9}") if show else ""
+        lines.append(f"{r.file:<{w}} | {r.passed:>7} | {r.failed:>7} | {r.skipped:>7} | {r.seconds:>8.1f}{extra}{note}")
     p = sum(r.passed for r in results)
     f = sum(r.failed for r in results)
     s = sum(r.skipped for r in results)
+    wt = sum(x or 0 for x in worse)
     secs = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
-    lines.append(f"{'-' * w}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 8}")
-    lines.append(f"{'total':<{w}} | {p:>7} | {f:>7} | {s:>7} | {secs:>8.1f}")
+    lines.append(sep)
+    extra = f" | {wt:>9}" if show else ""
+    lines.append(f"{'total':<{w}} | {p:>7} | {f:>7} | {s:>7} | {secs:>8.1f}{extra}")
     rate = 100.0 * p / (p + f) if p + f else 0.0
     lines.append(f"total: {p} passed, {f} failed, {s} skipped; pass rate {rate:.2f}%")
+    if show:
+        lines.append(f"failed records that PostgreSQL 15 passes (tests/slt/pg_expected): {wt}"
+                     + (f" ({100.0 * wt / (p + f):.2f}% of the records run)" if p + f else ""))
     return "\n".join(lines)
 
 
@@ -608,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
     elapsed = time.monotonic() - t0
-    print(format_table(results, elapsed))
+    print(format_table(results, elapsed, compare_pg=not args.record_expected))
     if args.failures:
         with open(args.failures, "w") as f:
             for r in results:

@@ -1,0 +1,58 @@
+"""A representative part of the sqllogictest corpus (../shared/slt/sqlite/) against the real
+server: every record that PostgreSQL 15 passes (tests/slt/pg_expected/) must pass here.
+
+The part: all of evidence/*, and the first records of every other file (their schema and data
+set-up plus the first queries). `make slt` runs everything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.integration.harness import MzServer
+from tests.slt.expected import load_expected, skip_mismatches, worse_than_pg
+from tests.slt.runner import DEFAULT_CORPUS, RunOptions, collect_files, file_label, run_file
+
+# first N statement/query records of each file (None = the whole file)
+LIMITS: dict[str, int | None] = {
+    "evidence/": None,
+    "select1.test": 60,
+    "select2.test": 45,
+    "index/": 60,
+    "random/": 45,
+}
+
+
+def _limit(label: str) -> int | None:
+    for prefix, n in LIMITS.items():
+        if label.startswith(prefix):
+            return n
+    raise KeyError(f"no subset limit for corpus file {label}")
+
+
+FILES = [file_label(p) for p in collect_files([DEFAULT_CORPUS])] if DEFAULT_CORPUS.is_dir() else []
+
+
+def test_corpus_present() -> None:
+    assert DEFAULT_CORPUS.is_dir(), f"sqllogictest corpus missing at {DEFAULT_CORPUS}"
+    assert len(FILES) >= 25
+
+
+@pytest.mark.parametrize("label", FILES)
+def test_slt_subset(mz_server: MzServer, label: str) -> None:
+    res = run_file(Path(DEFAULT_CORPUS / label), mz_server.dsn, RunOptions(timeout_s=120), label,
+                   limit=_limit(label))
+    doc = load_expected(label)
+    assert res.aborted is None, res.aborted
+    assert skip_mismatches(res, doc) == []
+    worse = worse_than_pg(res, doc)
+    report = "\n".join(
+        f"line {f.line}: {f.sql!r}\n    expected: {f.expected[:200]!r}\n    actual:   {f.actual[:300]!r}"
+        for f in worse
+    )
+    assert not worse, (
+        f"{len(worse)} of {res.passed + res.failed} records that PostgreSQL 15 passes fail "
+        f"(passed {res.passed}, failed {res.failed}, skipped {res.skipped}):\n{report}"
+    )
