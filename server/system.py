@@ -60,7 +60,7 @@ SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzsp
 _CATALOG_WORDS = frozenset(
     {*RELATIONS_BY_NAME, *SYSTEM_SCHEMAS, *_FUNCTIONS, "regclass", "regtype", "regproc", "regprocedure",
      "regnamespace", "regrole", "current_schema", "current_user", "session_user", "current_catalog",
-     "current_role", "user", "version"}
+     "current_role", "user", "version", "pg_get_keywords", "_pg_expandarray"}
     - {"count", "sum", "min", "max", "avg", "lower", "upper", "length", "coalesce", "nullif", "greatest",
        "least", "abs", "round", "floor", "ceil", "ceiling", "now", "concat", "replace", "left", "right",
        "substr", "substring", "row_number", "rank", "dense_rank", "lag", "lead", "array_agg", "string_agg",
@@ -166,7 +166,9 @@ class CatalogPlan:
             if rw.set_config is not None:
                 name, value, local = rw.set_config
                 session.set(name, value)
-            duck_params = [_duck_param(params[i] if i < len(params) else None, rw.param_types[i]) for i in rw.param_map]
+            resolve = Rewriter(h.context(session), []).resolve_reg
+            duck_params = [_duck_param(params[i] if i < len(params) else None, rw.param_types[i], resolve)
+                           for i in rw.param_map]
             _desc, rows = h.sysdb().query(rw.sql, duck_params)
             rows = h.convert_rows(session, rows, self.columns)
         except SqlError:
@@ -746,12 +748,13 @@ def _text_of(v: Any) -> str:
     return str(v)
 
 
-def _duck_param(v: Any, t: SqlType) -> Any:
-    """A client parameter as DuckDB gets it (after `CAST($n AS <storage type>)`)."""
+def _duck_param(v: Any, t: SqlType, resolve: Any) -> Any:
+    """A client parameter as DuckDB gets it (after `CAST($n AS <storage type>)`); reg*
+    parameters given as names are resolved like Postgres' input functions do."""
     if v is None:
         return None
     if t.name in _REG_TYPES and isinstance(v, str):
-        return v  # cast in SQL; names are resolved by the *_in macros only for literals
+        return resolve(t.name, v)
     if t.name in ARRAY_ELEMENT and isinstance(v, str):
         from server.pgwire.codec import parse_text
 

@@ -1011,6 +1011,8 @@ class Rewriter:
         if target.name in ("text", "varchar", "name", "bpchar") and t is not None and t.name in (
                 "regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole"):
             return self.reg_out(n, t), target
+        if target.name in ("text", "varchar", "name", "bpchar") and t is not None and t.name in ARRAY_ELEMENT:
+            return _fn("vector_text" if t.name in ("int2vector", "oidvector") else "array_text", n), target
         if target.name == "bool" and isinstance(n, exp.Literal) and n.is_string:
             return _lit(n.this.strip().lower() in ("t", "true", "yes", "on", "1")), BOOL
         if target.name in ARRAY_ELEMENT and isinstance(n, exp.Literal) and n.is_string:

@@ -340,7 +340,7 @@ class SystemDb:
             nsp = _SYSTEM_SCHEMA_OIDS[rel.schema]
             classes.append(_class_row(rel.oid, rel.name, nsp, rel.kind, len(rel.columns)))
             for i, (cname, t) in enumerate(rel.columns, start=1):
-                attrs.append(_attr_row(rel.oid, cname, t, i, False, False))
+                attrs.append(_attr_row(rel.oid, cname, t, i, cname in rel.notnull, False))
                 mz_cols.append(_mz_column(f"s{rel.oid}", cname, i, t, True, None))
             mz_objs.append({"id": f"s{rel.oid}", "oid": rel.oid, "schema_id": f"s{nsp}", "name": rel.name,
                             "type": "table" if rel.kind == "r" else "view", "owner_id": "s1"})

@@ -68,6 +68,7 @@ class SysRelation:
     # Rows come from the session (pg_settings, pg_stat_activity, ...): the rewrite injects
     # them as VALUES instead of reading DuckDB.
     session: bool = False
+    notnull: frozenset[str] = frozenset()  # columns Postgres declares NOT NULL
 
     @property
     def duck(self) -> str:
@@ -192,7 +193,8 @@ def _build() -> dict[tuple[str, str], SysRelation]:
         for name, (oid, kind, cols) in pg15_data.RELATIONS[schema].items():
             legacy = LEGACY_COLUMNS.get((schema, name), [])
             columns = tuple((c, _t(t)) for c, t, _mod, _nn in [*cols, *((c, t, -1, False) for c, t in legacy)])
-            out[(schema, name)] = SysRelation(schema, name, oid, kind, columns, (schema, name) in SESSION_RELATIONS)
+            notnull = frozenset(c for c, _t2, _mod, nn in cols if nn)
+            out[(schema, name)] = SysRelation(schema, name, oid, kind, columns, (schema, name) in SESSION_RELATIONS, notnull)
     for schema, rels, first in (("mz_catalog", MZ_CATALOG, MZ_CATALOG_FIRST_OID),
                                 ("mz_internal", MZ_INTERNAL, MZ_INTERNAL_FIRST_OID)):
         for i, (name, cols) in enumerate(rels.items()):

@@ -112,6 +112,13 @@ MACROS: list[str] = [
     """CREATE MACRO {FN}.vector_upper(a, d) AS CASE WHEN a IS NULL OR len(a) = 0 OR d <> 1 THEN NULL ELSE len(a) - 1 END""",
     """CREATE MACRO {FN}.array_length(a, d) AS CASE WHEN a IS NULL OR len(a) = 0 OR d <> 1 THEN NULL ELSE len(a) END""",
     """CREATE MACRO {FN}.cardinality(a) AS len(a)""",
+    # an array's / a vector's text form, as Postgres prints them ({1,2} / "1 2")
+    """CREATE MACRO {FN}.array_text(a) AS CASE WHEN a IS NULL THEN NULL ELSE '{{' || array_to_string(list_transform(a,
+        lambda x: CASE WHEN x IS NULL THEN 'NULL'
+                       WHEN x::VARCHAR = '' OR upper(x::VARCHAR) = 'NULL' OR regexp_matches(x::VARCHAR, '[{{}},"\\\\\\s]')
+                       THEN '"' || replace(replace(x::VARCHAR, '\\', '\\\\'), '"', '\\"') || '"'
+                       ELSE x::VARCHAR END), ',') || '}}' END""",
+    """CREATE MACRO {FN}.vector_text(a) AS array_to_string(a, ' ')""",
     """CREATE MACRO {FN}.expandarray(a) AS list_transform(generate_series(1, len(a)), lambda i: {{'x': a[i], 'n': i}})""",
     """CREATE MACRO {FN}.size_pretty(n) AS CASE WHEN n IS NULL THEN NULL ELSE n::VARCHAR || ' bytes' END""",
 ]

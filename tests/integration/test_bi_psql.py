@@ -11,12 +11,12 @@ import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 
-import psycopg
 import pytest
 
 from tests.integration.harness import MzServer
+from tests.integration.tools.reference import connect as reference_connect
+from tests.integration.tools.reference import materialize_reference
 from tests.integration.tools.replay import spark_jobs
-from tests.pgref import reference_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -68,19 +68,15 @@ def objects(prefix: str) -> list[str]:
 @pytest.fixture(scope="module")
 def reference() -> Iterator[tuple[str, int]]:
     """PostgreSQL 15 with a `materialize` superuser and database, like mzspark's."""
-    with reference_postgres("pgref-psql-") as dsn:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE ROLE materialize SUPERUSER CREATEDB CREATEROLE REPLICATION BYPASSRLS LOGIN")
-            conn.execute("CREATE DATABASE materialize OWNER materialize")
-        info = psycopg.conninfo.conninfo_to_dict(dsn)
-        yield str(info["host"]), int(str(info["port"]))
+    with materialize_reference("pgref-psql-") as ref:
+        yield ref
 
 
 def both(server: MzServer, reference: tuple[str, int], prefix: str) -> None:
     with server.connect() as conn:
         for sql in objects(prefix):
             conn.execute(sql)
-    with psycopg.connect(host=reference[0], port=reference[1], user="materialize", dbname="materialize", autocommit=True) as conn:
+    with reference_connect(reference) as conn:
         for sql in objects(prefix):
             conn.execute(sql)
 
