@@ -539,9 +539,11 @@ class Coordinator:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
+        from compute.render.spark import SMALL_INPUT_ROWS, on_small_session
 
         spark = self.spark()
         leases = []
+        rows_read = [0]
 
         def read_source(item_id: str, types: tuple[SqlType, ...]):
             item = self.catalog.get_item_by_id(item_id)
@@ -551,9 +553,12 @@ class Coordinator:
                 # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
                 hir = _Resolver(self.catalog, session).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
-                return oneshot.consolidate(oneshot.render(sub.plan, oneshot.RenderContext(spark, read_source)))
+                sub_ctx = oneshot.RenderContext(spark, read_source, persisted=ctx.persisted if ctx is not None else [])
+                return oneshot.consolidate(oneshot.render(sub.plan, sub_ctx))
             shard = item.shard_id
-            df, lease = self.sources().read(shard, self.catalog.shard_batches(shard, ts), types, ts,
+            batches = self.catalog.shard_batches(shard, ts)
+            rows_read[0] += sum(b.rows for b in batches)
+            df, lease = self.sources().read(shard, batches, types, ts,
                                             lambda: self.catalog.lease_batches(shard, ts))
             if lease is not None:
                 leases.append(lease)
@@ -570,6 +575,7 @@ class Coordinator:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
             timer.start()
+        ctx = None
         try:
             ctx = oneshot.RenderContext(spark, read_source, observed={} if record_counts is not None else None)
             out = oneshot.render(df.plan, ctx)
@@ -581,6 +587,8 @@ class Coordinator:
                 out = out.orderBy(*oneshot.order_cols(fin.order_by))
             if fin is not None and fin.limit is not None:
                 out = out.limit(fin.offset + fin.limit)
+            if rows_read[0] < SMALL_INPUT_ROWS and record_counts is None:
+                out = on_small_session(out)
             table = out.toArrow()
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
@@ -594,6 +602,8 @@ class Coordinator:
                 raise SqlError("57014", "canceling statement due to user request") from None
             raise translate_spark_error(e) from None
         finally:
+            if ctx is not None:
+                ctx.release()
             if timer is not None:
                 timer.cancel()
             session.running_tag = None

@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 
 PARSE_CACHE_SIZE = 512
 PLAN_CACHE_SIZE = 1024
+RESULT_CACHE_SIZE = 256
+RESULT_CACHE_MAX_ROWS = 10_000
+_MISS = object()
 BATCH_ROWS = 4096
 SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
 
@@ -166,10 +169,9 @@ class CatalogPlan:
             if rw.set_config is not None:
                 name, value, local = rw.set_config
                 session.set(name, value)
-            resolve = Rewriter(h.context(session), []).resolve_reg
-            duck_params = [_duck_param(params[i] if i < len(params) else None, rw.param_types[i], resolve)
+            duck_params = [_duck_param(params[i] if i < len(params) else None, rw.param_types[i], h, session)
                            for i in rw.param_map]
-            _desc, rows = h.sysdb().query(rw.sql, duck_params)
+            rows = h.run(rw, duck_params)
             rows = h.convert_rows(session, rows, self.columns)
         except SqlError:
             h.fail_txn(session)
@@ -199,7 +201,10 @@ class SystemHandler:
     def __init__(self, coordinator: Coordinator) -> None:
         self.coordinator = coordinator
         self._parse_cache: OrderedDict[str, Any] = OrderedDict()
-        self._plan_cache: OrderedDict[tuple[Any, ...], tuple[Rewritten, tuple[ColumnDesc, ...]]] = OrderedDict()
+        self._plan_cache: OrderedDict[tuple[Any, ...], tuple[Rewritten, tuple[ColumnDesc, ...]] | None] = OrderedDict()
+        # Results of catalog queries, by (DuckDB SQL, parameters, catalog version, state
+        # version): a catalog query's answer only changes when one of those does.
+        self._result_cache: OrderedDict[tuple[Any, ...], list[tuple[Any, ...]]] = OrderedDict()
         self._lock = threading.Lock()
         self.started_at = dt.datetime.now(dt.UTC)
         # Build the system relations in the background so the first client query is fast.
@@ -259,17 +264,34 @@ class SystemHandler:
         low = text.lower()
         if not any(w in _CATALOG_WORDS for w in _WORD.findall(low)):
             return None
+        key = (text, tuple(param_types), self._fingerprint(session))
+        with self._lock:
+            hit = self._plan_cache.get(key, _MISS)
+            if hit is not _MISS:
+                self._plan_cache.move_to_end(key)
+        if hit is _MISS:
+            hit = self._plan_uncached(session, text, param_types)
+            if hit is None or not hit[0].volatile:
+                with self._lock:
+                    self._plan_cache[key] = hit
+                    if len(self._plan_cache) > PLAN_CACHE_SIZE:
+                        self._plan_cache.popitem(last=False)
+        if hit is None:
+            return None  # not a catalog query (cached too: the answer depends on the same key)
+        rw, columns = hit
+        return Prepared(sql, tuple(rw.param_types), columns, CatalogPlan(self, text, rw, columns))
+
+    def _plan_uncached(self, session: Session, text: str, param_types: list[SqlType | None]) -> tuple[Rewritten, tuple[ColumnDesc, ...]] | None:
         ast = self._parse(text)
         if ast is None:
             return None
-        ctx = self.context(session)
-        if not is_catalog_query(ast, ctx):
+        if not is_catalog_query(ast, self.context(session)):
             return None
         try:
-            rw, columns = self._plan(session, text, param_types, ast)
+            rw = self._rewrite_ast(session, ast, param_types)
         except NotCatalog:
             return None
-        return Prepared(sql, tuple(rw.param_types), columns, CatalogPlan(self, text, rw, columns))
+        return rw, self._describe(rw)
 
     def _parse(self, text: str) -> Any:
         with self._lock:
@@ -292,21 +314,31 @@ class SystemHandler:
     def _fingerprint(self, session: Session) -> tuple[Any, ...]:
         return (session.pid, session.user, self.coordinator.catalog.version, tuple(sorted(session.vars.items())))
 
-    def _plan(self, session: Session, text: str, param_types: list[SqlType | None], ast: Any) -> tuple[Rewritten, tuple[ColumnDesc, ...]]:
-        key = (text, tuple(param_types), self._fingerprint(session))
-        with self._lock:
-            hit = self._plan_cache.get(key)
-            if hit is not None:
-                self._plan_cache.move_to_end(key)
-                return hit
-        rw = self._rewrite_ast(session, ast, param_types)
-        columns = self._describe(rw)
-        if not rw.volatile:
+    def run(self, rw: Rewritten, params: list[Any]) -> list[tuple[Any, ...]]:
+        """Rows of a rewritten catalog query (from the result cache when nothing it can
+        depend on changed)."""
+        sysdb = self.sysdb()
+        sysdb.refresh()
+        if rw.volatile:
+            return sysdb.query(rw.sql, params)[1]
+        try:
+            key: tuple[Any, ...] | None = (rw.sql, tuple(params), sysdb.version, sysdb.state_version)
+            hash(key)
+        except TypeError:  # unhashable parameters (arrays)
+            key = None
+        if key is not None:
             with self._lock:
-                self._plan_cache[key] = (rw, columns)
-                if len(self._plan_cache) > PLAN_CACHE_SIZE:
-                    self._plan_cache.popitem(last=False)
-        return rw, columns
+                rows = self._result_cache.get(key)
+                if rows is not None:
+                    self._result_cache.move_to_end(key)
+                    return rows
+        rows = sysdb.query(rw.sql, params)[1]
+        if key is not None and len(rows) <= RESULT_CACHE_MAX_ROWS and sysdb.version == key[2]:
+            with self._lock:
+                self._result_cache[key] = rows
+                if len(self._result_cache) > RESULT_CACHE_SIZE:
+                    self._result_cache.popitem(last=False)
+        return rows
 
     def rewrite(self, session: Session, text: str, param_types: list[SqlType | None], cache: bool = True) -> Rewritten:
         ast = self._parse(text)
@@ -748,13 +780,13 @@ def _text_of(v: Any) -> str:
     return str(v)
 
 
-def _duck_param(v: Any, t: SqlType, resolve: Any) -> Any:
+def _duck_param(v: Any, t: SqlType, handler: SystemHandler, session: Session) -> Any:
     """A client parameter as DuckDB gets it (after `CAST($n AS <storage type>)`); reg*
     parameters given as names are resolved like Postgres' input functions do."""
     if v is None:
         return None
     if t.name in _REG_TYPES and isinstance(v, str):
-        return resolve(t.name, v)
+        return Rewriter(handler.context(session), []).resolve_reg(t.name, v)
     if t.name in ARRAY_ELEMENT and isinstance(v, str):
         from server.pgwire.codec import parse_text
 

@@ -1092,6 +1092,8 @@ class Rewriter:
 
     def function(self, node: exp.Func, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         name = (node.name if isinstance(node, exp.Anonymous) else "").lower()
+        if name in _VOLATILE or isinstance(node, _VOLATILE_TYPED):
+            self.volatile = True  # its result changes from one execution to the next
         handler = _FUNCTIONS.get(name) if name else _TYPED.get(type(node))
         if handler is None and not name:
             if type(node) in _TYPED_PASSTHROUGH:
@@ -1111,6 +1113,10 @@ class Rewriter:
 
 
 UNDEFINED_SCHEMA_ERR = "3F000"
+_VOLATILE = {"now", "clock_timestamp", "statement_timestamp", "transaction_timestamp", "random", "timeofday",
+             "txid_current", "pg_current_xact_id", "age"}
+_VOLATILE_TYPED = tuple(getattr(exp, n) for n in ("CurrentTimestamp", "CurrentDate", "CurrentTime", "Localtimestamp",
+                                                   "Rand", "Random") if hasattr(exp, n))
 # Postgres' system columns, present on every catalog table.
 _SYSTEM_COLUMNS = {"xmin": SqlType("xid"), "xmax": SqlType("xid"), "cmin": SqlType("cid"), "cmax": SqlType("cid"),
                    "ctid": SqlType("tid"), "tableoid": OID}
@@ -1249,10 +1255,12 @@ def _const(value: Callable[[Rewriter], Any], t: SqlType) -> Handler:
 
 
 def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Callable[[Rewriter], list[exp.Expression]] | None = None,
-           arg_types: Sequence[SqlType | None] = ()) -> Handler:
+           arg_types: Sequence[SqlType | None] = (), constant: Callable[[Rewriter, list[Any]], Any] | None = None) -> Handler:
     def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         if len(args) not in nargs:
             raise SqlError(UNDEFINED_FUNCTION, f"function {_func_display(node)} does not exist")
+        if constant is not None and t is not None and all(_constant_value(a) is not _NOT_CONSTANT for a in args):
+            return _typed_lit(constant(rw, [_constant_value(a) for a in args]), t), t
         new = []
         for i, a in enumerate(args):
             n, at = rw.expr(a, scope)
@@ -1269,6 +1277,23 @@ def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Calla
         return _fn(name, *new), t
 
     return handler
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant_value(e: exp.Expression) -> Any:
+    """The value of a numeric or NULL literal (possibly negated / cast), else _NOT_CONSTANT."""
+    if isinstance(e, exp.Null):
+        return None
+    if isinstance(e, exp.Literal) and not e.is_string and re.fullmatch(r"-?\d+", e.this):
+        return int(e.this)
+    if isinstance(e, exp.Neg):
+        v = _constant_value(e.this)
+        return -v if isinstance(v, int) else _NOT_CONSTANT
+    if isinstance(e, (exp.Cast, exp.Paren)):
+        return _constant_value(e.this)
+    return _NOT_CONSTANT
 
 
 def _vis(rw: Rewriter) -> list[exp.Expression]:
@@ -1323,7 +1348,7 @@ _FUNCTIONS.update({
     "mz_version_num": _const(lambda rw: 100, INT4),
     "txid_current": _const(lambda rw: 1, INT8),
     "pg_current_xact_id": _const(lambda rw: 1, SqlType("xid8")),
-    "format_type": _macro("format_type", TEXT, (2,), arg_types=(OID, INT4)),
+    "format_type": _macro("format_type", TEXT, (2,), arg_types=(OID, INT4), constant=lambda rw, a: rw.ctx.lookups.format_type(*a)),
     "pg_get_userbyid": _macro("pg_get_userbyid", NAME, (1,), arg_types=(OID,)),
     "pg_table_is_visible": _macro("pg_table_is_visible", BOOL, (1,), extra=_vis, arg_types=(OID,)),
     "pg_type_is_visible": _macro("pg_type_is_visible", BOOL, (1,), extra=_sp, arg_types=(OID,)),

@@ -54,6 +54,22 @@ class RenderContext:
     lets: dict[str, DataFrame] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id
     observed: dict[int, DataFrame] | None = None
+    # Let values read more than once, persisted for this query; freed by release()
+    persisted: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        for df in self.persisted:
+            df.unpersist()
+        self.persisted.clear()
+
+
+def _local_uses(p: lir.Plan, lid: str) -> int:
+    from compute.plan.pipeline import lir_children
+
+    n = p.node
+    if isinstance(n, lir.Get) and n.local and n.id == lid:
+        return 1
+    return sum(_local_uses(c, lid) for c in lir_children(n))
 
 
 def record_counts(ctx: RenderContext) -> dict[int, int]:
@@ -112,7 +128,13 @@ def _render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
         case lir.FlatMap(input=i, func=f, exprs=xs, types=ts):
             return _flat_map(render(i, ctx), f, xs, ts)
         case lir.Let(id=i, value=v, body=b):
-            ctx.lets[i] = render(v, ctx)
+            value = render(v, ctx)
+            if _local_uses(b, i) > 1 and (ctx.observed is None or p.node_id not in ctx.observed):
+                # computed once, read several times: without this Spark recomputes it at
+                # every reference, exponentially in the nesting of such bindings
+                value = value.persist()
+                ctx.persisted.append(value)
+            ctx.lets[i] = value
             try:
                 return render(b, ctx)
             finally:
