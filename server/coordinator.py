@@ -7,19 +7,25 @@ import logging
 import re
 import threading
 import uuid
-from dataclasses import replace
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
 from catalog.storage.arrow_types import rows_to_arrow
-from compute.plan import lir
-from compute.plan import pipeline
-from compute.plan.pipeline import PlanFlags
+from compute.plan import lir, pipeline
 from compute.plan.non_negative import non_negative
-from server.api import ColumnDesc, CommandResult, CopyInResult, CopyOutResult, Prepared, Result, RowsResult
+from compute.plan.pipeline import PlanFlags
+from server.api import (
+    ColumnDesc,
+    CommandResult,
+    CopyInResult,
+    CopyOutResult,
+    Prepared,
+    Result,
+    RowsResult,
+)
 from server.session import SESSION_VARS, Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of

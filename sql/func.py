@@ -253,7 +253,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             return [TEXT if a.name != "bytea" else a for a in args], INT4
     if name in _STRING_FUNCS_TEXT:
         casts = []
-        for i, a in enumerate(args):
+        for i in range(len(args)):
             if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":

@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from sql.scalar import AggregateExpr, CallBinary, CallUnary, CallVariadic, Column, ColumnOrder, If, Literal
+from sql.scalar import (
+    AggregateExpr,
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    ColumnOrder,
+    If,
+    Literal,
+)
 from sql.types import SqlType
 
 

@@ -47,7 +47,22 @@ from sql.hir import (
     Select,
 )
 from sql.literal import cast_value
-from sql.mir import Constant, Filter, FlatMap, Get, Join, Let, Map, Mir, Negate, Project, Reduce, TopK, Union, mir_types
+from sql.mir import (
+    Constant,
+    Filter,
+    FlatMap,
+    Get,
+    Join,
+    Let,
+    Map,
+    Mir,
+    Negate,
+    Project,
+    Reduce,
+    TopK,
+    Union,
+    mir_types,
+)
 from sql.scalar import (
     AggregateExpr,
     CallBinary,

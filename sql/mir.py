@@ -5,7 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_never
 
-from sql.scalar import AggregateExpr, ColumnOrder, Scalar, explain, explain_agg, explain_order, literal_text
+from sql.scalar import (
+    AggregateExpr,
+    ColumnOrder,
+    Scalar,
+    explain,
+    explain_agg,
+    explain_order,
+    literal_text,
+)
 from sql.types import SqlType
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from compute.plan import lir
 from compute.plan.explain import explain_dataflow
 from compute.plan.lower import lower as lower_to_lir
-from sql.bind import BoundQuery
 from sql import mir
+from sql.bind import BoundQuery
 from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Mir, explain_mir, mir_types

@@ -17,9 +17,8 @@ from dataclasses import replace
 
 from sql import mir
 from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Scalar, columns_used, permute
-from sql.types import BOOL
 from sql.transforms.visit import map_children
-
+from sql.types import BOOL
 
 
 def _conjuncts(ps: tuple[Scalar, ...]) -> list[Scalar]:

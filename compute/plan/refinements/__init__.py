@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from compute.plan import lir
-from compute.plan.refinements.refine_single_time_consolidation import refine_single_time_consolidation
-from compute.plan.refinements.refine_single_time_operator_selection import refine_single_time_operator_selection
-from compute.plan.refinements.refine_union_negate_consolidation import refine_union_negate_consolidation
+from compute.plan.refinements.refine_single_time_consolidation import (
+    refine_single_time_consolidation,
+)
+from compute.plan.refinements.refine_single_time_operator_selection import (
+    refine_single_time_operator_selection,
+)
+from compute.plan.refinements.refine_union_negate_consolidation import (
+    refine_union_negate_consolidation,
+)
 
 Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]  # noqa: F821
 
