@@ -3,6 +3,8 @@
 #   make run    # create .venv if needed, install, start the server on 127.0.0.1:6875
 #   make test   # install + Debian packages the client tests need, run all of tests/
 #   make lint   # ruff + import-linter + mypy
+#   make slt    # the whole sqllogictest corpus (../shared/slt/sqlite) against mzspark (slow)
+#   make slt-plans  # plan every corpus query without Spark; rewrites tests/slt/PLAN_FAILURES.md
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -72,3 +74,17 @@ lint: $(STAMP)
 clean:
 	rm -rf build *.egg-info spark-warehouse metastore_db derby.log
 	find . -name __pycache__ -type d -prune -not -path './$(VENV)/*' -exec rm -rf {} +
+
+# sqllogictest corpus (not part of `make test`; CI runs a subset via tests/integration).
+#   make slt SLT_JOBS=1 SLT_ARGS='--failures slt-failures.jsonl --limit 200'
+SLT_CORPUS ?= ../shared/slt/sqlite
+SLT_JOBS ?= 2
+SLT_ARGS ?=
+
+.PHONY: slt slt-plans
+
+slt: $(STAMP)
+	$(PY) -m tests.slt.runner --jobs $(SLT_JOBS) --check-pg $(SLT_ARGS) $(SLT_CORPUS)
+
+slt-plans: $(STAMP)
+	$(PY) -m tests.slt.plans --write-md tests/slt/PLAN_FAILURES.md $(SLT_CORPUS)
