@@ -281,6 +281,9 @@ class Catalog:
     def close(self) -> None:
         """Checkpoint and close. Idempotent."""
         with self._lock:
+            sysdb = getattr(self, "_system_db", None)
+            if sysdb is not None:
+                sysdb.close()
             if self._con is not None:
                 with contextlib.suppress(duckdb.Error):
                     self._con.execute("CHECKPOINT")

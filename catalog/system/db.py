@@ -16,6 +16,7 @@ Nothing here reads or writes files: rows are built in Python and inserted as Arr
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 import threading
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from catalog.system import pg15_data
+from catalog.system.format import format_type
 from catalog.system.relations import (
     BOOTSTRAP_SUPERUSER_OID,
     BTREE_AM,
@@ -39,7 +41,6 @@ from catalog.system.relations import (
     PG_GLOBAL_TABLESPACE,
     SNAP,
     STATE,
-    STATE_TABLES,
     STATIC,
     SYSTEM_RELATIONS,
     UTF8_ENCODING,
@@ -133,6 +134,11 @@ class Lookups:
     proc_oids: dict[str, int] = field(default_factory=dict)
     roles: dict[int, str] = field(default_factory=dict)
     role_oids: dict[str, int] = field(default_factory=dict)
+    type_base: dict[int, str] = field(default_factory=dict)  # oid -> name without modifiers
+    array_elems: dict[int, int] = field(default_factory=dict)  # true array oid -> element oid
+
+    def format_type(self, oid: int | None, typmod: int | None) -> str | None:
+        return format_type(oid, typmod, self.type_base, self.array_elems)
 
 
 # ---- The database --------------------------------------------------------------------------------
@@ -145,15 +151,23 @@ class SystemDb:
         self._catalog = catalog
         self._con = con
         self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._refresh_lock = threading.Lock()
         self._version = -1
         self.started_at = dt.datetime.now(dt.UTC)
         self.static_lookups = Lookups()
         self.lookups = Lookups()
         self._pk_cache: dict[str, tuple[str, ...]] = {}
+        self._static: dict[str, pa.Table] = {}  # built-in rows of relations that also get catalog rows
         self._visible_paths: set[tuple[str, ...]] = set()
-        self._nonempty: set[str] = set(self._snap_tables())
-        self._setup()
+        self._nonempty: set[str] = set()
+        self.state_version = 0  # bumped by every write of the controller's introspection state
+        try:
+            self._setup()
+        except BaseException:
+            # leave nothing half-built behind: the next attempt starts from scratch
+            con.execute(f"DETACH DATABASE IF EXISTS {MZSYS}")
+            raise
         self.refresh()
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -163,8 +177,14 @@ class SystemDb:
         if cur is None:
             with self._catalog._lock:
                 cur = self._con.cursor()
+                self._cursors.append(cur)
             self._local.cur = cur
         return cur
+
+    @property
+    def version(self) -> int:
+        """The catalog version the system relations currently reflect."""
+        return self._version
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
         """Run a (rewritten, whitelisted) query: ([(name, duckdb type)], rows)."""
@@ -188,23 +208,16 @@ class SystemDb:
         attached = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
         if MZSYS not in attached:
             con.execute(f"ATTACH ':memory:' AS {MZSYS}")
-        for s in (*DUCK_SCHEMAS.values(), "fn", "static", "snap", "state"):
+        for s in (*DUCK_SCHEMAS.values(), "fn", "static", "snap"):
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {MZSYS}.{s}")
         derived = set(DERIVED_VIEWS)
         for key, rel in SYSTEM_RELATIONS.items():
             if key in derived:
                 continue
+            # one table per relation: static rows are written once, catalog-derived rows
+            # replaced (together with the static ones) by every refresh
             cols = ", ".join(f"{_quoted(c)} {duck_type(t)}" for c, t in rel.columns)
-            if rel.name in STATE_TABLES:
-                con.execute(f"CREATE TABLE {STATE}.{rel.name} ({cols})")
-                con.execute(f"CREATE VIEW {rel.duck} AS SELECT * FROM {STATE}.{rel.name}")
-                continue
-            con.execute(f"CREATE TABLE {STATIC}.{_tname(rel)} ({cols})")
-            con.execute(f"CREATE TABLE {SNAP}.{_tname(rel)} ({cols})")
-            con.execute(
-                f"CREATE VIEW {rel.duck} AS SELECT * FROM {STATIC}.{_tname(rel)} "
-                f"UNION ALL SELECT * FROM {SNAP}.{_tname(rel)}"
-            )
+            con.execute(f"CREATE TABLE {rel.duck} ({cols})")
         # helper tables for functions
         con.execute(f"CREATE TABLE {STATIC}.type_names (oid UINTEGER, name VARCHAR, elem UINTEGER)")
         con.execute(f"CREATE TABLE {STATIC}.keywords (word VARCHAR, catcode VARCHAR, barelabel BOOLEAN, catdesc VARCHAR, baredesc VARCHAR)")
@@ -213,7 +226,18 @@ class SystemDb:
         con.execute(f"CREATE TABLE {SNAP}.constraintdef (oid UINTEGER, def VARCHAR)")
         con.execute(f"CREATE TABLE {SNAP}.viewdef (oid UINTEGER, def VARCHAR)")
         con.execute(f"CREATE TABLE {SNAP}.items (id VARCHAR, oid UINTEGER, kind VARCHAR)")
-        con.execute(f"CREATE TABLE {SNAP}.visible (sp VARCHAR, oid UINTEGER)")
+        con.execute(f"CREATE TABLE {SNAP}.visible (sp VARCHAR, oid UINTEGER, visible BOOLEAN, name VARCHAR)")
+        reserved = sorted(_reserved())
+        roles = " ".join(f"WHEN {oid} THEN '{name}'" for oid, name, _sup in ROLES)
+        generated = [
+            f"CREATE MACRO {FN}.pg_get_userbyid(o) AS CASE o {roles} ELSE 'unknown (OID=' || o::VARCHAR || ')' END",
+            f"CREATE MACRO {FN}.regrole_out(o) AS CASE WHEN o IS NULL THEN NULL WHEN o = 0 THEN '-' "
+            f"ELSE CASE o {roles} ELSE o::VARCHAR END END",
+            f"CREATE MACRO {FN}.is_reserved(s) AS regexp_full_match(s, '{'|'.join(reserved)}')",
+        ]
+        for sql in generated:
+            con.execute(sql)
+        self._register_functions(con)
         for i, sql in enumerate(MACROS):
             # unique table aliases per macro: macros nest, and DuckDB expands them inline
             sql = re.sub(r"\b_m([a-z]\w*)", lambda m, i=i: f"_m{i}_{m.group(1)}", sql)
@@ -227,9 +251,43 @@ class SystemDb:
             con.execute(f"CREATE VIEW {rel.duck} AS SELECT {proj} FROM ({body}) AS _d")
         self._fill_static()
 
+    def _register_functions(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Scalar functions implemented in Python (Postgres' exact rules, no subqueries)."""
+        from duckdb.sqltypes import INTEGER, UINTEGER, VARCHAR
+
+        def fmt(oid: int | None, typmod: int | None) -> str | None:
+            return self.lookups.format_type(oid, typmod)
+
+        def regtype(oid: int | None) -> str | None:
+            if oid is None:
+                return None
+            if oid == 0:
+                return "-"
+            name = self.lookups.format_type(oid, None)
+            return str(oid) if name == "???" else name
+
+        con.create_function("mzsys_format_type", fmt, [UINTEGER, INTEGER], VARCHAR, null_handling="special")
+        con.create_function("mzsys_regtype_out", regtype, [UINTEGER], VARCHAR, null_handling="special")
+
+    def close(self) -> None:
+        """Close the per-thread cursors (the catalog closes the connection)."""
+        for cur in self._cursors:
+            with contextlib.suppress(Exception):
+                cur.close()
+        self._cursors.clear()
+
     def _insert(self, con: duckdb.DuckDBPyConnection, table: str, data: pa.Table) -> None:
         if data.num_rows:
             con.from_arrow(data).insert_into(table)
+
+    def _insert_static(self, con: duckdb.DuckDBPyConnection, name: str, data: pa.Table) -> None:
+        """Built-in rows of relation `name` (mz_* names are mz_catalog's, others pg_catalog's)."""
+        schema = "pg_catalog"
+        if name.startswith("mz_"):
+            schema = "mz_catalog" if ("mz_catalog", name) in SYSTEM_RELATIONS else "mz_internal"
+        rel = SYSTEM_RELATIONS[(schema, name)]
+        self._insert(con, rel.duck, data)
+        self._static[rel.duck] = data
 
     def _fill_static(self) -> None:
         con = self._con
@@ -239,7 +297,7 @@ class SystemDb:
         tcols, trows = pg15_data.TYPES
         types = [dict(zip(tcols, r, strict=True)) for r in trows]
         types += _uint8_types()
-        self._insert(con, f"{STATIC}.pg_type", rows_table(rels[("pg_catalog", "pg_type")], types))
+        self._insert_static(con, "pg_type", rows_table(rels[("pg_catalog", "pg_type")], types))
         names = []
         for t in types:
             oid = t["oid"]
@@ -249,9 +307,12 @@ class SystemDb:
             names.append((oid, base, elem))
             lk.type_names[oid] = ("pg_catalog" if t["typnamespace"] == 11 else "mz_catalog", t["typname"])
             lk.type_oids.setdefault(t["typname"], oid)
-        name_of = {o: n for o, n, _e in names}
         for oid, base, elem in names:
-            lk.types[oid] = (name_of.get(elem, "???") + "[]") if elem else base
+            lk.type_base[oid] = base
+            if elem:
+                lk.array_elems[oid] = elem
+        for oid, _base, _elem in names:
+            lk.types[oid] = lk.format_type(oid, None) or "???"
             lk.type_oids.setdefault(lk.types[oid], oid)
         for alias, canon in (("int", "int4"), ("integer", "int4"), ("smallint", "int2"), ("bigint", "int8"),
                              ("boolean", "bool"), ("real", "float4"), ("double precision", "float8"),
@@ -279,7 +340,7 @@ class SystemDb:
                           "proargtypes": [arg], "prosrc": name})
             argname = TYPE_BY_OID[arg].pg_name if arg in TYPE_BY_OID else "internal"
             sigs[oid] = (TYPE_BY_OID[ret].pg_name, argname, argname)
-        self._insert(con, f"{STATIC}.pg_proc", rows_table(rels[("pg_catalog", "pg_proc")], procs))
+        self._insert_static(con, "pg_proc", rows_table(rels[("pg_catalog", "pg_proc")], procs))
         for p in procs:
             lk.procs[p["oid"]] = p["proname"]
             lk.proc_oids.setdefault(p["proname"], p["oid"])
@@ -304,11 +365,11 @@ class SystemDb:
                              amoptionalkey=d["amname"] != "hash", amsearcharray=btree, amsearchnulls=d["amname"] != "hash",
                              amclusterable=d["amname"] != "hash", ampredlocks=btree)
                 dict_rows.append(d)
-            self._insert(con, f"{STATIC}.{key}", rows_table(rels[("pg_catalog", key)], dict_rows))
+            self._insert_static(con, key, rows_table(rels[("pg_catalog", key)], dict_rows))
         kcols, krows = pg15_data.KEYWORDS
         self._insert(con, f"{STATIC}.keywords", pa.table({c: [r[i] for r in krows] for i, c in enumerate(kcols)}))
         # roles, database, tablespaces
-        self._insert(con, f"{STATIC}.pg_authid", rows_table(rels[("pg_catalog", "pg_authid")], [
+        self._insert_static(con, "pg_authid", rows_table(rels[("pg_catalog", "pg_authid")], [
             {"oid": oid, "rolname": name, "rolsuper": sup, "rolinherit": True, "rolcreaterole": sup,
              "rolcreatedb": sup, "rolcanlogin": True, "rolreplication": sup, "rolbypassrls": sup,
              "rolconnlimit": -1}
@@ -316,22 +377,22 @@ class SystemDb:
         for oid, name, _sup in ROLES:
             lk.roles[oid] = name
             lk.role_oids[name] = oid
-        self._insert(con, f"{STATIC}.pg_database", rows_table(rels[("pg_catalog", "pg_database")], [{
+        self._insert_static(con, "pg_database", rows_table(rels[("pg_catalog", "pg_database")], [{
             "oid": DATABASE_OID, "datname": DATABASE_NAME, "datdba": BOOTSTRAP_SUPERUSER_OID,
             "encoding": UTF8_ENCODING, "datlocprovider": "c", "datistemplate": False, "datallowconn": True,
             "datconnlimit": -1, "datminmxid": 1, "dattablespace": PG_DEFAULT_TABLESPACE,
             "datcollate": "C", "datctype": "C"}]))
-        self._insert(con, f"{STATIC}.pg_tablespace", rows_table(rels[("pg_catalog", "pg_tablespace")], [
+        self._insert_static(con, "pg_tablespace", rows_table(rels[("pg_catalog", "pg_tablespace")], [
             {"oid": PG_DEFAULT_TABLESPACE, "spcname": "pg_default", "spcowner": BOOTSTRAP_SUPERUSER_OID},
             {"oid": PG_GLOBAL_TABLESPACE, "spcname": "pg_global", "spcowner": BOOTSTRAP_SUPERUSER_OID}]))
-        self._insert(con, f"{STATIC}.pg_timezone_names", rows_table(rels[("pg_catalog", "pg_timezone_names")], [
+        self._insert_static(con, "pg_timezone_names", rows_table(rels[("pg_catalog", "pg_timezone_names")], [
             {"name": "UTC", "abbrev": "UTC", "utc_offset": Interval(), "is_dst": False}]))
-        self._insert(con, f"{STATIC}.pg_timezone_abbrevs", rows_table(rels[("pg_catalog", "pg_timezone_abbrevs")], [
+        self._insert_static(con, "pg_timezone_abbrevs", rows_table(rels[("pg_catalog", "pg_timezone_abbrevs")], [
             {"abbrev": "UTC", "utc_offset": Interval(), "is_dst": False}]))
-        self._insert(con, f"{STATIC}.mz_roles", rows_table(rels[("mz_catalog", "mz_roles")], [
+        self._insert_static(con, "mz_roles", rows_table(rels[("mz_catalog", "mz_roles")], [
             {"id": ROLE_IDS[oid], "oid": oid, "name": name, "inherit": True} for oid, name, _s in ROLES]
             + [{"id": "s1", "oid": 16661, "name": "mz_system", "inherit": True}]))
-        self._insert(con, f"{STATIC}.mz_databases", rows_table(rels[("mz_catalog", "mz_databases")], [{
+        self._insert_static(con, "mz_databases", rows_table(rels[("mz_catalog", "mz_databases")], [{
             "id": "u1", "oid": DATABASE_OID, "name": DATABASE_NAME, "owner_id": "u1",
             "privileges": ["u1=UC/u1"]}]))
         # the system relations themselves: pg_class / pg_attribute / mz_* rows
@@ -346,19 +407,19 @@ class SystemDb:
                             "type": "table" if rel.kind == "r" else "view", "owner_id": "s1"})
             lk.classes[rel.oid] = (rel.schema, rel.name)
             lk.class_oids[(rel.schema, rel.name)] = rel.oid
-        self._insert(con, f"{STATIC}.pg_class", rows_table(rels[("pg_catalog", "pg_class")], classes))
-        self._insert(con, f"{STATIC}.pg_attribute", rows_table(rels[("pg_catalog", "pg_attribute")], attrs))
-        self._insert(con, f"{STATIC}.mz_objects", rows_table(rels[("mz_catalog", "mz_objects")], mz_objs))
-        self._insert(con, f"{STATIC}.mz_relations", rows_table(rels[("mz_catalog", "mz_relations")], mz_objs))
-        self._insert(con, f"{STATIC}.mz_columns", rows_table(rels[("mz_catalog", "mz_columns")], mz_cols))
-        self._insert(con, f"{STATIC}.mz_tables", rows_table(rels[("mz_catalog", "mz_tables")], [
+        self._insert_static(con, "pg_class", rows_table(rels[("pg_catalog", "pg_class")], classes))
+        self._insert_static(con, "pg_attribute", rows_table(rels[("pg_catalog", "pg_attribute")], attrs))
+        self._insert_static(con, "mz_objects", rows_table(rels[("mz_catalog", "mz_objects")], mz_objs))
+        self._insert_static(con, "mz_relations", rows_table(rels[("mz_catalog", "mz_relations")], mz_objs))
+        self._insert_static(con, "mz_columns", rows_table(rels[("mz_catalog", "mz_columns")], mz_cols))
+        self._insert_static(con, "mz_tables", rows_table(rels[("mz_catalog", "mz_tables")], [
             dict(o, create_sql=None) for o in mz_objs if o["type"] == "table"]))
-        self._insert(con, f"{STATIC}.mz_views", rows_table(rels[("mz_catalog", "mz_views")], [
+        self._insert_static(con, "mz_views", rows_table(rels[("mz_catalog", "mz_views")], [
             o for o in mz_objs if o["type"] == "view"]))
-        self._insert(con, f"{STATIC}.mz_types", rows_table(rels[("mz_catalog", "mz_types")], [
+        self._insert_static(con, "mz_types", rows_table(rels[("mz_catalog", "mz_types")], [
             {"id": f"s{t['oid']}", "oid": t["oid"], "schema_id": f"s{t['typnamespace']}", "name": t["typname"],
              "category": _mz_type_category(t), "owner_id": "s1"} for t in types]))
-        self._insert(con, f"{STATIC}.mz_cluster_replica_statuses", rows_table(
+        self._insert_static(con, "mz_cluster_replica_statuses", rows_table(
             rels[("mz_internal", "mz_cluster_replica_statuses")], []))
 
     # -- the snapshot of the catalog -----------------------------------------------------------
@@ -373,15 +434,18 @@ class SystemDb:
                 return
             snap, lookups = self._build_snapshot()
             for path in self._visible_paths:
-                snap.setdefault("visible", _empty_visible())
-                snap["visible"] = pa.concat_tables([snap["visible"], _visible_rows(lookups, path)])
+                snap.setdefault(f"{SNAP}.visible", _empty_visible())
+                snap[f"{SNAP}.visible"] = pa.concat_tables([snap[f"{SNAP}.visible"], _visible_rows(lookups, path)])
             cur = self._cursor()
             cur.begin()
             try:
-                for table in self._nonempty:
-                    cur.execute(f"DELETE FROM {SNAP}.{table}")
+                for table in self._nonempty | set(snap):
+                    cur.execute(f"DELETE FROM {table}")
                 for table, data in snap.items():
-                    self._insert(cur, f"{SNAP}.{table}", data)
+                    static = self._static.get(table)
+                    if static is not None:
+                        data = pa.concat_tables([static, data])
+                    self._insert(cur, table, data)
             except BaseException:
                 cur.rollback()
                 raise
@@ -401,14 +465,9 @@ class SystemDb:
             if path not in self._visible_paths:
                 cur = self._cursor()
                 self._insert(cur, f"{SNAP}.visible", _visible_rows(self.lookups, path))
-                self._nonempty.add("visible")
+                self._nonempty.add(f"{SNAP}.visible")
                 self._visible_paths.add(path)
         return key
-
-    def _snap_tables(self) -> list[str]:
-        derived = set(DERIVED_VIEWS)
-        out = [_tname(r) for k, r in SYSTEM_RELATIONS.items() if k not in derived and r.name not in STATE_TABLES]
-        return [*out, "indexdef", "constraintdef", "viewdef", "items", "visible"]
 
     def primary_key(self, item: Item) -> tuple[str, ...]:
         """Primary key columns of a table, from its CREATE TABLE statement."""
@@ -425,7 +484,8 @@ class SystemDb:
         lk = Lookups(
             namespaces={}, namespace_oids={}, classes=dict(st.classes), class_oids=dict(st.class_oids),
             types=st.types, type_names=st.type_names, type_oids=st.type_oids, procs=st.procs,
-            proc_oids=st.proc_oids, roles=st.roles, role_oids=st.role_oids,
+            proc_oids=st.proc_oids, roles=st.roles, role_oids=st.role_oids, type_base=st.type_base,
+            array_elems=st.array_elems,
         )
         schemas = cat.schemas()
         schema_oid = {name: oid for oid, name in schemas}
@@ -515,28 +575,31 @@ class SystemDb:
         def t(schema: str, name: str, rows: list[dict[str, Any]]) -> pa.Table:
             return rows_table(rels[(schema, name)], rows)
 
+        def rel(schema: str, name: str) -> str:
+            return rels[(schema, name)].duck
+
         out: dict[str, pa.Table] = {
-            "pg_namespace": t("pg_catalog", "pg_namespace", namespaces),
-            "pg_class": t("pg_catalog", "pg_class", classes),
-            "pg_attribute": t("pg_catalog", "pg_attribute", attrs),
-            "pg_index": t("pg_catalog", "pg_index", indexes),
-            "pg_constraint": t("pg_catalog", "pg_constraint", constraints),
-            "pg_attrdef": t("pg_catalog", "pg_attrdef", attrdefs),
-            "pg_depend": t("pg_catalog", "pg_depend", depends),
-            "indexdef": pa.table({"oid": pa.array([r["oid"] for r in indexdefs], pa.uint32()),
-                                  "colno": pa.array([r["colno"] for r in indexdefs], pa.int32()),
-                                  "def": [r["def"] for r in indexdefs]}),
-            "constraintdef": pa.table({"oid": pa.array([r["oid"] for r in constraintdefs], pa.uint32()),
-                                       "def": [r["def"] for r in constraintdefs]}),
-            "viewdef": pa.table({"oid": pa.array([r["oid"] for r in viewdefs], pa.uint32()),
-                                 "def": [r["def"] for r in viewdefs]}),
-            "items": pa.table({"id": [r["id"] for r in item_rows],
-                               "oid": pa.array([r["oid"] for r in item_rows], pa.uint32()),
-                               "kind": [r["kind"] for r in item_rows]}),
+            rel("pg_catalog", "pg_namespace"): t("pg_catalog", "pg_namespace", namespaces),
+            rel("pg_catalog", "pg_class"): t("pg_catalog", "pg_class", classes),
+            rel("pg_catalog", "pg_attribute"): t("pg_catalog", "pg_attribute", attrs),
+            rel("pg_catalog", "pg_index"): t("pg_catalog", "pg_index", indexes),
+            rel("pg_catalog", "pg_constraint"): t("pg_catalog", "pg_constraint", constraints),
+            rel("pg_catalog", "pg_attrdef"): t("pg_catalog", "pg_attrdef", attrdefs),
+            rel("pg_catalog", "pg_depend"): t("pg_catalog", "pg_depend", depends),
+            f"{SNAP}.indexdef": pa.table({"oid": pa.array([r["oid"] for r in indexdefs], pa.uint32()),
+                                         "colno": pa.array([r["colno"] for r in indexdefs], pa.int32()),
+                                         "def": [r["def"] for r in indexdefs]}),
+            f"{SNAP}.constraintdef": pa.table({"oid": pa.array([r["oid"] for r in constraintdefs], pa.uint32()),
+                                              "def": [r["def"] for r in constraintdefs]}),
+            f"{SNAP}.viewdef": pa.table({"oid": pa.array([r["oid"] for r in viewdefs], pa.uint32()),
+                                        "def": [r["def"] for r in viewdefs]}),
+            f"{SNAP}.items": pa.table({"id": [r["id"] for r in item_rows],
+                                      "oid": pa.array([r["oid"] for r in item_rows], pa.uint32()),
+                                      "kind": [r["kind"] for r in item_rows]}),
         }
         for name, rows in mz.items():
             schema = "mz_internal" if name in ("mz_object_dependencies", "mz_object_fully_qualified_names") else "mz_catalog"
-            out[_tname(rels[(schema, name)])] = t(schema, name, rows)
+            out[rel(schema, name)] = t(schema, name, rows)
         return out, lk
 
     def _index_rows(self, it: Item, on: Item, indexes: list, attrs: list, indexdefs: list,
@@ -606,6 +669,7 @@ class SystemDb:
                 cur.rollback()
                 raise
             cur.commit()
+            self.state_version += 1
 
     def set_operator_hydration(self, object_id: str, replica_id: str,
                                statuses: Sequence[tuple[int, int, bool]]) -> None:
@@ -658,13 +722,14 @@ class SystemDb:
 
 
 def _empty_visible() -> pa.Table:
-    return pa.table({"sp": pa.array([], pa.string()), "oid": pa.array([], pa.uint32())})
+    return pa.table({"sp": pa.array([], pa.string()), "oid": pa.array([], pa.uint32()),
+                     "visible": pa.array([], pa.bool_()), "name": pa.array([], pa.string())})
 
 
 def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
-    """Relations visible with search path `path`: in a schema of the path and not hidden by
-    a relation of the same name in an earlier schema."""
-    first: dict[str, int] = {}
+    """For search path `path`, every relation: whether it is visible (in a schema of the
+    path and not hidden by a relation of the same name in an earlier schema) and how
+    regclass prints it (unqualified when visible)."""
     rank = {s: i for i, s in enumerate(path)}
     best: dict[str, tuple[int, int]] = {}
     for oid, (schema, name) in lk.classes.items():
@@ -674,10 +739,15 @@ def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
         cur = best.get(name)
         if cur is None or r < cur[0]:
             best[name] = (r, oid)
-    del first
-    oids = [oid for _r, oid in best.values()]
+    visible = {oid for _r, oid in best.values()}
+    oids, flags, names = [], [], []
+    for oid, (schema, name) in lk.classes.items():
+        oids.append(oid)
+        flags.append(oid in visible)
+        names.append(_quote_ident(name) if oid in visible else f"{_quote_ident(schema)}.{_quote_ident(name)}")
     key = ",".join(path)
-    return pa.table({"sp": pa.array([key] * len(oids), pa.string()), "oid": pa.array(oids, pa.uint32())})
+    return pa.table({"sp": pa.array([key] * len(oids), pa.string()), "oid": pa.array(oids, pa.uint32()),
+                     "visible": pa.array(flags, pa.bool_()), "name": pa.array(names, pa.string())})
 
 
 # ---- row builders --------------------------------------------------------------------------------
@@ -688,11 +758,6 @@ _TYPE_ROWS: dict[int, dict[str, Any]] = {}
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _tname(rel: SysRelation) -> str:
-    """Table name in static/snap: unique across schemas."""
-    return rel.name if rel.schema in ("pg_catalog", "mz_catalog", "mz_internal") else f"is_{rel.name}"
 
 
 def _schema_id(cat: Catalog, name: str, oid: int) -> str:

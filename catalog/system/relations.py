@@ -25,7 +25,7 @@ DUCK_SCHEMAS = {
 FN = f"{MZSYS}.fn"  # macros
 STATIC = f"{MZSYS}.static"  # rows that never change (built-in types, procs, system relations)
 SNAP = f"{MZSYS}.snap"  # rows derived from the catalog, rebuilt when it changes
-STATE = f"{MZSYS}.state"  # introspection state written by the compute controller
+STATE = f"{MZSYS}.mzi"  # introspection state written by the compute controller: mz_internal tables
 
 # OIDs of objects that are not catalog items.
 BOOTSTRAP_SUPERUSER_OID = 10  # the `materialize` role (Postgres' bootstrap superuser oid)

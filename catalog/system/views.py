@@ -15,25 +15,10 @@ MZC = "{MZSYS}.mzc"
 SYSTEM_SCHEMA_LIST = "('pg_catalog', 'information_schema', 'mz_catalog', 'mz_internal')"
 
 MACROS: list[str] = [
-    # name of a type without modifiers (format_type's base)
-    """CREATE MACRO {FN}.format_base(t, m) AS CASE
-        WHEN t = 1042 THEN CASE WHEN m >= 4 THEN 'character(' || (m - 4)::VARCHAR || ')'
-                                WHEN m IS NULL THEN 'character' ELSE 'bpchar' END
-        WHEN t = 1043 THEN 'character varying' || CASE WHEN m >= 4 THEN '(' || (m - 4)::VARCHAR || ')' ELSE '' END
-        WHEN t = 1700 THEN 'numeric' || CASE WHEN m >= 4 THEN '(' || (((m - 4) >> 16) & 65535)::VARCHAR
-                                               || ',' || ((m - 4) & 65535)::VARCHAR || ')' ELSE '' END
-        WHEN t = 1083 THEN 'time' || CASE WHEN m >= 0 THEN '(' || m::VARCHAR || ')' ELSE '' END || ' without time zone'
-        WHEN t = 1114 THEN 'timestamp' || CASE WHEN m >= 0 THEN '(' || m::VARCHAR || ')' ELSE '' END || ' without time zone'
-        WHEN t = 1184 THEN 'timestamp' || CASE WHEN m >= 0 THEN '(' || m::VARCHAR || ')' ELSE '' END || ' with time zone'
-        ELSE (SELECT _mn.name FROM {STATIC}.type_names _mn WHERE _mn.oid = t) END""",
-    """CREATE MACRO {FN}.format_type(t, m) AS CASE WHEN t IS NULL THEN NULL ELSE coalesce(
-        (SELECT CASE WHEN _mn.elem > 0 THEN {FN}.format_base(_mn.elem, m) || '[]' ELSE {FN}.format_base(t, m) END
-         FROM {STATIC}.type_names _mn WHERE _mn.oid = t), '???') END""",
-    """CREATE MACRO {FN}.pg_get_userbyid(o) AS coalesce(
-        (SELECT _ma.rolname FROM {STATIC}.pg_authid _ma WHERE _ma.oid = o), 'unknown (OID=' || o::VARCHAR || ')')""",
-    # visibility in a search path `sp` (list of schema names, pg_catalog included)
-    """CREATE MACRO {FN}.pg_table_is_visible(o, spkey) AS coalesce(o IN (
-        SELECT _mv.oid FROM {SNAP}.visible _mv WHERE _mv.sp = spkey), false)""",
+    # format_type / regtype output: Python functions registered by db.py (Postgres' rules)
+    """CREATE MACRO {FN}.format_type(t, m) AS mzsys_format_type(t, m)""",
+    """CREATE MACRO {FN}.pg_table_is_visible(o, spkey) AS coalesce((
+        SELECT _mv.visible FROM {SNAP}.visible _mv WHERE _mv.sp = spkey AND _mv.oid = o), false)""",
     """CREATE MACRO {FN}.pg_type_is_visible(o, sp) AS coalesce((
         SELECT list_position(sp, _mn.nspname) IS NOT NULL FROM {PG}.pg_type _mt
         JOIN {PG}.pg_namespace _mn ON _mn.oid = _mt.typnamespace WHERE _mt.oid = o), false)""",
@@ -44,24 +29,18 @@ MACROS: list[str] = [
         SELECT list_position(sp, _mn.nspname) IS NOT NULL FROM {PG}.pg_collation _mc
         JOIN {PG}.pg_namespace _mn ON _mn.oid = _mc.collnamespace WHERE _mc.oid = o), false)""",
     """CREATE MACRO {FN}.quote_ident(s) AS CASE WHEN s IS NULL THEN NULL
-        WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*')
-             AND NOT EXISTS (SELECT 1 FROM {STATIC}.keywords _mk WHERE _mk.word = s AND _mk.catcode <> 'U') THEN s
+        WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') AND NOT {FN}.is_reserved(s) THEN s
         ELSE '"' || replace(s, '"', '""') || '"' END""",
     """CREATE MACRO {FN}.quote_literal(s) AS CASE WHEN s IS NULL THEN 'NULL'
         ELSE chr(39) || replace(s, chr(39), chr(39) || chr(39)) || chr(39) END""",
     # reg* output (text form) and input (from text that is not a literal)
-    """CREATE MACRO {FN}.regclass_out(o, sp) AS CASE WHEN o IS NULL THEN NULL ELSE coalesce((
-        SELECT CASE WHEN {FN}.pg_table_is_visible(_mc.oid, sp) THEN {FN}.quote_ident(_mc.relname)
-                    ELSE {FN}.quote_ident(_mn.nspname) || '.' || {FN}.quote_ident(_mc.relname) END
-        FROM {PG}.pg_class _mc JOIN {PG}.pg_namespace _mn ON _mn.oid = _mc.relnamespace WHERE _mc.oid = o), o::VARCHAR) END""",
-    """CREATE MACRO {FN}.regtype_out(o) AS CASE WHEN o IS NULL THEN NULL
-        WHEN o = 0 THEN '-' ELSE coalesce({FN}.format_type(o, NULL), o::VARCHAR) END""",
+    """CREATE MACRO {FN}.regclass_out(o, spkey) AS CASE WHEN o IS NULL THEN NULL ELSE coalesce((
+        SELECT _mv.name FROM {SNAP}.visible _mv WHERE _mv.sp = spkey AND _mv.oid = o), o::VARCHAR) END""",
+    """CREATE MACRO {FN}.regtype_out(o) AS mzsys_regtype_out(o)""",
     """CREATE MACRO {FN}.regproc_out(o) AS CASE WHEN o IS NULL THEN NULL WHEN o = 0 THEN '-'
         ELSE coalesce((SELECT _mp.proname FROM {PG}.pg_proc _mp WHERE _mp.oid = o), o::VARCHAR) END""",
     """CREATE MACRO {FN}.regnamespace_out(o) AS CASE WHEN o IS NULL THEN NULL
         ELSE coalesce((SELECT _mn.nspname FROM {PG}.pg_namespace _mn WHERE _mn.oid = o), o::VARCHAR) END""",
-    """CREATE MACRO {FN}.regrole_out(o) AS CASE WHEN o IS NULL THEN NULL WHEN o = 0 THEN '-'
-        ELSE coalesce((SELECT _ma.rolname FROM {STATIC}.pg_authid _ma WHERE _ma.oid = o), o::VARCHAR) END""",
     """CREATE MACRO {FN}.ident_part(s) AS CASE WHEN starts_with(trim(s), '"')
         THEN replace(trim(trim(s), '"'), '""', '"') ELSE lower(trim(s)) END""",
     """CREATE MACRO {FN}.regclass_in(s, sp) AS CASE WHEN s IS NULL THEN NULL
@@ -83,7 +62,7 @@ MACROS: list[str] = [
         (SELECT _mp.oid FROM {PG}.pg_proc _mp WHERE _mp.proname = {FN}.ident_part(s) ORDER BY _mp.oid LIMIT 1) END""",
     """CREATE MACRO {FN}.regrole_in(s) AS CASE WHEN s IS NULL THEN NULL
         WHEN regexp_full_match(trim(s), '[0-9]+') THEN trim(s)::UINTEGER ELSE
-        (SELECT _ma.oid FROM {STATIC}.pg_authid _ma WHERE _ma.rolname = {FN}.ident_part(s)) END""",
+        (SELECT _ma.oid FROM {PG}.pg_authid _ma WHERE _ma.rolname = {FN}.ident_part(s)) END""",
     # definitions and descriptions
     """CREATE MACRO {FN}.pg_get_expr(e, r) AS e, (e, r, p) AS e""",
     """CREATE MACRO {FN}.pg_get_indexdef(o) AS (SELECT _md.def FROM {SNAP}.indexdef _md WHERE _md.oid = o AND _md.colno = 0),
@@ -100,9 +79,9 @@ MACROS: list[str] = [
         WHERE _md.objoid = o AND _md.classoid = 1259 AND _md.objsubid = n LIMIT 1)""",
     """CREATE MACRO {FN}.shobj_description(o, cat) AS (SELECT _md.description FROM {PG}.pg_shdescription _md
         WHERE _md.objoid = o LIMIT 1)""",
-    """CREATE MACRO {FN}.pg_get_function_result(o) AS (SELECT s.result FROM {STATIC}.proc_signatures s WHERE s.oid = o)""",
-    """CREATE MACRO {FN}.pg_get_function_arguments(o) AS (SELECT s.arguments FROM {STATIC}.proc_signatures s WHERE s.oid = o)""",
-    """CREATE MACRO {FN}.pg_get_function_identity_arguments(o) AS (SELECT s.identity_arguments FROM {STATIC}.proc_signatures s WHERE s.oid = o)""",
+    """CREATE MACRO {FN}.pg_get_function_result(o) AS (SELECT _ms.result FROM {STATIC}.proc_signatures _ms WHERE _ms.oid = o)""",
+    """CREATE MACRO {FN}.pg_get_function_arguments(o) AS (SELECT _ms.arguments FROM {STATIC}.proc_signatures _ms WHERE _ms.oid = o)""",
+    """CREATE MACRO {FN}.pg_get_function_identity_arguments(o) AS (SELECT _ms.identity_arguments FROM {STATIC}.proc_signatures _ms WHERE _ms.oid = o)""",
     """CREATE MACRO {FN}.pg_encoding_to_char(e) AS CASE e WHEN 6 THEN 'UTF8' WHEN 0 THEN 'SQL_ASCII' ELSE '' END""",
     """CREATE MACRO {FN}.pg_char_to_encoding(s) AS CASE upper(s) WHEN 'UTF8' THEN 6 WHEN 'SQL_ASCII' THEN 0 ELSE -1 END""",
     # arrays (Postgres semantics: NULL bounds for empty arrays; vectors are 0-based)
