@@ -769,7 +769,12 @@ class Binder:
         """Bind a subquery expression's query with `scope` as its enclosing scope."""
         saved_agg, saved_ctes = self._agg, dict(self.ctes)
         if saved_agg is not None:
-            scope = saved_agg.input_scope
+            # After GROUP BY the enclosing query's columns are its group keys (then its
+            # aggregates, which a subquery cannot name): outer references resolve to keys.
+            scope = Scope([
+                saved_agg.input_scope.columns[k.index] if isinstance(k, Column) else ScopeColumn(None, "?column?", k.typ)
+                for k in saved_agg.keys
+            ])
         self._agg = None
         self.outer.append(scope)
         try:
@@ -778,11 +783,6 @@ class Binder:
             self.outer.pop()
             self._agg = saved_agg
             self.ctes = saved_ctes
-        if saved_agg is not None:
-            from sql.lowering import free_levels
-
-            if 1 in free_levels(self._finish_nested(bq)):
-                raise unsupported("correlated subqueries in the select list or HAVING of a grouped query")
         return bq
 
     def _scalar_subquery(self, q: exp.Expression, scope: Scope) -> HirScalar:

@@ -55,6 +55,13 @@ QUERIES = [
     "SELECT a FROM t1 INTERSECT ALL SELECT x FROM t2",
     "SELECT a FROM t1 UNION SELECT x FROM t2 ORDER BY 1 LIMIT 3",
     "SELECT t1.a, sub.c FROM t1 JOIN (SELECT x, count(*) AS c FROM t2 GROUP BY x) sub ON sub.x = t1.a",
+    # a correlated subquery over the group keys of a grouped query
+    "SELECT a, count(*), (SELECT count(*) FROM t2 WHERE t2.x = t1.a) FROM t1 GROUP BY a",
+    "SELECT a, sum(b) FROM t1 GROUP BY a HAVING sum(b) > (SELECT min(y) FROM t2 WHERE t2.x = t1.a)",
+    # DISTINCT ON, generate_series, FILTER
+    "SELECT DISTINCT ON (a) a, b FROM t1 ORDER BY a, b DESC",
+    "SELECT a, g FROM t1, generate_series(1, t1.a) AS g",
+    "SELECT count(*) FILTER (WHERE b > 10), sum(a) FILTER (WHERE a > 1) FROM t1",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
 ]
