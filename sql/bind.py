@@ -979,6 +979,8 @@ class Binder:
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
         if isinstance(e, exp.Func):
             return self._function(e, scope)
+        if isinstance(e, (exp.Array, exp.Unnest, exp.Explode)):
+            raise unsupported("arrays and lists")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
         raise unsupported(f"expression {e.key.upper()}")
@@ -1032,6 +1034,8 @@ class Binder:
             return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
         if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
             raise unsupported(f"{name}()")
+        if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
+            raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
         arg_types, rtype = func.function_type(name, [a.typ for a in args])
         cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
@@ -1107,10 +1111,21 @@ def _is_agg(e: exp.Expression) -> bool:
     return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc) and not isinstance(e, exp.Anonymous)
 
 
+_KNOWN_UNSUPPORTED_FUNCTIONS = {
+    "jsonb_agg", "json_agg", "jsonb_object_agg", "jsonb_build_object", "jsonb_build_array", "to_jsonb", "jsonb_array_elements",
+    "array_length", "array_to_string", "string_to_array", "unnest", "list_agg", "regexp_match", "regexp_replace",
+    "date_trunc", "date_part", "extract", "to_char", "to_timestamp", "age", "make_interval", "justify_days",
+    "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg", "array",
+}
+
+_UNSUPPORTED_AGG_NAMES = {"groupconcat": "string_agg", "arrayagg": "array_agg", "stddev": "stddev", "variance": "variance",
+                          "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "variancepop": "var_pop", "jsonbagg": "jsonb_agg"}
+
+
 def _agg_name(e: exp.Expression) -> str:
     name = _AGG_CLASSES.get(type(e))
     if name is None:
-        raise unsupported(f"aggregate {e.key}")
+        raise unsupported(f"aggregate {_UNSUPPORTED_AGG_NAMES.get(e.key, e.key)}")
     return name
 
 

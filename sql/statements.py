@@ -287,6 +287,8 @@ def classify(sql: str) -> Statement:
         return _parse_create_index(text)
     if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
         raise unsupported(f"CREATE {words[1].upper()}")
+    if w0 == "with" and re.match(r"(?is)^with\s+mutually\s+recursive\b", text):
+        raise unsupported("WITH MUTUALLY RECURSIVE")
     if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "deallocate", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
     node = parse_sql(text)
@@ -366,6 +368,8 @@ def _parse_explain(text: str) -> Statement:
                     raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o}")
                 opts.append(o)
         fmt = " ".join((m.group(3) or "text").lower().split())
+        if fmt == "json":
+            raise unsupported("EXPLAIN ... AS JSON")
         body = m.group(4)
         mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
         if mo:
