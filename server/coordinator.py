@@ -208,6 +208,8 @@ class Coordinator:
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
                 b = Binder(_Resolver(self.catalog, session), param_types)
+                if isinstance(stmt, st.Query):
+                    b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
                 planned.bound = bound
                 planned.param_types = b.param_types()
@@ -220,6 +222,7 @@ class Coordinator:
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
                     b = Binder(_Resolver(self.catalog, session), param_types)
+                    b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()
                 name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan"}[stmt.stage]
@@ -929,8 +932,11 @@ class Coordinator:
             if item.kind != kind:
                 raise SqlError(WRONG_OBJECT_TYPE, f"{item.qualified_name} is a {item.kind_word} not a {stmt.kind}")
             deps = self.catalog.dependents(item.id)
-            if deps and not stmt.cascade:
-                raise SqlError("2BP01", f"cannot drop {item.qualified_name}: still depended upon by {deps[0].kind_word} {deps[0].qualified_name}")
+            # an object's own indexes go with it (as in Postgres and Materialize)
+            blocking = [d for d in deps if not (d.kind == "index" and d.on_id == item.id)]
+            if blocking and not stmt.cascade:
+                raise SqlError("2BP01", f"cannot drop {item.qualified_name}: still depended upon by {blocking[0].kind_word} {blocking[0].qualified_name}",
+                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             ids.extend(d.id for d in deps)
             ids.append(item.id)
         if ids:

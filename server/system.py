@@ -30,6 +30,7 @@ from server.system_sql import (
     NotCatalog,
     Rewriter,
     Rewritten,
+    deps_hold,
     is_catalog_query,
     parse_pg,
 )
@@ -201,7 +202,9 @@ class SystemHandler:
     def __init__(self, coordinator: Coordinator) -> None:
         self.coordinator = coordinator
         self._parse_cache: OrderedDict[str, Any] = OrderedDict()
-        self._plan_cache: OrderedDict[tuple[Any, ...], tuple[Rewritten, tuple[ColumnDesc, ...]] | None] = OrderedDict()
+        # (text, parameter types, session fingerprint) -> (rewrite, columns), or (None, catalog
+        # version) for statements that are not catalog queries
+        self._plan_cache: OrderedDict[tuple[Any, ...], tuple[Any, Any]] = OrderedDict()
         # Results of catalog queries, by (DuckDB SQL, parameters, catalog version, state
         # version): a catalog query's answer only changes when one of those does.
         self._result_cache: OrderedDict[tuple[Any, ...], list[tuple[Any, ...]]] = OrderedDict()
@@ -265,20 +268,29 @@ class SystemHandler:
         if not any(w in _CATALOG_WORDS for w in _WORD.findall(low)):
             return None
         key = (text, tuple(param_types), self._fingerprint(session))
+        version = self.coordinator.catalog.version
         with self._lock:
             hit = self._plan_cache.get(key, _MISS)
             if hit is not _MISS:
                 self._plan_cache.move_to_end(key)
+        if hit is not _MISS:
+            # a rewrite stays valid across DDL while its catalog lookups resolve the same way;
+            # "not a catalog query" is only trusted for the catalog version it was decided at
+            if hit[0] is None:
+                hit = hit if hit[1] == version else _MISS
+            elif not deps_hold(hit[0].deps, self.context(session)):
+                hit = _MISS
         if hit is _MISS:
-            hit = self._plan_uncached(session, text, param_types)
-            if hit is None or not hit[0].volatile:
+            planned = self._plan_uncached(session, text, param_types)
+            hit = (None, version) if planned is None else planned
+            if hit[0] is None or not hit[0].volatile:
                 with self._lock:
                     self._plan_cache[key] = hit
                     if len(self._plan_cache) > PLAN_CACHE_SIZE:
                         self._plan_cache.popitem(last=False)
-        if hit is None:
-            return None  # not a catalog query (cached too: the answer depends on the same key)
         rw, columns = hit
+        if rw is None:
+            return None
         return Prepared(sql, tuple(rw.param_types), columns, CatalogPlan(self, text, rw, columns))
 
     def _plan_uncached(self, session: Session, text: str, param_types: list[SqlType | None]) -> tuple[Rewritten, tuple[ColumnDesc, ...]] | None:
@@ -312,7 +324,8 @@ class SystemHandler:
         return ast.copy()
 
     def _fingerprint(self, session: Session) -> tuple[Any, ...]:
-        return (session.pid, session.user, self.coordinator.catalog.version, tuple(sorted(session.vars.items())))
+        """What a rewrite can inline about the session (pid, user, settings)."""
+        return (session.pid, session.user, tuple(sorted(session.vars.items())))
 
     def run(self, rw: Rewritten, params: list[Any]) -> list[tuple[Any, ...]]:
         """Rows of a rewritten catalog query (from the result cache when nothing it can

@@ -58,6 +58,22 @@ class NotCatalog(Exception):
     """The query reads a user relation: not ours."""
 
 
+def deps_hold(deps: Sequence[tuple[Any, ...]], ctx: Context) -> bool:
+    """Do a rewrite's catalog lookups still resolve the same way?"""
+    for dep in deps:
+        if dep[0] == "rel":
+            rel = _system_relation((dep[1],), ctx)
+            if (rel.schema if rel is not None else None) != dep[2]:
+                return False
+        elif dep[0] == "reg":
+            try:
+                if Rewriter(ctx, [])._resolve_reg(dep[1], dep[2]) != dep[3]:
+                    return False
+            except SqlError:
+                return False
+    return True
+
+
 # ---- parsing -----------------------------------------------------------------------------------
 
 _ARRAY_CAST = re.compile(r"::\s*((?:pg_catalog\s*\.\s*)?(?:\"char\"|[A-Za-z_][A-Za-z0-9_]*))\s*\[\s*\]")
@@ -342,6 +358,9 @@ class Rewritten:
     volatile: bool  # reads live server state: never cache the result of the rewrite
     set_config: tuple[str, str, bool] | None = None  # SELECT set_config(...) side effect
     param_map: tuple[int, ...] = ()  # DuckDB parameter k+1 is client parameter param_map[k]
+    # What the rewrite looked up in the catalog (unqualified relation names, reg* literals):
+    # a cached rewrite stays valid while these resolve the same way.
+    deps: tuple[tuple[Any, ...], ...] = ()
 
 
 class _Param(exp.Expression):
@@ -370,6 +389,7 @@ class Rewriter:
         self.volatile = False
         self.set_config: tuple[str, str, bool] | None = None
         self._seen_params: set[int] = set()
+        self.deps: list[tuple[Any, ...]] = []
 
     # -- entry ------------------------------------------------------------------------------------
 
@@ -396,7 +416,7 @@ class Rewriter:
 
         node = node.transform(bind, copy=False)
         return Rewritten(node.sql(dialect="duckdb"), [c for c, _ in cols], [t for _, t in cols], ptypes,
-                         self.volatile, self.set_config, tuple(i - 1 for i in param_map))
+                         self.volatile, self.set_config, tuple(i - 1 for i in param_map), tuple(dict.fromkeys(self.deps)))
 
     # -- queries ----------------------------------------------------------------------------------
 
@@ -565,6 +585,8 @@ class Rewriter:
                 scope.sources.append(Source(alias or parts[0], _rename(cols, col_aliases)))
                 return node
             rel = _system_relation(parts, self.ctx)
+            if len(parts) == 1:
+                self.deps.append(("rel", parts[0], rel.schema if rel is not None else None))
             if rel is None:
                 if len(parts) >= 2 and parts[-2] in SYSTEM_SCHEMAS or len(parts) == 1:
                     raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
@@ -1038,6 +1060,11 @@ class Rewriter:
 
     def resolve_reg(self, kind: str, text: str) -> int:
         """A reg* literal: the OID its name denotes (errors like Postgres' input functions)."""
+        oid = self._resolve_reg(kind, text)
+        self.deps.append(("reg", kind, text, oid))
+        return oid
+
+    def _resolve_reg(self, kind: str, text: str) -> int:
         s = text.strip()
         if re.fullmatch(r"\d+", s):
             return int(s)

@@ -197,6 +197,8 @@ class Binder:
         self.dependencies: list[str] = []
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
+        # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
+        self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
 
     # ---- parameters -------------------------------------------------------------------
@@ -748,6 +750,13 @@ class Binder:
 
     def _column(self, e: exp.Column, scope: Scope) -> HirScalar:
         """A column of the current scope, else of the nearest enclosing scope that has it."""
+        h = self._column_ref(e, scope)
+        start = e.this.meta.get("start") if isinstance(e.this, exp.Identifier) else None
+        if start is not None and start in self.unary_plus and not (h.typ.is_numeric or h.typ.name in ("interval", "unknown")):
+            raise func.op_error("+", h.typ)
+        return h
+
+    def _column_ref(self, e: exp.Column, scope: Scope) -> HirScalar:
         table = e.table or None
         try:
             i = scope.lookup(e.name, table)
@@ -924,6 +933,8 @@ class Binder:
             res = CallVariadic("and", (self._binary("ge", x, lo), self._binary("le", x, hi)), BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
         if isinstance(e, exp.In):
+            if not e.expressions and e.args.get("query") is None and e.args.get("unnest") is None:
+                raise SqlError(SYNTAX_ERROR, 'syntax error at or near ")"')
             if e.args.get("unnest") is not None:
                 raise unsupported("IN (UNNEST ...)")
             if e.args.get("query") is not None:

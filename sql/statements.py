@@ -17,6 +17,9 @@ from sql.lex import leading_words, strip_comments
 @dataclass(frozen=True)
 class Query:
     ast: exp.Expression
+    # source offsets of column names that follow a unary `+` (sqlglot drops the operator,
+    # Postgres defines it only for numbers)
+    unary_plus: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -283,7 +286,7 @@ def classify(sql: str) -> Statement:
         return DropObjects(" ".join(m.group(1).lower().split()), names, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
     if w0 == "create" and len(words) > 1 and (words[1] in ("view", "materialized") or words[1:3] == ["or", "replace"]):
         return _parse_create_view(text)
-    if w0 == "create" and len(words) > 1 and words[1] in ("index", "default"):
+    if w0 == "create" and len(words) > 1 and (words[1] in ("index", "default") or words[1:3] == ["unique", "index"]):
         return _parse_create_index(text)
     if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
         raise unsupported(f"CREATE {words[1].upper()}")
@@ -293,7 +296,7 @@ def classify(sql: str) -> Statement:
         raise unsupported(f"{w0.upper()}")
     node = parse_sql(text)
     if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
-        return Query(node)
+        return Query(node, unary_plus_operands(text))
     if isinstance(node, exp.Insert):
         return Insert(node)
     if isinstance(node, exp.Update):
@@ -303,6 +306,31 @@ def classify(sql: str) -> Statement:
     if isinstance(node, exp.Create) and (node.args.get("kind") or "").upper() == "TABLE":
         return CreateTable(node, text)
     raise unsupported(f"statement {node.key.upper()}")
+
+
+_OPERAND_END = {"VAR", "NUMBER", "STRING", "R_PAREN", "R_BRACKET", "NULL", "TRUE", "FALSE", "IDENTIFIER", "STAR", "PARAMETER", "PLACEHOLDER"}
+
+
+def unary_plus_operands(text: str) -> frozenset[int]:
+    """Start offsets of the column names that a unary `+` applies to."""
+    from sqlglot.tokens import TokenType
+
+    try:
+        toks = sqlglot.tokenize(text, read="postgres")
+    except (TokenError, ParseError):
+        return frozenset()
+    out: set[int] = set()
+    for i, t in enumerate(toks):
+        if t.token_type != TokenType.PLUS or (i > 0 and toks[i - 1].token_type.name in _OPERAND_END):
+            continue
+        j = i + 1
+        while j < len(toks) and toks[j].token_type in (TokenType.PLUS, TokenType.DASH):
+            j += 1
+        if j < len(toks) and toks[j].token_type == TokenType.VAR:
+            while j + 2 < len(toks) and toks[j + 1].token_type == TokenType.DOT and toks[j + 2].token_type == TokenType.VAR:
+                j += 2
+            out.add(toks[j].start)
+    return frozenset(out)
 
 
 def _parse_set(text: str) -> Statement:
@@ -433,16 +461,20 @@ def _parse_create_view(text: str) -> Statement:
 
 def _parse_create_index(text: str) -> Statement:
     m = re.match(
-        rf"(?is)^create\s+(default\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({_IDENT})\s+)?"
+        rf"(?is)^create\s+(default\s+|unique\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({_IDENT})\s+)?"
         rf"(?:in\s+cluster\s+({_IDENT})\s+)?on\s+({_QNAME})\s*(?:\((.*)\))?\s*$",
         text,
     )
     if not m:
         raise SqlError(SYNTAX_ERROR, "syntax error in CREATE INDEX")
-    default = bool(m.group(1))
+    default = bool(m.group(1)) and m.group(1).strip().lower() == "default"
     keys: tuple[str, ...] = ()
     if m.group(6):
-        keys = tuple(k.strip() for k in _split_top_level(m.group(6)) if k.strip())
+        # key order/direction (ASC/DESC, NULLS FIRST/LAST) does not matter to an arrangement
+        keys = tuple(
+            re.sub(r"(?is)\s+(asc|desc)?(\s+nulls\s+(first|last))?\s*$", "", k.strip()) or k.strip()
+            for k in _split_top_level(m.group(6)) if k.strip()
+        )
     if not default and not keys:
         raise SqlError(SYNTAX_ERROR, "CREATE INDEX needs key expressions (or use CREATE DEFAULT INDEX)")
     if default and keys:
