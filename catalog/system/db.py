@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -57,6 +59,9 @@ if TYPE_CHECKING:
     import duckdb
 
     from catalog.catalog import Catalog, Item
+
+log = logging.getLogger("mzspark.catalog.system")
+REFRESH_POLL_S = 0.05
 
 DATABASE_NAME = "materialize"
 DATABASE_OID = 16384
@@ -160,7 +165,8 @@ class SystemDb:
         self._pk_cache: dict[str, tuple[str, ...]] = {}
         self._static: dict[str, pa.Table] = {}  # built-in rows of relations that also get catalog rows
         self._visible_paths: set[tuple[str, ...]] = set()
-        self._nonempty: set[str] = set()
+        self._snap: dict[str, pa.Table] = {}  # catalog-derived rows last written, per table
+        self._closed = False
         self.state_version = 0  # bumped by every write of the controller's introspection state
         try:
             self._setup()
@@ -169,6 +175,7 @@ class SystemDb:
             con.execute(f"DETACH DATABASE IF EXISTS {MZSYS}")
             raise
         self.refresh()
+        threading.Thread(target=self._refresher, name="system-relations-refresh", daemon=True).start()
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -271,6 +278,7 @@ class SystemDb:
 
     def close(self) -> None:
         """Close the per-thread cursors (the catalog closes the connection)."""
+        self._closed = True
         for cur in self._cursors:
             with contextlib.suppress(Exception):
                 cur.close()
@@ -436,23 +444,35 @@ class SystemDb:
             for path in self._visible_paths:
                 snap.setdefault(f"{SNAP}.visible", _empty_visible())
                 snap[f"{SNAP}.visible"] = pa.concat_tables([snap[f"{SNAP}.visible"], _visible_rows(lookups, path)])
+            changed = {t: d for t, d in snap.items() if not _same(self._snap.get(t), d)}
+            gone = {t for t in self._snap if t not in snap}
             cur = self._cursor()
             cur.begin()
             try:
-                for table in self._nonempty | set(snap):
-                    cur.execute(f"DELETE FROM {table}")
-                for table, data in snap.items():
-                    static = self._static.get(table)
-                    if static is not None:
-                        data = pa.concat_tables([static, data])
+                for table in (*changed, *gone):
+                    if table in _CATALOG_ROWS:
+                        # keep the built-in rows; replace only the catalog's
+                        cur.execute(f"DELETE FROM {table} WHERE {_CATALOG_ROWS[table]}")
+                    else:
+                        cur.execute(f"DELETE FROM {table}")
+                for table, data in changed.items():
                     self._insert(cur, table, data)
             except BaseException:
                 cur.rollback()
                 raise
             cur.commit()
-            self._nonempty = {t for t, d in snap.items() if d.num_rows}
+            self._snap = {t: d for t, d in snap.items() if d.num_rows}
             self.lookups = lookups
             self._version = version
+
+    def _refresher(self) -> None:
+        """Rebuild the snapshot soon after every DDL, so catalog queries rarely wait for it."""
+        while not self._closed:
+            time.sleep(REFRESH_POLL_S)
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 - the next query retries (and reports) it
+                log.debug("background refresh of the system relations failed", exc_info=True)
 
     def visible_key(self, path: tuple[str, ...]) -> str:
         """Key of the rows of `mzsys.snap.visible` listing the relations visible with search
@@ -464,8 +484,10 @@ class SystemDb:
         with self._refresh_lock:
             if path not in self._visible_paths:
                 cur = self._cursor()
-                self._insert(cur, f"{SNAP}.visible", _visible_rows(self.lookups, path))
-                self._nonempty.add(f"{SNAP}.visible")
+                rows = _visible_rows(self.lookups, path)
+                self._insert(cur, f"{SNAP}.visible", rows)
+                prev = self._snap.get(f"{SNAP}.visible")
+                self._snap[f"{SNAP}.visible"] = rows if prev is None else pa.concat_tables([prev, rows])
                 self._visible_paths.add(path)
         return key
 
@@ -719,6 +741,21 @@ class SystemDb:
             cur.execute(f"DELETE FROM {STATE}.mz_lir_mapping WHERE global_id = ?", [object_id])
 
         self._write_state(write)
+
+
+# Tables holding both built-in rows and catalog-derived ones: which rows are the catalog's.
+_CATALOG_ROWS = {
+    SYSTEM_RELATIONS[("pg_catalog", "pg_class")].duck: "oid >= 20000",
+    SYSTEM_RELATIONS[("pg_catalog", "pg_attribute")].duck: "attrelid >= 20000",
+    **{SYSTEM_RELATIONS[("mz_catalog", n)].duck: "id NOT LIKE 's%'"
+       for n in ("mz_objects", "mz_relations", "mz_columns", "mz_tables", "mz_views", "mz_types")},
+}
+
+
+def _same(a: pa.Table | None, b: pa.Table) -> bool:
+    if a is None:
+        return b.num_rows == 0
+    return a.num_rows == b.num_rows and a.equals(b)
 
 
 def _empty_visible() -> pa.Table:
