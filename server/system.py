@@ -268,6 +268,7 @@ class SystemHandler:
         if not any(w in _CATALOG_WORDS for w in _WORD.findall(low)):
             return None
         key = (text, tuple(param_types), self._fingerprint(session))
+        self.sysdb().refresh()  # cached rewrites are validated against the current catalog
         version = self.coordinator.catalog.version
         with self._lock:
             hit = self._plan_cache.get(key, _MISS)

@@ -322,6 +322,11 @@ class Scope:
         return None
 
     def column(self, table: str | None, name: str) -> tuple[bool, SqlType | None]:
+        found, t, _alias = self.resolve(table, name)
+        return found, t
+
+    def resolve(self, table: str | None, name: str) -> tuple[bool, SqlType | None, str | None]:
+        """(found, type, alias of the source it comes from; None for an output alias)."""
         s: Scope | None = self
         while s is not None:
             for src in s.sources:
@@ -329,13 +334,13 @@ class Scope:
                     continue
                 for c, t in src.columns:
                     if c == name:
-                        return True, t
+                        return True, t, src.alias
                 if table is not None:
-                    return (False, None)
+                    return False, None, None
             if table is None and name in s.aliases:
-                return True, s.aliases[name]
+                return True, s.aliases[name], None
             s = s.parent
-        return False, None
+        return False, None, None
 
     def has_source(self, alias: str) -> Source | None:
         s: Scope | None = self
@@ -899,8 +904,12 @@ class Rewriter:
         if node.args.get("db"):
             # schema.table.column: sources are aliased by their relation name
             node = exp.Column(this=node.this, table=node.args.get("table"))
-        found, t = scope.column(table, name)
+        found, t, alias = scope.resolve(table, name)
         if found:
+            if table is None and alias is not None and not order_by:
+                # qualify it: macros expand inline, and an unqualified name could be captured
+                # by a table inside a macro body
+                return exp.Column(this=node.this, table=exp.to_identifier(alias, quoted=True)), t
             return node, t
         if name in _SYSTEM_COLUMNS:
             src = scope.has_source(table) if table else next((x for x in scope.sources if x.relation is not None), None)
