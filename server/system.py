@@ -469,15 +469,14 @@ class SystemHandler:
         spark = getattr(self.coordinator, "_spark", None)
         if spark is None:
             return 0
+        sc = spark.sparkContext._jsc.sc()
         try:
-            sc = spark.sparkContext._jsc.sc()
-            return int(sc.dagScheduler().nextJobId().get())
-        except Exception:  # noqa: BLE001 - fall back to the status store
-            try:
-                jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None)
-                return max((int(j.jobId()) for j in jobs), default=-1) + 1
-            except Exception:  # noqa: BLE001
-                return -1
+            # DAGScheduler.nextJobId: an AtomicInteger, which py4j hands over as an int
+            n = sc.dagScheduler().nextJobId()
+            return int(n) if isinstance(n, int) else int(n.get())
+        except Exception:  # noqa: BLE001 - fall back to the jobs the status store retains
+            jobs = sc.statusStore().jobsList(None)
+            return max((int(j.jobId()) for j in jobs), default=-1) + 1
 
     # -- values ------------------------------------------------------------------------------------
 

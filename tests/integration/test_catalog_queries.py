@@ -49,6 +49,21 @@ def reference() -> Iterator[tuple[str, int]]:
         yield ref
 
 
+def test_spark_job_counter(mz_server: MzServer, uniq: Callable[[str], str]) -> None:
+    """The counter the other tests rely on really counts Spark jobs."""
+    t = uniq("t")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (a int)")
+        conn.execute(f"INSERT INTO {t} VALUES (1), (2), (3)")
+        before = spark_jobs(conn)
+        assert conn.execute(f"SELECT sum(a) FROM {t}").fetchall() == [(6,)]  # a Spark job
+        after = spark_jobs(conn)
+        assert after > before
+        conn.execute("SELECT * FROM pg_catalog.pg_class").fetchall()
+        conn.execute("SELECT * FROM mz_catalog.mz_tables").fetchall()
+        assert spark_jobs(conn) == after
+
+
 def test_introspection_relations(mz_server: MzServer) -> None:
     with mz_server.connect() as conn:
         jobs = spark_jobs(conn)

@@ -44,5 +44,5 @@ def spark_jobs(conn: psycopg.Connection) -> int:
     with conn.cursor() as cur:
         cur.execute("SELECT jobs_started FROM mz_internal.mzspark_spark_jobs")
         row = cur.fetchone()
-        assert row is not None
+        assert row is not None and int(row[0]) >= 0, row
         return int(row[0])
