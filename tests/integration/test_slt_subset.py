@@ -7,13 +7,22 @@ set-up plus the first queries). `make slt` runs everything.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.integration.harness import MzServer
 from tests.slt.expected import load_expected, skip_mismatches, worse_than_pg
-from tests.slt.runner import DEFAULT_CORPUS, RunOptions, collect_files, file_label, run_file
+from tests.slt.runner import (
+    DEFAULT_CORPUS,
+    FileResult,
+    RunOptions,
+    collect_files,
+    file_label,
+    format_table,
+    run_file,
+)
 
 # first N statement/query records of each file (None = the whole file)
 LIMITS: dict[str, int | None] = {
@@ -40,10 +49,26 @@ def test_corpus_present() -> None:
     assert len(FILES) >= 25
 
 
+@pytest.fixture(scope="module")
+def subset_results(request: pytest.FixtureRequest) -> Iterator[list[FileResult]]:
+    """Collects every file's result; prints the table (with the PG comparison) at the end."""
+    results: list[FileResult] = []
+    yield results
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if results and reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line("")
+            reporter.write_line("sqllogictest CI subset against mzspark:")
+            for line in format_table(results).splitlines():
+                reporter.write_line(line)
+
+
 @pytest.mark.parametrize("label", FILES)
-def test_slt_subset(mz_server: MzServer, label: str) -> None:
+def test_slt_subset(mz_server: MzServer, subset_results: list[FileResult], label: str) -> None:
     res = run_file(Path(DEFAULT_CORPUS / label), mz_server.dsn, RunOptions(timeout_s=120), label,
                    limit=_limit(label))
+    subset_results.append(res)
     doc = load_expected(label)
     assert res.aborted is None, res.aborted
     assert skip_mismatches(res, doc) == []
