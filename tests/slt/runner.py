@@ -344,8 +344,9 @@ def run_records(
                 conn.close()
                 try:
                     conn = conn_factory()
-                    if setup:
-                        setup(conn)
+                    resume = getattr(setup, "resume", setup)
+                    if resume:
+                        resume(conn)
                 except Exception as e:  # noqa: BLE001
                     res.aborted = f"connection lost and reconnect failed: {e}"
     finally:
@@ -416,6 +417,10 @@ class SchemaSetup:
     def __call__(self, conn: PgConnection) -> None:
         conn.execute(f"DROP SCHEMA IF EXISTS {self.name} CASCADE")
         conn.execute(f"CREATE SCHEMA {self.name}")
+        conn.execute(f"SET search_path TO {self.name}")
+
+    def resume(self, conn: PgConnection) -> None:
+        """After a reconnect: back into the file's schema, keeping its objects."""
         conn.execute(f"SET search_path TO {self.name}")
 
     def teardown(self, conn: PgConnection) -> None:

@@ -203,3 +203,40 @@ def test_run_records_counts_and_failures() -> None:
     assert res.passed + res.failed + res.skipped == 2
     table = format_table([res], compare_pg=False)
     assert "x.test" in table and "total" in table
+
+
+def test_reconnect_resumes_the_schema_without_recreating_it() -> None:
+    class Setup:
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def __call__(self, conn: FakeConn) -> None:
+            self.calls.append("setup")
+
+        def resume(self, conn: FakeConn) -> None:
+            self.calls.append("resume")
+
+        def teardown(self, conn: FakeConn) -> None:
+            self.calls.append("teardown")
+
+    conns: list[FakeConn] = []
+
+    def factory() -> FakeConn:
+        c = FakeConn({"SELECT crash": DbError("08006", "server closed the connection")})
+        orig = c.execute
+
+        def execute(sql: str) -> QueryResult:
+            if sql == "SELECT crash":
+                c.broken = True
+            return orig(sql)
+
+        c.execute = execute  # type: ignore[method-assign]
+        conns.append(c)
+        return c
+
+    setup = Setup()
+    text = "statement ok\nSELECT crash\n\nstatement ok\nSELECT 1\n"
+    res = run_records(parse_text(text), factory, "x.test", RunOptions(), setup=setup)  # type: ignore[arg-type]
+    assert (res.passed, res.failed) == (1, 1)
+    assert len(conns) == 2 and conns[1].executed == ["SELECT 1"]
+    assert setup.calls == ["setup", "resume", "teardown"]
