@@ -43,7 +43,11 @@ def test_asyncpg(mz_server: MzServer, uniq: Callable[[str], str]) -> None:
             types = [(a.name, a.type.name, a.type.schema) for a in stmt.get_attributes()]
             assert types == [("object_id", "text", "pg_catalog"), ("plan_node_id", "uint8", "mz_catalog"),
                              ("hydrated", "bool", "pg_catalog")]
-            assert await stmt.fetch() == []
+            await stmt.fetch()
+            # rows with uint8 values: asyncpg has no binary codec for it and reads its text form
+            positions = await conn.fetch("SELECT name, position FROM mz_catalog.mz_columns WHERE id = "
+                                         "(SELECT id FROM mz_catalog.mz_tables WHERE name = $1) ORDER BY position", t)
+            assert [tuple(r) for r in positions] == [("id", "1"), ("name", "2")]
         finally:
             await conn.close()
         pool = await asyncpg.create_pool(host=mz_server.host, port=mz_server.port, user="materialize",

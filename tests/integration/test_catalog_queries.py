@@ -72,10 +72,25 @@ def test_introspection_relations(mz_server: MzServer) -> None:
             assert [(d.name, d.type_code) for d in cur.description] == shape, rel
         for name in RELATIONS:
             conn.execute(f"SELECT * FROM mz_catalog.{name}").fetchall()
-        # nothing is installed on the replica yet: hydration is empty or not hydrated
-        assert conn.execute("SELECT * FROM mz_internal.mz_compute_operator_hydration_statuses_per_worker").fetchall() == []
-        assert conn.execute("SELECT count(*) FROM mz_internal.mz_compute_hydration_statuses WHERE hydrated").fetchall() == [(0,)]
-        assert conn.execute("SELECT * FROM mz_internal.mz_lir_mapping").fetchall() == []
+        # the hydration relations agree with each other (they are filled by the compute
+        # controller as dataflows hydrate; empty until then)
+        per_worker = conn.execute("SELECT object_id, plan_node_id, replica_id, bool_and(hydrated) FROM "
+                                  "mz_internal.mz_compute_operator_hydration_statuses_per_worker GROUP BY 1, 2, 3").fetchall()
+        operators = conn.execute("SELECT * FROM mz_internal.mz_compute_operator_hydration_statuses").fetchall()
+        assert sorted(per_worker) == sorted(operators)
+        compute = conn.execute("SELECT object_id, replica_id, hydrated FROM mz_internal.mz_compute_hydration_statuses").fetchall()
+        everything = conn.execute("SELECT object_id, replica_id, hydrated FROM mz_internal.mz_hydration_statuses").fetchall()
+        assert set(compute) <= set(everything)
+        replicas = {r for (r,) in conn.execute("SELECT id FROM mz_catalog.mz_cluster_replicas").fetchall()}
+        assert {r for _, r, _ in everything} <= replicas
+        maintained = {i for (i,) in conn.execute("SELECT id FROM mz_catalog.mz_indexes UNION ALL "
+                                                 "SELECT id FROM mz_catalog.mz_materialized_views").fetchall()}
+        reported = {o for o, *_ in operators}
+        assert {o for o, _, _ in compute} <= maintained | reported
+        for object_id, _replica, hydrated in compute:
+            nodes = [h for o, _n, _r, h in operators if o == object_id]
+            if nodes:
+                assert hydrated == all(nodes)
         assert conn.execute("SELECT id, name FROM mz_catalog.mz_clusters").fetchall() == [("u1", "quickstart")]
         assert conn.execute("SELECT id, name, cluster_id FROM mz_catalog.mz_cluster_replicas").fetchall() == [("u1", "r1", "u1")]
         assert conn.execute("SELECT name FROM mz_catalog.mz_databases").fetchall() == [("materialize",)]
