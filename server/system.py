@@ -45,7 +45,7 @@ from sql.errors import (
     SqlError,
 )
 from sql.lex import leading_words, strip_comments
-from sql.statements import ident, qname
+from sql.statements import CopyTo, classify, ident, qname
 from sql.types import ARRAY_ELEMENT, SqlType
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class CatalogPlan:
     sql: str
     rewritten: Rewritten
     columns: tuple[ColumnDesc, ...]
-    copy_out: bool = False
+    copy_out: dict[str, Any] | None = None  # COPY (query) TO STDOUT and its options
 
     def execute(self, session: Session, params: list[Any]) -> Result:
         h = self.handler
@@ -180,8 +180,8 @@ class CatalogPlan:
         except Exception as e:  # noqa: BLE001 - DuckDB errors reach clients as Postgres errors
             h.fail_txn(session)
             raise _duck_error(e) from None
-        if self.copy_out:
-            return CopyOutResult(self.columns, _batched(rows))
+        if self.copy_out is not None:
+            return CopyOutResult(self.columns, _batched(rows), **self.copy_out)
         return RowsResult(self.columns, _batched(rows))
 
 
@@ -238,12 +238,22 @@ class SystemHandler:
             if w0 in ("select", "with", "(", "values", "table"):
                 return self._catalog_query(session, sql, text, param_types)
             if w0 == "copy":
-                m = re.match(r"(?is)^copy\s*\((.*)\)\s*to\s+stdout\s*(?:with\s*)?(\(\s*format\s+text\s*\))?\s*$", text)
+                m = re.match(r"(?is)^copy\s*\((.*)\)\s*to\s+stdout\b(.*)$", text)
                 if m:
                     inner = self._catalog_query(session, m.group(1), m.group(1).strip(), [])
                     if inner is not None:
+                        copy = classify(text)
+                        options = copy.options if isinstance(copy, CopyTo) else {}
+                        fmt = options.get("format", "text").lower()
+                        if fmt not in ("text", "csv"):
+                            raise SqlError(FEATURE_NOT_SUPPORTED, f"COPY TO with format {fmt} is not supported")
                         plan: CatalogPlan = inner.plan
-                        plan.copy_out = True
+                        plan.copy_out = {
+                            "csv": fmt == "csv",
+                            "delimiter": options.get("delimiter", "," if fmt == "csv" else "\t"),
+                            "null": options.get("null", "" if fmt == "csv" else "\\N"),
+                            "header": options.get("header", "false").lower() in ("true", "on", "1"),
+                        }
                         return Prepared(sql, (), None, plan)
             return None
         except SqlError:

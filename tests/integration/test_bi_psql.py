@@ -133,3 +133,11 @@ def test_describe_system_relations(mz_server: MzServer) -> None:
     assert " plan_node_id | uint8   |" in out and " hydrated     | boolean |" in out
     out = psql(mz_server.host, mz_server.port, "\\dS pg_class")
     assert " relkind             | \"char\"       |" in out
+
+
+def test_copy_catalog_query_to_stdout(mz_server: MzServer) -> None:
+    out = psql(mz_server.host, mz_server.port,
+               "\\copy (SELECT oid, typname FROM pg_catalog.pg_type WHERE oid IN (16, 23) ORDER BY oid) TO STDOUT WITH CSV HEADER")
+    assert out.splitlines() == ["oid,typname", "16,bool", "23,int4"]
+    out = psql(mz_server.host, mz_server.port, "COPY (SELECT nspname, nspacl FROM pg_namespace WHERE nspname = 'public') TO STDOUT")
+    assert out.splitlines() == ["public\t\\N"]
