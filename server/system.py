@@ -30,6 +30,7 @@ from server.system_sql import (
     NotCatalog,
     Rewriter,
     Rewritten,
+    _system_relation,
     deps_hold,
     is_catalog_query,
     parse_pg,
@@ -428,6 +429,25 @@ class SystemHandler:
         if key in _STATIC_SETTINGS:
             return _STATIC_SETTINGS[key]
         return None
+
+    # -- system relations for the planner ---------------------------------------------------------
+
+    def relation_rows(self, session: Session, parts: tuple[str, ...]) -> tuple[list[tuple[str, SqlType]], list[tuple[Any, ...]]] | None:
+        """Columns and current rows of the system relation `parts` names ((schema, name) or
+        (name,), resolved like a catalog query resolves it), or None if there is none. For
+        queries that join system relations with user relations: the planner reads the
+        system relation as a constant input (DESIGN §2)."""
+        rel = _system_relation(tuple(parts), self.context(session))
+        if rel is None:
+            return None
+        columns = list(rel.columns)
+        if rel.session:
+            rows = self.session_rows(session, f"{rel.schema}.{rel.name}")
+        else:
+            rw = Rewritten(f"SELECT * FROM {rel.duck}", [c for c, _ in columns], [t for _, t in columns], [], False)
+            rows = self.run(rw, [])
+        descs = tuple(ColumnDesc(c, t) for c, t in columns)
+        return columns, self.convert_rows(session, rows, descs)
 
     # -- session relations -------------------------------------------------------------------------
 

@@ -183,3 +183,15 @@ def test_cursors_over_catalog_queries(coord: Coordinator, session: Any) -> None:
 
 def test_no_spark(coord: Coordinator) -> None:
     assert coord._spark is None, "catalog queries and utility statements must not start Spark"
+
+
+def test_relation_rows_for_the_planner(coord: Coordinator, session: Any) -> None:
+    columns, data = coord.system.relation_rows(session, ("pg_namespace",))
+    assert [c for c, _ in columns] == ["oid", "nspname", "nspowner", "nspacl"]
+    assert ("public" in {r[1] for r in data}) and all(len(r) == 4 for r in data)
+    columns, data = coord.system.relation_rows(session, ("mz_catalog", "mz_tables"))
+    assert ("t" in {r[3] for r in data}) and columns[1] == ("oid", SqlType("oid"))
+    assert coord.system.relation_rows(session, ("t",)) is None  # a user table
+    assert coord.system.relation_rows(session, ("pg_catalog", "nope")) is None
+    columns, data = coord.system.relation_rows(session, ("pg_settings",))
+    assert any(r[0] == "application_name" for r in data)
