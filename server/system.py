@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from catalog.system import pg15_data
-from catalog.system.relations import RELATIONS_BY_NAME, SYSTEM_RELATIONS, pg_type_of_duck
+from catalog.system.relations import RELATIONS_BY_NAME, pg_type_of_duck
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SESSION_VARS
 from server.system_sql import (
@@ -46,7 +46,7 @@ from sql.errors import (
     SqlError,
 )
 from sql.lex import leading_words, strip_comments
-from sql.statements import CopyTo, classify, ident, qname
+from sql.statements import CopyTo, classify, ident
 from sql.types import ARRAY_ELEMENT, SqlType
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ class CatalogPlan:
         try:
             rw = self.rewritten
             if rw.volatile:
-                rw = h.rewrite(session, self.sql, list(rw.param_types), cache=False)
+                rw = h.rewrite(session, self.sql, list(rw.param_types))
             if rw.set_config is not None:
                 name, value, local = rw.set_config
                 session.set(name, value)
@@ -365,9 +365,9 @@ class SystemHandler:
                     self._result_cache.popitem(last=False)
         return rows
 
-    def rewrite(self, session: Session, text: str, param_types: list[SqlType | None], cache: bool = True) -> Rewritten:
-        ast = self._parse(text)
-        return self._rewrite_ast(session, ast, param_types)
+    def rewrite(self, session: Session, text: str, param_types: list[SqlType | None]) -> Rewritten:
+        """Rewrite again (for queries whose result depends on live state)."""
+        return self._rewrite_ast(session, self._parse(text), param_types)
 
     def _rewrite_ast(self, session: Session, ast: Any, param_types: list[SqlType | None]) -> Rewritten:
         sysdb = self.sysdb()
@@ -898,13 +898,3 @@ def _duck_error(e: Exception) -> SqlError:
 def _batched(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:
     for i in range(0, len(rows), BATCH_ROWS):
         yield rows[i : i + BATCH_ROWS]
-    if not rows:
-        return
-
-
-def run_system_plan(plan: Any, session: Session, params: list[Any]) -> Result:
-    result: Result = plan.execute(session, params)
-    return result
-
-
-__all__ = ["SystemHandler", "RegValue", "qname", "SYSTEM_RELATIONS"]
