@@ -324,7 +324,7 @@ def unary_plus_operands(text: str) -> frozenset[int]:
         if t.token_type != TokenType.PLUS or (i > 0 and toks[i - 1].token_type.name in _OPERAND_END):
             continue
         j = i + 1
-        while j < len(toks) and toks[j].token_type in (TokenType.PLUS, TokenType.DASH):
+        while j < len(toks) and toks[j].token_type in (TokenType.PLUS, TokenType.DASH, TokenType.L_PAREN):
             j += 1
         if j < len(toks) and toks[j].token_type == TokenType.VAR:
             while j + 2 < len(toks) and toks[j + 1].token_type == TokenType.DOT and toks[j + 2].token_type == TokenType.VAR:
