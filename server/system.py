@@ -479,7 +479,7 @@ class SystemHandler:
             pg = _PG_SETTINGS.get(key)
             vartype = "bool" if key in BOOL_VARS else (pg[7] if pg else "string")
             context = "internal" if key in READ_ONLY else "user"
-            source = "session" if session.defaults.get(key) != value else "default"
+            source = "session" if session.defaults.get(key) != value and key not in READ_ONLY else "default"
             desc = pg[4] if pg else f"Materialize session variable {shown}."
             category = pg[3] if pg else "Materialize"
             rows.append((shown, value, None, category, desc, None, context, vartype, source, None, None, None,
