@@ -44,7 +44,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
-from sql.hir import HirRel, HMap, HProject
+from sql.hir import HConstant, HirRel, HMap, HProject
 from sql.lex import split_statements
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Constant
@@ -68,12 +68,27 @@ class _Planned:
     extra: Any = None
 
 
+_COMPUTE_TYPES = frozenset({
+    "bool", "int2", "int4", "int8", "oid", "uint8", "mz_timestamp", "float4", "float8", "numeric", "text", "varchar",
+    "bpchar", "name", "jsonb", "uuid", "date", "timestamp", "timestamptz", "time", "interval", "bytea",
+})
+
+
+def _as_text(v: Any, t: SqlType) -> str:
+    from sql.literal import to_text
+
+    if isinstance(v, (list, tuple)):
+        return "{" + ",".join("NULL" if x is None else to_text(x, t) for x in v) + "}"
+    return v if isinstance(v, str) else to_text(v, t)
+
+
 class _Resolver:
     """CatalogReader over the durable catalog with the session's search path."""
 
-    def __init__(self, catalog: Catalog, session: Session) -> None:
+    def __init__(self, catalog: Catalog, session: Session, system: Any = None) -> None:
         self.catalog = catalog
         self.session = session
+        self.system = system  # SystemHandler: system relations read as constant inputs
 
     def item(self, parts: tuple[str, ...] | list[str]) -> Item | None:
         parts = list(parts)
@@ -92,14 +107,29 @@ class _Resolver:
     def resolve(self, parts: list[str]) -> ItemRef | None:
         it = self.item(parts)
         if it is None:
-            if len(parts) >= 2 and parts[-2] in ("mz_catalog", "mz_internal", "pg_catalog", "information_schema"):
-                raise unsupported(f"system relation {'.'.join(parts)}")
-            return None
+            return self._system_relation(parts)
         if it.kind not in ("table", "view", "materialized-view"):
             raise SqlError(WRONG_OBJECT_TYPE, f"{it.qualified_name} is a {it.kind_word}; it cannot be read")
         hir = self.view_hir(it) if it.kind == "view" else None
         return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns),
                        it.oid, tuple(c.nullable for c in it.columns), hir)
+
+    def _system_relation(self, parts: list[str]) -> ItemRef | None:
+        """A catalog relation in a query that also reads user relations: its current rows
+        become a constant input (DESIGN §2, mixed queries)."""
+        if self.system is None:
+            return None
+        got = self.system.relation_rows(self.session, tuple(parts))
+        if got is None:
+            return None
+        columns, rows = got
+        names = tuple(c for c, _ in columns)
+        # columns of types the compute layer cannot carry (arrays, xid, …) enter as text
+        textual = [t.name not in _COMPUTE_TYPES for _, t in columns]
+        types = tuple(TEXT if tx else t for (_, t), tx in zip(columns, textual, strict=True))
+        rows = [tuple(None if v is None else (_as_text(v, t) if tx else v) for v, (_, t), tx in zip(r, columns, textual, strict=True)) for r in rows]
+        schema = parts[-2] if len(parts) >= 2 else "pg_catalog"
+        return ItemRef(f"s:{schema}.{parts[-1]}", schema, parts[-1], "system", names, types, 0, (), HConstant(tuple(tuple(r) for r in rows), types))
 
     def view_hir(self, it: Item) -> HirRel:
         """A view's definition bound afresh (against the current catalog)."""
@@ -207,7 +237,7 @@ class Coordinator:
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
-                b = Binder(_Resolver(self.catalog, session), param_types)
+                b = Binder(_Resolver(self.catalog, session, self.system), param_types)
                 if isinstance(stmt, st.Query):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
@@ -216,12 +246,12 @@ class Coordinator:
                 if isinstance(stmt, st.Query):
                     columns = self._columns(bound)
             case st.Insert() | st.Update() | st.Delete():
-                b = Binder(_Resolver(self.catalog, session), param_types)
+                b = Binder(_Resolver(self.catalog, session, self.system), param_types)
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
-                    b = Binder(_Resolver(self.catalog, session), param_types)
+                    b = Binder(_Resolver(self.catalog, session, self.system), param_types)
                     b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()
@@ -376,7 +406,7 @@ class Coordinator:
     def _explain_object(self, session: Session, e: st.Explain) -> str:
         """EXPLAIN for CREATE MATERIALIZED VIEW / CREATE INDEX / VIEW / MATERIALIZED VIEW / INDEX:
         the maintained plan (not single-time), headed by the object's name."""
-        resolver = _Resolver(self.catalog, session)
+        resolver = _Resolver(self.catalog, session, self.system)
         target = e.target
         if isinstance(target, st.ExplainObject):
             kind = {"view": "view", "materialized view": "materialized-view", "index": "index"}[target.kind]
@@ -442,7 +472,7 @@ class Coordinator:
         if existing is not None and s.if_not_exists:
             session.notice(f'{"materialized view" if s.materialized else "view"} "{name}" already exists, skipping', "42P07")
             return CommandResult(tag)
-        b = Binder(_Resolver(self.catalog, session))
+        b = Binder(_Resolver(self.catalog, session, self.system))
         bound = b.bind_query(s.query, top=False)
         if b.params:
             raise SqlError("42P02", "there is no parameter $1")
@@ -500,7 +530,7 @@ class Coordinator:
 
     def _create_index(self, session: Session, s: st.CreateIndex) -> Result:
         self._check_cluster(s.cluster)
-        resolver = _Resolver(self.catalog, session)
+        resolver = _Resolver(self.catalog, session, self.system)
         on, keys, texts = self._index_parts(resolver, s)
         name = s.name or self._index_name(on, s)
         if self.catalog.get_item(on.schema, name) is not None and s.if_not_exists:
@@ -560,7 +590,7 @@ class Coordinator:
                 raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
             if item.kind == "materialized-view":
                 # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
-                hir = _Resolver(self.catalog, session).view_hir(item)
+                hir = _Resolver(self.catalog, session, self.system).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
                 sub_ctx = oneshot.RenderContext(spark, read_source, persisted=ctx.persisted if ctx is not None else [])
                 return oneshot.consolidate(oneshot.render(sub.plan, sub_ctx))
@@ -627,7 +657,7 @@ class Coordinator:
     # ---- writes ---------------------------------------------------------------------
     def _target(self, session: Session, table: Any) -> Item:
         parts = [p.name for p in table.parts]
-        item = _Resolver(self.catalog, session).item(parts)
+        item = _Resolver(self.catalog, session, self.system).item(parts)
         if item is None:
             raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
         if item.kind != "table":
@@ -911,7 +941,7 @@ class Coordinator:
                 raise unsupported(f"table element {d.sql(dialect='postgres')}")
         cols = [Column(c.name, c.type, False if c.name in pk_cols else c.nullable, c.default_sql) for c in cols]
         # validate defaults now
-        b = Binder(_Resolver(self.catalog, session))
+        b = Binder(_Resolver(self.catalog, session, self.system))
         for c in cols:
             if c.default_sql:
                 self._default(b, c)
@@ -920,7 +950,7 @@ class Coordinator:
 
     def _drop(self, session: Session, stmt: st.DropObjects) -> Result:
         kind = {"table": "table", "view": "view", "materialized view": "materialized-view", "index": "index", "source": "source"}[stmt.kind]
-        resolver = _Resolver(self.catalog, session)
+        resolver = _Resolver(self.catalog, session, self.system)
         ids: list[str] = []
         for parts in stmt.names:
             item = resolver.item(parts)
@@ -960,7 +990,7 @@ class Coordinator:
         if s.what == "databases":
             return [("materialize", None)]
         if s.what == "columns":
-            item = _Resolver(self.catalog, session).item(s.target)
+            item = _Resolver(self.catalog, session, self.system).item(s.target)
             if item is None:
                 raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(s.target)}'")
             return [(c.name, c.nullable, c.type.pg_format(), None) for c in item.columns]
@@ -968,7 +998,7 @@ class Coordinator:
 
     # ---- COPY -----------------------------------------------------------------------
     def _copy_from(self, session: Session, s: st.CopyFrom) -> Result:
-        item = _Resolver(self.catalog, session).item(s.table)
+        item = _Resolver(self.catalog, session, self.system).item(s.table)
         if item is None:
             raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(s.table)}" does not exist')
         if item.kind != "table":
