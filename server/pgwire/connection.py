@@ -850,6 +850,11 @@ class Connection:
             else:
                 self.out += messages.row_description(columns, [0] * len(columns))
         elif kind == ord("P"):
+            cursor = getattr(self.session, "cursors", {}).get(name) if name not in self.portals else None
+            if cursor is not None:
+                # a SQL-level cursor (DECLARE) is a portal too, as in Postgres
+                self.out += messages.row_description(cursor.columns, [0] * len(cursor.columns))
+                return
             portal = self._portal(name)
             prepared = portal.statement.prepared
             columns = prepared.columns if prepared is not None else None

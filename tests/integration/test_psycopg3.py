@@ -234,3 +234,17 @@ def test_copy_in_bad_data_is_an_error(mz_server: MzServer, uniq: Callable[[str],
                 copy.write("1\tok\nnot_a_number\tbad\n")
         # All-or-nothing: the good row of the failed COPY is not there either.
         assert conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
+
+
+def test_server_side_cursor(mz_server: MzServer, uniq: Callable[[str], str]) -> None:
+    """psycopg's named cursors: DECLARE, Describe Portal on the cursor's name, FETCH."""
+    t = uniq("t")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (i int)")
+        conn.execute(f"INSERT INTO {t} SELECT * FROM generate_series(1, 25)")
+    with psycopg.connect(host=mz_server.host, port=mz_server.port, user="materialize", dbname="materialize") as conn:
+        with conn.cursor(name="named_cur") as cur:
+            cur.itersize = 10
+            cur.execute(f"SELECT i FROM {t} ORDER BY i")
+            assert [d.name for d in cur.description] == ["i"]
+            assert [r[0] for r in cur] == list(range(1, 26))
