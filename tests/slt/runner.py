@@ -251,6 +251,9 @@ class FileResult:
 class RunOptions:
     engines: frozenset[str] = DEFAULT_ENGINES
     limit: int | None = None  # first N statement/query records of each file
+    # run every statement but only every k-th query record (the 1st, k+1-th, ...); the
+    # others are not counted at all (sampling a file whose queries do not change state)
+    query_every: int = 1
     timeout_s: float = DEFAULT_TIMEOUT_S
     keep_schema: bool = False
     label_check: bool = True
@@ -311,12 +314,17 @@ def run_records(
     mode = "standard"
     labels: dict[str, str] = {}
     seen = 0
+    queries = 0
     try:
         for rec in records:
             if rec.kind in ("statement", "query"):
                 seen += 1
                 if opts.limit is not None and seen > opts.limit:
                     break
+            if rec.kind == "query":
+                queries += 1
+                if opts.query_every > 1 and (queries - 1) % opts.query_every:
+                    continue
             skip = rec.skipped_for(opts.engines)
             if rec.kind == "halt":
                 if skip:
@@ -461,10 +469,14 @@ def file_label(path: Path, root: Path | None = None) -> str:
 
 
 def run_file(path: Path, dsn: str, opts: RunOptions, label: str | None = None,
-             limit: int | None = None) -> FileResult:
+             limit: int | None = None, query_every: int | None = None) -> FileResult:
     label = label or file_label(path)
     records = parse_file(path)
-    o = opts if limit is None else RunOptions(**{**opts.__dict__, "limit": limit})
+    o = opts
+    if limit is not None:
+        o = RunOptions(**{**o.__dict__, "limit": limit})
+    if query_every is not None:
+        o = RunOptions(**{**o.__dict__, "query_every": query_every})
     return run_records(
         records,
         lambda: PgConnection(dsn, o.timeout_s),
@@ -579,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engine", default="materialize",
                     help="engine name for skipif/onlyif; 'materialize' (default) also answers to 'postgresql'")
     ap.add_argument("--limit", type=int, help="run only the first N statement/query records of each file")
+    ap.add_argument("--query-every", type=int, default=1, metavar="K",
+                    help="run every statement but only every K-th query record (a sample)")
     ap.add_argument("--jobs", type=int, default=1, help="files run in parallel (one connection each)")
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="per-statement timeout, seconds (0 = none)")
     ap.add_argument("--failures", type=Path, help="write failures (JSON lines: file, line, sql, expected, actual)")
@@ -603,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
         print("no .test files found", file=sys.stderr)
         return 2
     root = Path(paths[0]).resolve() if len(paths) == 1 and Path(paths[0]).is_dir() else None
-    opts = RunOptions(engines=engines, limit=args.limit, timeout_s=args.timeout)
+    opts = RunOptions(engines=engines, limit=args.limit, timeout_s=args.timeout,
+                      query_every=args.query_every)
 
     server = None
     tmp = None

@@ -240,3 +240,13 @@ def test_reconnect_resumes_the_schema_without_recreating_it() -> None:
     assert (res.passed, res.failed) == (1, 1)
     assert len(conns) == 2 and conns[1].executed == ["SELECT 1"]
     assert setup.calls == ["setup", "resume", "teardown"]
+
+
+def test_query_sampling_runs_every_statement() -> None:
+    text = "".join(
+        f"statement ok\nS{i}\n\nquery I nosort\nQ{i}\n----\n\n" for i in range(6)
+    )
+    conn = FakeConn({f"Q{i}": QueryResult([INT4], [], 0) for i in range(6)})
+    res = run_records(parse_text(text), lambda: conn, "x.test", RunOptions(query_every=4))  # type: ignore[arg-type,return-value]
+    assert conn.executed == ["S0", "Q0", "S1", "S2", "S3", "S4", "Q4", "S5"]
+    assert (res.passed, res.failed, res.skipped) == (8, 0, 0)
