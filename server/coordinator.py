@@ -32,6 +32,7 @@ from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_o
 from sql.errors import (
     ACTIVE_SQL_TRANSACTION,
     DUPLICATE_COLUMN,
+    FEATURE_NOT_SUPPORTED,
     IN_FAILED_SQL_TRANSACTION,
     INTERNAL_ERROR,
     INVALID_TRANSACTION_STATE,
@@ -66,6 +67,7 @@ class _Planned:
     bound: BoundQuery | None = None
     param_types: tuple[SqlType, ...] = ()
     extra: Any = None
+    catalog_version: int = -1  # plans bound against another catalog version are re-planned
 
 
 _COMPUTE_TYPES = frozenset({
@@ -233,7 +235,7 @@ class Coordinator:
         if system is not None:
             return system
         stmt = st.classify(sql)
-        planned = _Planned(stmt)
+        planned = _Planned(stmt, catalog_version=self.catalog.version)
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
@@ -279,6 +281,8 @@ class Coordinator:
         if not isinstance(prepared.plan, _Planned):
             return prepared.plan.execute(session, params)  # a SystemHandler plan
         planned: _Planned = prepared.plan
+        if planned.catalog_version != self.catalog.version and (planned.bound is not None or planned.extra is not None):
+            planned = self._replan(session, prepared)
         stmt = planned.stmt
         txn = session.txn
         if txn is not None and txn.failed and not (isinstance(stmt, st.TxnControl) and stmt.action in ("rollback", "commit")):
@@ -293,6 +297,17 @@ class Coordinator:
             if session.txn is not None:
                 session.txn.failed = True
             raise
+
+    def _replan(self, session: Session, prepared: Prepared) -> _Planned:
+        """A prepared statement whose catalog changed since it was planned is planned again
+        (Postgres' plan invalidation); its result shape must not change."""
+        fresh = self._prepare(session, prepared.sql, list(prepared.param_types))
+        old_shape = [(c.name, c.type) for c in prepared.columns or ()]
+        new_shape = [(c.name, c.type) for c in fresh.columns or ()]
+        if old_shape != new_shape or tuple(fresh.param_types) != tuple(prepared.param_types):
+            raise SqlError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type")
+        prepared.plan = fresh.plan
+        return fresh.plan
 
     # ---- dispatch -------------------------------------------------------------------
     def _execute(self, session: Session, planned: _Planned, params: list[Any], prepared: Prepared) -> Result:
@@ -313,6 +328,9 @@ class Coordinator:
                 return RowsResult(prepared.columns or (), iter([[(text,)]]))
             case st.Explain():
                 return RowsResult(prepared.columns or (), iter([[(self._explain_object(session, stmt),)]]))
+            case st.Deallocate(name=name):
+                session.deallocate(name)
+                return CommandResult("DEALLOCATE ALL" if name is None else "DEALLOCATE")
             case st.CreateView():
                 return self._create_view(session, stmt)
             case st.CreateIndex():

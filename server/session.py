@@ -92,6 +92,7 @@ class Session:
         self.defaults: dict[str, str] = dict(self.vars)
         self._changed: dict[str, str] = {}
         self._notices: list[tuple[str, str, str]] = []
+        self._deallocations: list[str | None] = []
         self.txn: Transaction | None = None
         self.lock = threading.Lock()
         self.running_tag: str | None = None
@@ -112,6 +113,14 @@ class Session:
 
     def take_changed_parameters(self) -> dict[str, str]:
         out, self._changed = self._changed, {}
+        return out
+
+    def deallocate(self, name: str | None) -> None:
+        """DEALLOCATE name (None: ALL): the protocol layer drops the prepared statement."""
+        self._deallocations.append(name)
+
+    def take_deallocations(self) -> list[str | None]:
+        out, self._deallocations = self._deallocations, []
         return out
 
     def take_notices(self) -> list[tuple[str, str, str]]:

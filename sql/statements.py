@@ -151,9 +151,14 @@ class Empty:
     pass
 
 
+@dataclass(frozen=True)
+class Deallocate:
+    name: str | None  # None = ALL
+
+
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
              | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty
-             | CreateView | CreateIndex)
+             | CreateView | CreateIndex | Deallocate)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -292,7 +297,13 @@ def classify(sql: str) -> Statement:
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 == "with" and re.match(r"(?is)^with\s+mutually\s+recursive\b", text):
         raise unsupported("WITH MUTUALLY RECURSIVE")
-    if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "deallocate", "truncate", "vacuum", "analyze", "comment", "lock"):
+    if w0 == "deallocate":
+        m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({_IDENT})\s*$", text)
+        if not m:
+            raise SqlError(SYNTAX_ERROR, "syntax error in DEALLOCATE")
+        raw = m.group(1)
+        return Deallocate(None if raw.lower() == "all" else ident(raw))
+    if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
     node = parse_sql(text)
     if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):

@@ -289,6 +289,8 @@ def _hierarchical_monotonic(df: DataFrame, key, aggs, must_consolidate: bool) ->
     exprs = [_minmax(_agg_input(cols, a), a.func).alias(f"a{j}") for j, a in enumerate(aggs)]
     exprs.append(F.min(DIFF).alias("__mind"))
     out = keyed.groupBy(*kc).agg(*exprs)
+    # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
+    out = out.where(F.col("__mind").isNotNull())
     msg = "tried to build a monotonic reduction on non-monotonic input"
     out = out.where(F.when(F.col("__mind") > 0, F.lit(True)).otherwise(F.raise_error(F.lit(msg)).cast("boolean")))
     return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], *[F.col(f"a{j}").alias(cname(len(kc) + j)) for j in range(len(aggs))], F.lit(1).cast("long").alias(DIFF))
@@ -305,7 +307,9 @@ def _hierarchical_bucketed(df: DataFrame, key, aggs, buckets: tuple[int, ...]) -
         vals = vals.groupBy(*kc, F.pmod(F.col("__h"), F.lit(b)).alias("__h")).agg(
             *[_minmax(F.col(f"v{j}"), a.func).alias(f"v{j}") for j, a in enumerate(aggs)]
         )
-    out = vals.groupBy(*kc).agg(*[_minmax(F.col(f"v{j}"), a.func).alias(f"v{j}") for j, a in enumerate(aggs)])
+    out = vals.groupBy(*kc).agg(*[_minmax(F.col(f"v{j}"), a.func).alias(f"v{j}") for j, a in enumerate(aggs)],
+                                F.count(F.lit(1)).alias("__n"))
+    out = out.where(F.col("__n") > 0)  # a global aggregate over empty input has no group
     return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], *[F.col(f"v{j}").alias(cname(len(kc) + j)) for j in range(len(aggs))], F.lit(1).cast("long").alias(DIFF))
 
 

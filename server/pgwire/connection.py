@@ -240,6 +240,12 @@ class Connection:
                 self.out += messages.notice_response(severity, sqlstate, message)
             for name, value in self.session.take_changed_parameters().items():
                 self.out += messages.parameter_status(name, value)
+            # DEALLOCATE [PREPARE] name | ALL, executed as SQL, drops protocol-level statements
+            for stmt_name in getattr(self.session, "take_deallocations", list)():
+                if stmt_name is None:
+                    self.statements.clear()
+                else:
+                    self.statements.pop(stmt_name, None)
         except Exception:
             log.exception("collecting notices failed")
 

@@ -248,3 +248,24 @@ def test_server_side_cursor(mz_server: MzServer, uniq: Callable[[str], str]) -> 
             cur.execute(f"SELECT i FROM {t} ORDER BY i")
             assert [d.name for d in cur.description] == ["i"]
             assert [r[0] for r in cur] == list(range(1, 26))
+
+
+def test_prepared_statement_replanned_after_ddl(mz_server: MzServer, uniq: Callable[[str], str]) -> None:
+    """A server-side prepared statement survives DROP + CREATE of the table it reads (the
+    plan is rebound, as Postgres does); a change of its result shape is 0A000."""
+    t = uniq("t")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (a int)")
+        conn.execute(f"INSERT INTO {t} VALUES (1)")
+        q = f"SELECT a FROM {t} WHERE a > %s"
+        assert conn.execute(q, (0,), prepare=True).fetchall() == [(1,)]
+        conn.execute(f"DROP TABLE {t}")
+        conn.execute(f"CREATE TABLE {t} (a int)")
+        conn.execute(f"INSERT INTO {t} VALUES (2)")
+        assert conn.execute(q, (0,), prepare=True).fetchall() == [(2,)]
+        conn.execute(f"DROP TABLE {t}")
+        conn.execute(f"CREATE TABLE {t} (a text)")
+        with pytest.raises(psycopg.Error) as e:
+            conn.execute(q, (0,), prepare=True)
+        # the rebound query compares text with integer (42883) or changes shape (0A000)
+        assert e.value.sqlstate in ("42883", "0A000")
