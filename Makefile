@@ -31,10 +31,11 @@ JDBC_JAR := /usr/share/java/postgresql.jar
 
 .PHONY: run test lint install deps-test clean
 
-# (Re)create the venv when it is missing or its interpreter does not run (e.g. a venv
-# copied from another machine); reinstall only when pyproject.toml changed.
+# (Re)create the venv when it is missing, its interpreter does not run (e.g. a venv copied
+# from another machine) or it has no pip (venv creation interrupted); reinstall only when
+# pyproject.toml changed.
 $(STAMP): pyproject.toml
-	@if ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
+	@if ! $(PY) -c 'import sys, pip; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then \
 	  $(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "mzspark needs Python >= 3.11, $(PYTHON) is " + sys.version.split()[0])'; \
 	  echo "creating $(VENV) with $(PYTHON)"; \
 	  rm -rf $(VENV); \
