@@ -280,10 +280,12 @@ class Catalog:
 
     def close(self) -> None:
         """Checkpoint and close. Idempotent."""
+        # Stop the system relations first and outside our lock: a rebuild in progress takes
+        # our lock, and close() waits for it to finish.
+        sysdb = getattr(self, "_system_db", None)
+        if sysdb is not None:
+            sysdb.close()
         with self._lock:
-            sysdb = getattr(self, "_system_db", None)
-            if sysdb is not None:
-                sysdb.close()
             if self._con is not None:
                 with contextlib.suppress(duckdb.Error):
                     self._con.execute("CHECKPOINT")

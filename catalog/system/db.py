@@ -277,8 +277,10 @@ class SystemDb:
         con.create_function("mzsys_regtype_out", regtype, [UINTEGER], VARCHAR, null_handling="special")
 
     def close(self) -> None:
-        """Close the per-thread cursors (the catalog closes the connection)."""
-        self._closed = True
+        """Close the per-thread cursors (the catalog closes the connection). Waits for a
+        rebuild in progress (the background refresher) so the connection is idle after."""
+        with self._refresh_lock:
+            self._closed = True
         for cur in self._cursors:
             with contextlib.suppress(Exception):
                 cur.close()
@@ -437,6 +439,8 @@ class SystemDb:
         if not force and self._catalog.version == self._version:
             return
         with self._refresh_lock:
+            if self._closed:  # the catalog is shutting down; its connection is going away
+                return
             version = self._catalog.version
             if not force and version == self._version:
                 return
