@@ -191,7 +191,7 @@ class Lowerer:
         inp_id, inp_get = self._let(inp)
         ts = mir_types(inp_get)
         if free_levels(sub):
-            distinct = Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(ts)), ())
+            distinct = _distinct(inp_get)
             d_id, d_get = self._let(distinct)
             r = self.rel(sub, Ctx(d_get, ctx.levels + (n,)))
             keys: Mir = Reduce(Project(r, tuple(range(width))), tuple(Column(i, ts[i]) for i in range(width)), ())
@@ -209,7 +209,8 @@ class Lowerer:
         width = ctx.k + n
         inp_id, inp_get = self._let(inp)
         if free_levels(sub.rel):
-            d_id, d_get = self._let(Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(mir_types(inp_get))), ()))
+            distinct = _distinct(inp_get)
+            d_id, d_get = self._let(distinct)
             r = self.rel(sub.rel, Ctx(d_get, ctx.levels + (n,)))
             w = width
         else:
@@ -242,7 +243,7 @@ class Lowerer:
         joined = Join((inp_get, v), tuple((Column(i, vt_all[i]), Column(width + i, vt_all[i])) for i in range(w)))
         body: Mir = Let(r_id, r, Project(joined, tuple(range(width)) + (width + w,)))
         if d_id is not None:
-            body = Let(d_id, Reduce(inp_get, tuple(Column(i, t) for i, t in enumerate(mir_types(inp_get))), ()), body)
+            body = Let(d_id, distinct, body)
         return Let(inp_id, inp, body)
 
     # ---- relations --------------------------------------------------------------------
@@ -302,9 +303,7 @@ class Lowerer:
             case HReduce(input=i, group_key=key, aggregates=aggs):
                 return self._reduce(self.rel(i, ctx), ctx, key, aggs)
             case HDistinct(input=i):
-                inner = self.rel(i, ctx)
-                ts = mir_types(inner)
-                return Reduce(inner, tuple(Column(c, t) for c, t in enumerate(ts)), ())
+                return _distinct(self.rel(i, ctx))
             case HTopK(input=i, group_key=g, order_key=o, limit=lim, offset=off):
                 inner = self.rel(i, ctx)
                 order = tuple(ColumnOrder(x.column + k, x.desc, x.nulls_last) for x in o)
@@ -327,8 +326,9 @@ class Lowerer:
         l_id, l_get = self._let(left)
         lets: list[tuple[str, Mir]] = [(l_id, left)]
         if j.lateral:
-            d_id, d_get = self._let(Reduce(l_get, tuple(Column(i, t) for i, t in enumerate(mir_types(l_get))), ()))
-            lets.append((d_id, Reduce(l_get, tuple(Column(i, t) for i, t in enumerate(mir_types(l_get))), ())))
+            distinct = _distinct(l_get)
+            d_id, d_get = self._let(distinct)
+            lets.append((d_id, distinct))
             right = self.rel(j.right, Ctx(d_get, ctx.levels + (nl,)))
             shared = k + nl  # the right side repeats all of the left's columns first
         else:
@@ -433,6 +433,11 @@ class Lowerer:
         base = ctx.outer if ctx.outer is not None else Constant((((), 1),), ())
         empty = Union((Negate(Project(get, tuple(range(k)))), base))
         return Let(lid, red, Union((get, Map(empty, defaults))))
+
+
+def _distinct(x: Mir) -> Mir:
+    """Distinct(x) = Reduce(x, group_key=all columns, no aggregates)."""
+    return Reduce(x, tuple(Column(i, t) for i, t in enumerate(mir_types(x))), ())
 
 
 def _wrap_lets(lets: list[tuple[str, Mir]], body: Mir) -> Mir:
