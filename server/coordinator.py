@@ -596,13 +596,13 @@ class Coordinator:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
-        from compute.render.spark import SMALL_INPUT_ROWS, on_small_session
+        from compute.render.spark import SMALL_INPUT_ROWS, small_session
 
         spark = self.spark()
-        leases = []
+        done: list[Any] = []
         rows_read = [0]
 
-        def read_source(item_id: str, types: tuple[SqlType, ...]):
+        def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
             if item is None or item.shard_id is None:
                 raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
@@ -610,16 +610,13 @@ class Coordinator:
                 # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
                 hir = _Resolver(self.catalog, session, self.system).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
-                sub_ctx = oneshot.RenderContext(spark, read_source, persisted=ctx.persisted if ctx is not None else [])
-                return oneshot.consolidate(oneshot.render(sub.plan, sub_ctx))
+                return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
-            df, lease = self.sources().read(shard, batches, types, ts,
-                                            lambda: self.catalog.lease_batches(shard, ts))
-            if lease is not None:
-                leases.append(lease)
-            return df
+            view, release = self.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
+            done.append(release)
+            return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
         tag = f"mzs-{session.pid}-{uuid.uuid4().hex[:8]}"
         timeout_ms = session.statement_timeout_ms()
@@ -632,21 +629,16 @@ class Coordinator:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
             timer.start()
-        ctx = None
+        ctx = oneshot.RenderContext(spark, read_source, observed={} if record_counts is not None else None)
+        fin = df.finishing
+        types = df.types
         try:
-            ctx = oneshot.RenderContext(spark, read_source, observed={} if record_counts is not None else None)
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
-                out = oneshot.consolidate(out)
-            fin = df.finishing
-            types = df.types
-            if fin is not None and fin.order_by:
-                out = out.orderBy(*oneshot.order_cols(fin.order_by))
-            if fin is not None and fin.limit is not None:
-                out = out.limit(fin.offset + fin.limit)
-            if rows_read[0] < SMALL_INPUT_ROWS and record_counts is None:
-                out = on_small_session(out)
-            table = out.toArrow()
+                out = oneshot.consolidate(out, ctx)
+            text = oneshot.finish(out, fin, ctx)
+            runner = small_session() if rows_read[0] < SMALL_INPUT_ROWS and record_counts is None else spark
+            table = runner.sql(text).toArrow()
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))
@@ -659,14 +651,13 @@ class Coordinator:
                 raise SqlError("57014", "canceling statement due to user request") from None
             raise translate_spark_error(e) from None
         finally:
-            if ctx is not None:
-                ctx.release()
+            ctx.release()
             if timer is not None:
                 timer.cancel()
             session.running_tag = None
             sc.setLocalProperty("spark.jobGroup.id", None)
-            for lease in leases:
-                lease.release()
+            for release in done:
+                release()
         if any(d < 0 for _, d in rows):
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))

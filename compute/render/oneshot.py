@@ -1,65 +1,89 @@
 """Rendering of single-time (one-shot) LIR dataflows on Spark (DESIGN §5.1, left column).
 
-A collection is a DataFrame with data columns c0..cN and `diff` (bigint). Consolidation =
-group by all data columns, sum diff, drop zeros. Each LIR variant has its own strategy.
+A collection is a relation with data columns c0..cN and `diff` (bigint). Consolidation = group
+by all data columns, sum diff, drop zeros. Each LIR variant has its own strategy.
+
+A dataflow renders to ONE Spark SQL query (nested subqueries), analysed once in the JVM:
+building it with DataFrame/Column calls cost a py4j round trip per operation (about 1,800 for
+a small join + group-by, ~250 ms before Spark did any work). Sources, persisted Let values and
+large constants are global temporary views (`global_temp.<name>`), visible to every session
+of the Spark context.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import assert_never
 
-from pyspark.sql import Column as SCol
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render.scalar import render_scalar
+from compute.render.scalar import lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
 from sql.errors import INTERNAL_ERROR, SqlError
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
 DIFF = "diff"
+INLINE_CONSTANT_ROWS = 2000
 
 
 def cname(i: int) -> str:
     return f"c{i}"
 
 
-def data_cols(df: DataFrame) -> list[str]:
-    return [c for c in df.columns if c != DIFF]
+def cnames(n: int) -> list[str]:
+    return [cname(i) for i in range(n)]
 
 
-def consolidate(df: DataFrame) -> DataFrame:
-    """Sum diffs of equal rows and drop zeros."""
-    cols = data_cols(df)
-    if not cols:
-        return df.agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
-    return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
+@dataclass(frozen=True, slots=True)
+class Rel:
+    """A query producing columns c0..c{arity-1} and diff."""
 
-
-def check_non_negative(df: DataFrame, what: str) -> DataFrame:
-    """Fail the query if a negative multiplicity reaches an operator that cannot take it."""
-    msg = f"Non-positive multiplicity in {what}"
-    return df.withColumn(DIFF, F.when(F.col(DIFF) > 0, F.col(DIFF)).otherwise(F.raise_error(F.lit(msg)).cast("long")))
+    sql: str
+    arity: int
 
 
 @dataclass
 class RenderContext:
     spark: SparkSession
-    read_source: Callable[[str, tuple[SqlType, ...]], DataFrame]
-    lets: dict[str, DataFrame] = field(default_factory=dict)
+    read_source: Callable[[str, tuple[SqlType, ...]], Rel]
+    lets: dict[str, Rel] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id
     observed: dict[int, DataFrame] | None = None
-    # Let values read more than once, persisted for this query; freed by release()
-    persisted: list[DataFrame] = field(default_factory=list)
+    # persisted DataFrames and their global views, freed by release()
+    persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
+    _aliases: int = 0
+
+    def alias(self) -> str:
+        self._aliases += 1
+        return f"_t{self._aliases}"
+
+    def sub(self, r: Rel) -> str:
+        """`(query) AS _tN`: a relation usable in FROM."""
+        return f"({r.sql}) AS {self.alias()}"
+
+    def view(self, df: DataFrame, persist: bool) -> str:
+        """Register `df` as a global temporary view owned by this query; its SELECT text."""
+        name = f"mzq_{uuid.uuid4().hex}"
+        if persist:
+            df = df.persist()
+        df.createOrReplaceGlobalTempView(name)
+        self.persisted.append((df, name))
+        return f"SELECT * FROM global_temp.{name}"
+
+    def materialize(self, r: Rel) -> Rel:
+        """Compute `r` once (persisted) for several readers."""
+        return Rel(self.view(self.spark.sql(r.sql), persist=True), r.arity)
 
     def release(self) -> None:
-        for df in self.persisted:
+        for df, name in self.persisted:
             df.unpersist()
+            self.spark.catalog.dropGlobalTempView(name)
         self.persisted.clear()
 
 
@@ -73,19 +97,46 @@ def _local_uses(p: lir.Plan, lid: str) -> int:
 
 
 def record_counts(ctx: RenderContext) -> dict[int, int]:
-    """Records (data, diff rows) each observed node produced; frees the persisted outputs."""
+    """Records (data, diff rows) each observed node produced."""
     assert ctx.observed is not None
-    counts = {nid: df.count() for nid, df in sorted(ctx.observed.items())}
-    for df in ctx.observed.values():
-        df.unpersist()
-    return counts
+    return {nid: df.count() for nid, df in sorted(ctx.observed.items())}
 
 
-def empty(spark: SparkSession, types: tuple[SqlType, ...]) -> DataFrame:
-    return constant(spark, (), types)
+def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | None = None,
+            group: list[str] | None = None, arity: int | None = None) -> Rel:
+    """SELECT exprs FROM r [WHERE ...] [GROUP BY ...]; exprs end with the diff column."""
+    q = f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}"
+    if where:
+        q += " WHERE " + " AND ".join(where)
+    if group:
+        q += " GROUP BY " + ", ".join(group)
+    return Rel(q, arity if arity is not None else len(exprs) - 1)
 
 
-def constant(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame:
+def _wrap(ctx: RenderContext, q: str, arity: int, where: list[str]) -> Rel:
+    """Keep c0..c{arity-1}, diff of `q`'s rows satisfying `where`."""
+    return _select(ctx, Rel(q, arity), [*cnames(arity), DIFF], where)
+
+
+def consolidate(r: Rel, ctx: RenderContext) -> Rel:
+    """Sum diffs of equal rows and drop zeros."""
+    cols = cnames(r.arity)
+    q = f"SELECT {', '.join([*cols, 'SUM(diff) AS diff'])} FROM {ctx.sub(r)}"
+    if cols:
+        q += " GROUP BY " + ", ".join(cols)
+    return Rel(q + " HAVING SUM(diff) <> 0", r.arity)
+
+
+def _positive(col: str, what: str) -> str:
+    """A predicate failing the query if a negative multiplicity reaches `what`."""
+    return f"(CASE WHEN {col} > 0 THEN TRUE ELSE {raise_error(f'Non-positive multiplicity in {what}', 'boolean')} END)"
+
+
+def check_non_negative(r: Rel, what: str, ctx: RenderContext) -> Rel:
+    return _select(ctx, r, [*cnames(r.arity), DIFF], [_positive(DIFF, what)])
+
+
+def constant_df(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame:
     """A local relation built through Arrow (no Python worker processes are involved)."""
     from catalog.storage.arrow_types import rows_to_arrow
 
@@ -94,352 +145,369 @@ def constant(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame
     return spark.createDataFrame(table, schema=schema)
 
 
-def apply_mfp(df: DataFrame, m: lir.Mfp) -> DataFrame:
+def _constant(rows, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
+    n = len(types)
+    if not rows:
+        exprs = [f"{lit(None, t)} AS {cname(i)}" for i, t in enumerate(types)] + ["CAST(NULL AS BIGINT) AS diff"]
+        return Rel(f"SELECT {', '.join(exprs)} FROM (SELECT 1) AS {ctx.alias()} WHERE FALSE", n)
+    if len(rows) > INLINE_CONSTANT_ROWS:
+        return Rel(ctx.view(constant_df(ctx.spark, rows, types), persist=False), n)
+    values = ", ".join("(" + ", ".join([*(lit(v, t) for v, t in zip(row, types, strict=True)), f"CAST({int(d)} AS BIGINT)"]) + ")" for row, d in rows)
+    return Rel(f"SELECT * FROM VALUES {values} AS {ctx.alias()}({', '.join([*cnames(n), DIFF])})", n)
+
+
+MAX_INLINE_EXPR = 10_000
+
+
+def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
     if m.is_identity():
-        return df
-    cols: list[SCol] = [F.col(cname(i)) for i in range(m.input_arity)]
-    # Expressions are rendered inline (Catalyst eliminates common subexpressions).
-    for e in m.expressions:
-        cols.append(render_scalar(e, cols))
-    out = df
-    for p in m.predicates:
-        out = out.where(render_scalar(p, cols))
-    return out.select(*[cols[c].alias(cname(k)) for k, c in enumerate(m.output)], F.col(DIFF))
+        return r
+    cols = cnames(m.input_arity)
+    for k, e in enumerate(m.expressions):
+        text = render_scalar(e, cols)
+        if len(text) > MAX_INLINE_EXPR:
+            # later references use a column instead of repeating the text (Catalyst still
+            # pushes the predicates below this projection)
+            name = f"m{k}"
+            r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
+            text = name
+        cols.append(text)
+    preds = [render_scalar(p, cols) for p in m.predicates]
+    exprs = [f"{cols[c]} AS {cname(k)}" for k, c in enumerate(m.output)]
+    return _select(ctx, r, [*exprs, DIFF], preds)
 
 
-def render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
-    df = _render(p, ctx)
+def render(p: lir.Plan, ctx: RenderContext) -> Rel:
+    r = _render(p, ctx)
     if ctx.observed is not None:
-        df = df.persist()
-        ctx.observed[p.node_id] = df
-    return df
+        df = ctx.spark.sql(r.sql)
+        r = Rel(ctx.view(df, persist=True), r.arity)
+        ctx.observed[p.node_id] = ctx.persisted[-1][0]
+    return r
 
 
-def _render(p: lir.Plan, ctx: RenderContext) -> DataFrame:
+def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
     n = p.node
     match n:
         case lir.Constant(rows=rows, types=ts):
-            return constant(ctx.spark, rows, ts)
+            return _constant(rows, ts, ctx)
         case lir.Get(id=i, types=ts, mfp=m, local=loc):
-            df = ctx.lets[i] if loc else ctx.read_source(i, ts)
-            return apply_mfp(df, m)
+            r = ctx.lets[i] if loc else ctx.read_source(i, ts)
+            return apply_mfp(r, m, ctx)
         case lir.MfpNode(input=i, mfp=m):
-            return apply_mfp(render(i, ctx), m)
+            return apply_mfp(render(i, ctx), m, ctx)
         case lir.FlatMap(input=i, func=f, exprs=xs, types=ts):
-            return _flat_map(render(i, ctx), f, xs, ts)
+            return _flat_map(render(i, ctx), f, xs, ts, ctx)
         case lir.Let(id=i, value=v, body=b):
             value = render(v, ctx)
-            if _local_uses(b, i) > 1 and (ctx.observed is None or p.node_id not in ctx.observed):
+            if _local_uses(b, i) > 1 and ctx.observed is None:
                 # computed once, read several times: without this Spark recomputes it at
                 # every reference, exponentially in the nesting of such bindings
-                value = value.persist()
-                ctx.persisted.append(value)
+                value = ctx.materialize(value)
             ctx.lets[i] = value
             try:
                 return render(b, ctx)
             finally:
                 del ctx.lets[i]
         case lir.Join(inputs=ins, equivalences=eq, arities=ar):
-            return _join([render(x, ctx) for x in ins], eq, ar)
+            return _join([render(x, ctx) for x in ins], eq, ar, ctx)
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
-            return _reduce(render(i, ctx), k, aggs, rp)
+            return _reduce(render(i, ctx), k, aggs, rp, ctx)
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
-            return _topk(render(i, ctx), g, o, lim, off, tp)
+            return _topk(render(i, ctx), g, o, lim, off, tp, ctx)
         case lir.Negate(input=i):
-            df = render(i, ctx)
-            return df.withColumn(DIFF, -F.col(DIFF))
+            r = render(i, ctx)
+            return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
         case lir.Threshold(input=i):
-            return consolidate(render(i, ctx)).where(F.col(DIFF) > 0)
+            r = consolidate(render(i, ctx), ctx)
+            return _select(ctx, r, [*cnames(r.arity), DIFF], ["diff > 0"])
         case lir.Union(inputs=ins, consolidate_output=c):
-            dfs = [render(x, ctx) for x in ins]
-            out = dfs[0]
-            for d in dfs[1:]:
-                out = out.unionAll(d)
-            return consolidate(out) if c else out
+            rs = [render(x, ctx) for x in ins]
+            out = Rel(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs), rs[0].arity)
+            return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
         case _:
             assert_never(n)
 
 
-def _flat_map(df: DataFrame, func: str, exprs, types: tuple[SqlType, ...]) -> DataFrame:
+def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
     """Table functions: each input row ++ each output row, with the input row's diff."""
-    cols = data_cols(df)
-    args = [render_scalar(e, [F.col(c) for c in cols]) for e in exprs]
+    cols = cnames(r.arity)
     if func != "generate_series":
         raise SqlError(INTERNAL_ERROR, f"no rendering for table function {func}")
-    start, stop, step = (a.cast("long") for a in args)
-    zero_step = F.raise_error(F.lit("[22023] step size cannot equal zero"))
+    start, stop, step = (f"CAST({render_scalar(e, cols)} AS BIGINT)" for e in exprs)
     # Postgres yields nothing when the bounds run against the step (Spark would count down)
     series = (
-        F.when(step == 0, zero_step.cast("array<bigint>"))
-        .when(((step > 0) & (start <= stop)) | ((step < 0) & (start >= stop)), F.sequence(start, stop, step))
-        .otherwise(F.array().cast("array<bigint>"))
+        f"(CASE WHEN {step} = 0 THEN {raise_error('[22023] step size cannot equal zero', 'array<bigint>')}"
+        f" WHEN ({step} > 0 AND {start} <= {stop}) OR ({step} < 0 AND {start} >= {stop}) THEN sequence({start}, {stop}, {step})"
+        " ELSE CAST(array() AS array<bigint>) END)"
     )
-    out = df.select(*[F.col(c) for c in cols], F.explode(series).alias("__v"), F.col(DIFF))
-    return out.select(*[F.col(c) for c in cols], F.col("__v").cast(spark_type(types[0])).alias(cname(len(cols))), F.col(DIFF))
+    exploded = _select(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
+    return _select(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
 
 
-def _join(dfs: list[DataFrame], eq, arities: tuple[int, ...]) -> DataFrame:
+def _join(rs: list[Rel], eq, arities: tuple[int, ...], ctx: RenderContext) -> Rel:
     """Inner equi-join of all inputs; the output diff is the product of the input diffs."""
+    from sql.scalar import columns_used
+
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
     renamed = []
-    for k, df in enumerate(dfs):
-        sel = [F.col(cname(i)).alias(f"j{offsets[k] + i}") for i in range(arities[k])] + [F.col(DIFF).alias(f"d{k}")]
-        renamed.append(df.select(*sel))
+    for k, r in enumerate(rs):
+        sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
+        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
     total = offsets[-1]
-    allcols = [F.col(f"j{i}") for i in range(total)]
-    out = renamed[0]
+    allcols = [f"j{i}" for i in range(total)]
+    source = renamed[0]
     joined_upto = arities[0]
     pending = list(eq)
     for k in range(1, len(renamed)):
         joined_upto += arities[k]
-        conds: list[SCol] = []
+        conds: list[str] = []
         rest = []
         for cls in pending:
-            from sql.scalar import columns_used
-
             if all(max(columns_used(x), default=-1) < joined_upto for x in cls):
                 rendered = [render_scalar(x, allcols) for x in cls]
-                conds.extend(rendered[0].eqNullSafe(r) for r in rendered[1:])
+                conds.extend(f"({rendered[0]} <=> {x})" for x in rendered[1:])
             else:
                 rest.append(cls)
         pending = rest
-        if conds:
-            cond = conds[0]
-            for c in conds[1:]:
-                cond = cond & c
-            out = out.join(renamed[k], on=cond, how="inner")
-        else:
-            out = out.crossJoin(renamed[k])
-    diff = F.col("d0")
-    for k in range(1, len(renamed)):
-        diff = diff * F.col(f"d{k}")
-    return out.select(*[F.col(f"j{i}").alias(cname(i)) for i in range(total)], diff.alias(DIFF))
+        source += f" JOIN {renamed[k]} ON {' AND '.join(conds)}" if conds else f" CROSS JOIN {renamed[k]}"
+    diff = " * ".join(f"d{k}" for k in range(len(rs)))
+    sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
+    return Rel(f"SELECT {', '.join(sel)} FROM {source}", total)
 
 
-def _keyed(df: DataFrame, key) -> tuple[DataFrame, list[str]]:
+def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
     """Evaluate the group key into columns k0..; keep the input columns."""
-    cols = [F.col(c) for c in data_cols(df)]
-    keyed = df.select(*cols, F.col(DIFF), *[render_scalar(k, cols).alias(f"k{i}") for i, k in enumerate(key)])
-    return keyed, [f"k{i}" for i in range(len(key))]
+    cols = cnames(r.arity)
+    kc = [f"k{i}" for i in range(len(key))]
+    exprs = [*cols, DIFF, *[f"{render_scalar(k, cols)} AS {kc[i]}" for i, k in enumerate(key)]]
+    return Rel(f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}", r.arity), kc
 
 
-def _reduce(df: DataFrame, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan) -> DataFrame:
+def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], where: list[str], outputs: list[str]) -> Rel:
+    """SELECT outputs, 1 AS diff FROM (SELECT kc, aggs FROM keyed GROUP BY kc) WHERE ..."""
+    q = f"SELECT {', '.join([*kc, *aggs])} FROM {ctx.sub(keyed)}"
+    if kc:
+        q += " GROUP BY " + ", ".join(kc)
+    sel = [f"{o} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
+    return _select(ctx, Rel(q, 0), sel, where)
+
+
+def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ctx: RenderContext) -> Rel:
     match rp:
         case lir.ReduceDistinct():
-            keyed, kc = _keyed(df, key)
-            out = keyed.groupBy(*kc).agg(F.sum(DIFF).alias("__n"))
-            out = out.where(F.col("__n") != 0)
-            out = check_non_negative(out.withColumnRenamed("__n", DIFF), "Distinct")
-            return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], F.lit(1).cast("long").alias(DIFF))
+            keyed, kc = _keyed(r, key, ctx)
+            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc)
         case lir.ReduceAccumulable():
-            return _accumulable(df, key, aggs)
+            return _accumulable(r, key, aggs, ctx)
         case lir.ReduceHierarchical(monotonic=True, must_consolidate=mc):
-            return _hierarchical_monotonic(df, key, aggs, mc)
+            return _hierarchical_monotonic(r, key, aggs, mc, ctx)
         case lir.ReduceHierarchical(monotonic=False, buckets=b):
-            return _hierarchical_bucketed(df, key, aggs, b)
+            return _hierarchical_bucketed(r, key, aggs, b, ctx)
         case lir.ReduceBasic():
-            return _basic_reduce(df, key, aggs)
+            return _basic_reduce(r, key, aggs, ctx)
         case _:
             assert_never(rp)
 
 
-def _agg_input(df_cols: list[SCol], a: AggregateExpr) -> SCol:
-    return render_scalar(a.expr, df_cols)
+def _nonnull_diff(x: str) -> str:
+    return f"SUM(CASE WHEN {x} IS NOT NULL THEN diff ELSE 0 END)"
 
 
-def _accumulable(df: DataFrame, key, aggs) -> DataFrame:
-    cols = [F.col(c) for c in data_cols(df)]
-    keyed, kc = _keyed(df, key)
-    exprs = [F.sum(DIFF).alias("__n")]
-    d = F.col(DIFF)
+def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
+    cols = cnames(r.arity)
+    keyed, kc = _keyed(r, key, ctx)
+    exprs = ["SUM(diff) AS __n"]
+    outs = list(kc)
     for j, a in enumerate(aggs):
-        x = _agg_input(cols, a)
+        x = render_scalar(a.expr, cols)
         if a.func == "count":
-            exprs.append(F.sum(F.when(x.isNotNull(), d).otherwise(F.lit(0))).alias(f"a{j}"))
+            exprs.append(f"{_nonnull_diff(x)} AS a{j}")
+            outs.append(f"a{j}")
         else:  # sum
-            st = spark_type(a.typ)
-            xv = x.cast(st)
-            exprs.append(F.sum(xv * d.cast(st) if a.typ.name not in ("interval",) else xv).alias(f"a{j}"))
-            exprs.append(F.sum(F.when(x.isNotNull(), d).otherwise(F.lit(0))).alias(f"nn{j}"))
-    out = keyed.groupBy(*kc).agg(*exprs).where(F.col("__n") != 0)
-    sel = [F.col(k).alias(cname(i)) for i, k in enumerate(kc)]
-    for j, a in enumerate(aggs):
-        c = F.col(f"a{j}")
-        if a.func == "sum":
-            c = F.when(F.col(f"nn{j}") != 0, c).cast(spark_type(a.typ))
-        sel.append(c.alias(cname(len(kc) + j)))
-    out = check_non_negative(out.withColumnRenamed("__n", DIFF), "Reduce")
-    return out.select(*sel, F.lit(1).cast("long").alias(DIFF))
+            st = sql_type(a.typ)
+            xv = f"CAST({x} AS {st})"
+            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"SUM({xv}) AS a{j}")
+            exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
+            outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs)
 
 
-def _minmax(x: SCol, func: str) -> SCol:
-    return F.min(x) if func == "min" else F.max(x)
+def _minmax(x: str, func: str) -> str:
+    return f"{'MIN' if func == 'min' else 'MAX'}({x})"
 
 
-def _hierarchical_monotonic(df: DataFrame, key, aggs, must_consolidate: bool) -> DataFrame:
+def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: RenderContext) -> Rel:
     """(consolidate if asked) + one min/max group-by with Spark's partial aggregation."""
     if must_consolidate:
-        df = consolidate(df)
-    cols = [F.col(c) for c in data_cols(df)]
-    keyed, kc = _keyed(df, key)
-    exprs = [_minmax(_agg_input(cols, a), a.func).alias(f"a{j}") for j, a in enumerate(aggs)]
-    exprs.append(F.min(DIFF).alias("__mind"))
-    out = keyed.groupBy(*kc).agg(*exprs)
+        r = consolidate(r, ctx)
+    cols = cnames(r.arity)
+    keyed, kc = _keyed(r, key, ctx)
+    exprs = [f"{_minmax(render_scalar(a.expr, cols), a.func)} AS a{j}" for j, a in enumerate(aggs)]
+    exprs.append("MIN(diff) AS __mind")
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
-    out = out.where(F.col("__mind").isNotNull())
     msg = "tried to build a monotonic reduction on non-monotonic input"
-    out = out.where(F.when(F.col("__mind") > 0, F.lit(True)).otherwise(F.raise_error(F.lit(msg)).cast("boolean")))
-    return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], *[F.col(f"a{j}").alias(cname(len(kc) + j)) for j in range(len(aggs))], F.lit(1).cast("long").alias(DIFF))
+    check = f"(CASE WHEN __mind > 0 THEN TRUE ELSE {raise_error(msg, 'boolean')} END)"
+    return _grouped(ctx, keyed, kc, exprs, ["__mind IS NOT NULL", check], [*kc, *[f"a{j}" for j in range(len(aggs))]])
 
 
-def _hierarchical_bucketed(df: DataFrame, key, aggs, buckets: tuple[int, ...]) -> DataFrame:
+def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: RenderContext) -> Rel:
     """Consolidate, then one min/max group-by per bucket level on (key, hash % b), then final."""
-    cdf = consolidate(df)
-    cdf = check_non_negative(cdf, "hierarchical Reduce")
-    cols = [F.col(c) for c in data_cols(cdf)]
-    keyed, kc = _keyed(cdf, key)
-    vals = keyed.select(*kc, *[_agg_input(cols, a).alias(f"v{j}") for j, a in enumerate(aggs)], F.xxhash64(*[F.col(c) for c in data_cols(cdf)]).alias("__h"))
+    c = check_non_negative(consolidate(r, ctx), "hierarchical Reduce", ctx)
+    cols = cnames(c.arity)
+    keyed, kc = _keyed(c, key, ctx)
+    vs = [f"v{j}" for j in range(len(aggs))]
+    hashed = "xxhash64(" + ", ".join(["0", *cols]) + ") AS __h"
+    first = [*kc, *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
+    vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
-        vals = vals.groupBy(*kc, F.pmod(F.col("__h"), F.lit(b)).alias("__h")).agg(
-            *[_minmax(F.col(f"v{j}"), a.func).alias(f"v{j}") for j, a in enumerate(aggs)]
-        )
-    out = vals.groupBy(*kc).agg(*[_minmax(F.col(f"v{j}"), a.func).alias(f"v{j}") for j, a in enumerate(aggs)],
-                                F.count(F.lit(1)).alias("__n"))
-    out = out.where(F.col("__n") > 0)  # a global aggregate over empty input has no group
-    return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], *[F.col(f"v{j}").alias(cname(len(kc) + j)) for j in range(len(aggs))], F.lit(1).cast("long").alias(DIFF))
+        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"{_minmax(v, a.func)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+        by = ", ".join([*kc, f"pmod(__h, {b})"])
+        vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
+    final = [f"{_minmax(v, a.func)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
+    # a global aggregate over empty input has no group
+    return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs])
 
 
-def _basic_reduce(df: DataFrame, key, aggs) -> DataFrame:
+def _basic_aggregate(a: AggregateExpr, x: str) -> str:
+    match a.func, a.distinct:
+        case "count", False:
+            return _nonnull_diff(x)
+        case "count", True:
+            return f"COUNT(DISTINCT {x})"
+        case "sum", False:
+            st = sql_type(a.typ)
+            return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
+        case "sum", True:
+            return f"SUM(DISTINCT CAST({x} AS {sql_type(a.typ)}))"
+        case ("min" | "max"), _:
+            return _minmax(x, a.func)
+        case ("bool_or" | "bool_and"), _:
+            return f"{a.func}({x})"
+        case "any_value", _:
+            return f"any_value({x})"
+    raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
+
+
+def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     """Consolidate, then evaluate every aggregate with diff weights (distinct ones ignore them)."""
-    cdf = check_non_negative(consolidate(df), "Reduce")
-    cols = [F.col(c) for c in data_cols(cdf)]
-    keyed, kc = _keyed(cdf, key)
-    d = F.col(DIFF)
-    exprs = []
-    for j, a in enumerate(aggs):
-        x = _agg_input(cols, a)
-        st = spark_type(a.typ)
-        match a.func, a.distinct:
-            case "count", False:
-                e = F.sum(F.when(x.isNotNull(), d).otherwise(F.lit(0)))
-            case "count", True:
-                e = F.count_distinct(x)
-            case "sum", False:
-                e = F.sum(x.cast(st) * d.cast(st))
-            case "sum", True:
-                e = F.sum_distinct(x.cast(st))
-            case ("min" | "max"), _:
-                e = _minmax(x, a.func)
-            case "bool_or", _:
-                e = F.bool_or(x)
-            case "bool_and", _:
-                e = F.bool_and(x)
-            case "any_value", _:
-                e = F.any_value(x, ignoreNulls=False)
-            case _:
-                raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
-        exprs.append(e.cast(st).alias(f"a{j}"))
-    out = keyed.groupBy(*kc).agg(F.sum(DIFF).alias("__n"), *exprs).where(F.col("__n") != 0)
-    return out.select(*[F.col(k).alias(cname(i)) for i, k in enumerate(kc)], *[F.col(f"a{j}").alias(cname(len(kc) + j)) for j in range(len(aggs))], F.lit(1).cast("long").alias(DIFF))
+    c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
+    cols = cnames(c.arity)
+    keyed, kc = _keyed(c, key, ctx)
+    exprs = ["SUM(diff) AS __n"] + [f"CAST({_basic_aggregate(a, render_scalar(a.expr, cols))} AS {sql_type(a.typ)}) AS a{j}" for j, a in enumerate(aggs)]
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], [*kc, *[f"a{j}" for j in range(len(aggs))]])
 
 
-def order_cols(order: tuple[ColumnOrder, ...]) -> list[SCol]:
-    out = []
-    for o in order:
-        c = F.col(cname(o.column))
-        if o.desc:
-            out.append(c.desc_nulls_last() if o.nulls_last else c.desc_nulls_first())
-        else:
-            out.append(c.asc_nulls_last() if o.nulls_last else c.asc_nulls_first())
-    return out
+def order_sql(order: tuple[ColumnOrder, ...]) -> str:
+    return ", ".join(f"{cname(o.column)} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in order)
 
 
-def expand(df: DataFrame, cap: int | None = None) -> DataFrame:
+def expand(r: Rel, ctx: RenderContext, cap: int | None = None) -> Rel:
     """One row per unit of (positive) multiplicity, at most `cap` copies of a row."""
-    n = F.col(DIFF) if cap is None else F.least(F.col(DIFF), F.lit(cap))
-    return df.withColumn("__rep", F.explode(F.sequence(F.lit(1), n))).drop("__rep").withColumn(DIFF, F.lit(1).cast("long"))
+    n = DIFF if cap is None else f"least(diff, CAST({cap} AS BIGINT))"
+    reps = _select(ctx, r, [*cnames(r.arity), f"explode(sequence(CAST(1 AS BIGINT), {n})) AS __rep", DIFF], arity=r.arity)
+    return _select(ctx, reps, [*cnames(r.arity), "CAST(1 AS BIGINT) AS diff"])
 
 
-def _topk(df: DataFrame, group, order, limit, offset, tp: lir.TopKPlan) -> DataFrame:
-    g = [F.col(cname(c)) for c in group]
-    cols = data_cols(df)
+def _topk(r: Rel, group, order, limit, offset, tp: lir.TopKPlan, ctx: RenderContext) -> Rel:
+    g = [cname(c) for c in group]
     match tp:
         case lir.TopKMonotonicTop1(must_consolidate=mc):
             if mc:
-                df = consolidate(df)
-            df = check_non_negative(df, "monotonic top-k")
-            return _top1(df, g, order, cols)
+                r = consolidate(r, ctx)
+            return _top1(check_non_negative(r, "monotonic top-k", ctx), g, order, ctx)
         case lir.TopKMonotonicTopK(must_consolidate=mc):
             if mc:
-                df = consolidate(df)
-            df = check_non_negative(df, "monotonic top-k")
-            k = limit if limit is not None else None
-            rows = expand(df, k)
-            return _window_topk(rows, g, order, 0, k)
+                r = consolidate(r, ctx)
+            rows = expand(check_non_negative(r, "monotonic top-k", ctx), ctx, limit)
+            return _window_topk(rows, g, order, 0, limit, ctx)
         case lir.TopKBasic(buckets=buckets):
-            cdf = check_non_negative(consolidate(df), "top-k")
-            rows = expand(cdf, None if limit is None else limit + offset)
+            rows = expand(check_non_negative(consolidate(r, ctx), "top-k", ctx), ctx, None if limit is None else limit + offset)
             if limit is not None:
-                rows = rows.withColumn("__h", F.xxhash64(*[F.col(c) for c in cols], F.monotonically_increasing_id()))
+                cols = cnames(rows.arity)
+                hargs = ", ".join([*cols, "monotonically_increasing_id()"])
+                hashed = f"SELECT *, xxhash64({hargs}) AS __h FROM {ctx.sub(rows)}"
+                keep = ", ".join([*cols, DIFF, "__h"])
                 for b in buckets:
-                    part = g + [F.pmod(F.col("__h"), F.lit(b))]
-                    w = Window.partitionBy(*part).orderBy(*order_cols(order))
-                    rows = rows.withColumn("__rn", F.row_number().over(w)).where(F.col("__rn") <= limit + offset).drop("__rn")
-                rows = rows.drop("__h")
-            return _window_topk(rows, g, order, offset, limit)
+                    part = ", ".join([*g, f"pmod(__h, {b})"])
+                    w = f"row_number() OVER (PARTITION BY {part} ORDER BY {_order_or_id(order)})"
+                    inner = f"SELECT *, {w} AS __rn FROM ({hashed}) AS {ctx.alias()}"
+                    hashed = f"SELECT {keep} FROM ({inner}) AS {ctx.alias()} WHERE __rn <= {limit + offset}"
+                rows = _wrap(ctx, hashed, rows.arity, [])
+            return _window_topk(rows, g, order, offset, limit, ctx)
         case _:
             assert_never(tp)
 
 
-def _window_topk(rows: DataFrame, g: list[SCol], order, offset: int, limit: int | None) -> DataFrame:
-    w = Window.partitionBy(*g).orderBy(*order_cols(order)) if g else Window.orderBy(*order_cols(order))
+def _order_or_id(order) -> str:
+    return order_sql(order) if order else "monotonically_increasing_id()"
+
+
+def _window_topk(rows: Rel, g: list[str], order, offset: int, limit: int | None, ctx: RenderContext) -> Rel:
     if not g and limit is not None:
         # no grouping: Spark's TakeOrderedAndProject does a per-partition top-k then a final one
-        ordered = rows.orderBy(*order_cols(order)) if order else rows
-        out = ordered.limit(offset + limit)
-        if offset:
-            out = out.withColumn("__rn", F.row_number().over(Window.orderBy(*order_cols(order)) if order else Window.orderBy(F.monotonically_increasing_id()))).where(F.col("__rn") > offset).drop("__rn")
-        return out
-    out = rows.withColumn("__rn", F.row_number().over(w if order or g else Window.orderBy(F.monotonically_increasing_id())))
-    cond = F.col("__rn") > offset
-    if limit is not None:
-        cond = cond & (F.col("__rn") <= offset + limit)
-    return out.where(cond).drop("__rn")
+        q = f"SELECT * FROM {ctx.sub(rows)}" + (f" ORDER BY {order_sql(order)}" if order else "") + f" LIMIT {offset + limit}"
+        if not offset:
+            return Rel(q, rows.arity)
+        numbered = f"SELECT *, row_number() OVER (ORDER BY {_order_or_id(order)}) AS __rn FROM ({q}) AS {ctx.alias()}"
+        return _wrap(ctx, numbered, rows.arity, [f"__rn > {offset}"])
+    part = f"PARTITION BY {', '.join(g)} " if g else ""
+    numbered = f"SELECT *, row_number() OVER ({part}ORDER BY {_order_or_id(order)}) AS __rn FROM {ctx.sub(rows)}"
+    cond = [f"__rn > {offset}"] + ([f"__rn <= {offset + limit}"] if limit is not None else [])
+    return _wrap(ctx, numbered, rows.arity, cond)
 
 
-def _top1(df: DataFrame, g: list[SCol], order, cols: list[str]) -> DataFrame:
+def _top1(r: Rel, g: list[str], order, ctx: RenderContext) -> Rel:
     """One aggregate per group, no sort: min/max of a struct whose fields order as asked."""
     dirs = {o.desc for o in order}
     if len(dirs) > 1:
-        return _window_topk(expand(df, 1), g, order, 0, 1)
+        return _window_topk(expand(r, ctx, 1), g, order, 0, 1, ctx)
     desc = dirs == {True}
+    cols = cnames(r.arity)
     fields = []
     for k, o in enumerate(order):
-        c = F.col(cname(o.column))
+        c = cname(o.column)
         # under min() (asc) a true flag sorts later; under max() (desc) it sorts earlier
-        null_flag = c.isNull() if (o.nulls_last != desc) else c.isNotNull()
-        fields += [null_flag.alias(f"n{k}"), c.alias(f"o{k}")]
-    payload = F.struct(*fields, *[F.col(c).alias(c) for c in cols])
-    agg = F.max(payload) if desc else F.min(payload)
-    grouped = df.groupBy(*g).agg(agg.alias("__best")) if g else df.agg(agg.alias("__best")).where(F.col("__best").isNotNull())
-    return grouped.select(*[F.col(f"__best.{c}").alias(c) for c in cols], F.lit(1).cast("long").alias(DIFF))
+        flag = f"({c} IS NULL)" if (o.nulls_last != desc) else f"({c} IS NOT NULL)"
+        fields += [f"'n{k}', {flag}", f"'o{k}', {c}"]
+    payload = "named_struct(" + ", ".join([*fields, *[f"{quote(c)}, {c}" for c in cols]]) + ")"
+    q = f"SELECT {'MAX' if desc else 'MIN'}({payload}) AS __best FROM {ctx.sub(r)}"
+    if g:
+        q += " GROUP BY " + ", ".join(g)
+    return _select(ctx, Rel(q, 0), [*[f"__best.{c} AS {c}" for c in cols], "CAST(1 AS BIGINT) AS diff"],
+                   [] if g else ["__best IS NOT NULL"])
+
+
+def finish(r: Rel, fin: lir.Finishing | None, ctx: RenderContext) -> str:
+    """The query's ORDER BY / LIMIT (the rest of the finishing is applied to the rows)."""
+    if fin is None or (not fin.order_by and fin.limit is None):
+        return r.sql
+    q = f"SELECT * FROM {ctx.sub(r)}"
+    if fin.order_by:
+        q += f" ORDER BY {order_sql(fin.order_by)}"
+    if fin.limit is not None:
+        q += f" LIMIT {fin.offset + fin.limit}"
+    return q
 
 
 def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], as_of: int, has_retractions: bool) -> DataFrame:
     """A table's contents at `as_of`: Parquet batches filtered to time <= as_of (pushed down
     to the Parquet reader); consolidated only when the shard holds retractions."""
     if not paths:
-        return empty(spark, types)
+        return constant_df(spark, (), types)
     schema = T.StructType(
         [T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)]
         + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
     )
     df = spark.read.schema(schema).parquet(*paths).where(F.col("time") <= F.lit(as_of)).drop("time")
-    return consolidate(df) if has_retractions else df
+    if not has_retractions:
+        return df
+    cols = [c for c in df.columns if c != DIFF]
+    return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
 
 
 def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:

@@ -1,12 +1,16 @@
-"""MIR scalar -> Spark Column, with Postgres semantics where Spark's differ."""
+"""MIR scalar -> Spark SQL expression text, with Postgres semantics where Spark's differ.
+
+Expressions are rendered as text (one JVM parse per query instead of one py4j round trip per
+expression node). Every rendered expression is fully parenthesised so composing texts never
+depends on Spark's operator precedence; `cols` are the texts of the input columns.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 from decimal import Decimal
+from functools import lru_cache
 from typing import assert_never
-
-from pyspark.sql import Column as SCol
-from pyspark.sql import functions as F
 
 from compute.render.types import spark_type, to_spark_value
 from sql.errors import unsupported
@@ -16,19 +20,51 @@ from sql.types import SqlType
 _INTS = ("int2", "int4", "int8")
 
 
-def lit(v: object, t: SqlType) -> SCol:
-    st = spark_type(t)
+@lru_cache(maxsize=512)
+def sql_type(t: SqlType) -> str:
+    """The Spark SQL type name of a SqlType (e.g. `int`, `decimal(38,10)`, `struct<...>`)."""
+    return spark_type(t).simpleString()
+
+
+def quote(s: str) -> str:
+    """A Spark SQL string literal (backslash escapes are interpreted by Spark's parser)."""
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def cast(x: str, t: SqlType | str) -> str:
+    return f"CAST({x} AS {t if isinstance(t, str) else sql_type(t)})"
+
+
+def lit(v: object, t: SqlType) -> str:
+    """A typed literal."""
     if v is None:
-        return F.lit(None).cast(st)
-    if t.name == "interval":
-        sv = to_spark_value(v, t)
-        return F.struct(F.lit(sv[0]).cast("int").alias("months"), F.lit(sv[1]).cast("int").alias("days"), F.lit(sv[2]).cast("long").alias("micros"))
-    if isinstance(v, Decimal):
-        return F.lit(v).cast(st)
-    return F.lit(to_spark_value(v, t)).cast(st)
+        return cast("NULL", t)
+    n = t.name
+    if n == "interval":
+        m, d, us = to_spark_value(v, t)
+        return f"named_struct('months', CAST({int(m)} AS INT), 'days', CAST({int(d)} AS INT), 'micros', CAST({int(us)} AS BIGINT))"
+    if n == "bool":
+        return "TRUE" if v else "FALSE"
+    sv = to_spark_value(v, t)
+    if n in _INTS or n in ("oid", "uint8", "mz_timestamp", "time"):
+        return cast(str(int(sv)), t)
+    if n in ("float4", "float8"):
+        return cast(quote(repr(float(sv))), t)
+    if n == "numeric":
+        return cast(quote(str(Decimal(sv))), t)
+    if n == "date":
+        return f"DATE '{sv.isoformat()}'"
+    if n == "timestamp":
+        return f"TIMESTAMP_NTZ '{sv.isoformat(sep=' ')}'"
+    if n == "timestamptz":
+        assert isinstance(sv, dt.datetime)
+        return f"TIMESTAMP_LTZ '{sv.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
+    if n == "bytea":
+        return f"X'{bytes(sv).hex()}'"
+    return cast(quote(str(sv)), t)
 
 
-def render_scalar(e: Scalar, cols: list[SCol]) -> SCol:
+def render_scalar(e: Scalar, cols: list[str]) -> str:
     match e:
         case Column(index=i):
             return cols[i]
@@ -41,230 +77,158 @@ def render_scalar(e: Scalar, cols: list[SCol]) -> SCol:
         case CallVariadic(func=f, exprs=xs, typ=t):
             return _variadic(f, [render_scalar(x, cols) for x in xs], [x.typ for x in xs], t)
         case If(cond=c, then=a, els=b):
-            return F.when(render_scalar(c, cols), render_scalar(a, cols)).otherwise(render_scalar(b, cols))
+            return f"(CASE WHEN {render_scalar(c, cols)} THEN {render_scalar(a, cols)} ELSE {render_scalar(b, cols)} END)"
         case _:
             assert_never(e)
 
 
-def _cast(x: SCol, src: SqlType, dst: SqlType) -> SCol:
+def raise_error(msg: str, t: SqlType | str = "string") -> str:
+    """An expression failing the query with `msg` (a `[SQLSTATE] ` prefix sets the state)."""
+    return cast(f"raise_error({quote(msg)})", t)
+
+
+def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     s, d = src.name, dst.name
-    st = spark_type(dst)
     if d in _INTS and s in ("float4", "float8"):
-        return F.bround(x, 0).cast(st)  # rint(): half to even
+        return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
-        return F.round(x, 0).cast(st)  # half away from zero
+        return cast(f"round({x}, 0)", dst)  # half away from zero
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
-        y = x.cast("string")
-        y = F.substring(y, 1, n)
-        return F.rpad(y, n, " ") if d == "bpchar" else y
-    if d == "mz_timestamp" and s in ("timestamptz", "timestamp"):
-        return F.unix_millis(x.cast("timestamp"))
-    if d == "mz_timestamp" and s == "date":
-        return F.unix_millis(x.cast("timestamp"))
+        y = f"substring(CAST({x} AS STRING), 1, {n})"
+        return f"rpad({y}, {n}, ' ')" if d == "bpchar" else y
+    if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
+        return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
-        return F.timestamp_millis(x).cast(st)
+        return cast(f"timestamp_millis({x})", dst)
     if d == "bool" and s in _INTS:
-        return x != 0
+        return f"({x} <> 0)"
     if d in _INTS and s == "bool":
-        return F.when(x, F.lit(1)).otherwise(F.lit(0)).cast(st)
+        return cast(f"(CASE WHEN {x} THEN 1 ELSE 0 END)", dst)
     if d in ("text", "varchar") and s == "bool":
-        return F.when(x, F.lit("true")).when(~x, F.lit("false"))
+        return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
-        return F.rtrim(x)
-    return x.cast(st)
+        return f"rtrim({x})"
+    return cast(x, dst)
 
 
-def _unary(f: str, x: SCol, xt: SqlType, t: SqlType) -> SCol:
+_SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
+                    "ascii", "chr", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
+_TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
+
+
+def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
+    if f in _SAME_NAME_UNARY:
+        return f"{f}({x})"
+    if f in _TYPED_UNARY:
+        return cast(f"{_TYPED_UNARY[f]}({x})", t)
     match f:
         case "not":
-            return ~x
+            return f"(NOT {x})"
         case "neg":
-            return -x
+            return f"(- {x})"
         case "is_null":
-            return x.isNull()
+            return f"({x} IS NULL)"
         case "is_true":
-            return F.coalesce(x, F.lit(False))
+            return f"coalesce({x}, FALSE)"
         case "is_false":
-            return F.coalesce(~x, F.lit(False))
+            return f"coalesce(NOT {x}, FALSE)"
         case "cast":
             return _cast(x, xt, t)
-        case "abs":
-            return F.abs(x)
-        case "lower":
-            return F.lower(x)
-        case "upper":
-            return F.upper(x)
         case "length" | "char_length":
-            return F.length(x)
-        case "octet_length":
-            return F.octet_length(x)
+            return f"length({x})"
         case "btrim":
-            return F.trim(x)
-        case "ltrim":
-            return F.ltrim(x)
-        case "rtrim":
-            return F.rtrim(x)
-        case "reverse":
-            return F.reverse(x)
-        case "initcap":
-            return F.initcap(x)
-        case "md5":
-            return F.md5(x)
-        case "ascii":
-            return F.ascii(x)
-        case "chr":
-            return F.chr(x)
+            return f"trim({x})"
         case "round":
-            return F.bround(x, 0) if xt.name in ("float4", "float8") else F.round(x, 0)
+            return f"bround({x}, 0)" if xt.name in ("float4", "float8") else f"round({x}, 0)"
         case "trunc":
-            return F.when(x >= 0, F.floor(x)).otherwise(F.ceil(x)).cast(spark_type(t))
-        case "ceil":
-            return F.ceil(x).cast(spark_type(t))
-        case "floor":
-            return F.floor(x).cast(spark_type(t))
-        case "sign":
-            return F.signum(x).cast(spark_type(t))
-        case "sqrt":
-            return F.sqrt(x).cast(spark_type(t))
-        case "exp":
-            return F.exp(x).cast(spark_type(t))
-        case "ln":
-            return F.log(x).cast(spark_type(t))
-        case "log10":
-            return F.log10(x).cast(spark_type(t))
-        case "cbrt":
-            return F.cbrt(x)
-        case "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "radians" | "degrees":
-            return getattr(F, f)(x)
+            return cast(f"(CASE WHEN {x} >= 0 THEN floor({x}) ELSE ceil({x}) END)", t)
         case "to_hex":
-            return F.lower(F.hex(x))
+            return f"lower(hex({x}))"
     raise unsupported(f"function {f}")
 
 
-def _binary(f: str, a: SCol, b: SCol, at: SqlType, bt: SqlType, t: SqlType) -> SCol:
+_COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
+    if f in _COMPARISONS:
+        return f"({a} {_COMPARISONS[f]} {b})"
     match f:
-        case "add":
-            return (a + b).cast(spark_type(t)) if t.name in _INTS else a + b
-        case "sub":
-            if at.name == "date" and bt.name == "date":
-                return F.datediff(a, b)
-            return (a - b).cast(spark_type(t)) if t.name in _INTS else a - b
-        case "mul":
-            return (a * b).cast(spark_type(t)) if t.name in _INTS else a * b
+        case "add" | "sub" | "mul":
+            if f == "sub" and at.name == "date" and bt.name == "date":
+                return f"datediff({a}, {b})"
+            e = f"({a} {'+' if f == 'add' else '-' if f == 'sub' else '*'} {b})"
+            return cast(e, t) if t.name in _INTS else e
         case "div":
             if t.name in _INTS:
                 # Spark's integral `div` truncates toward zero like Postgres; ANSI raises on 0
-                return F.call_function("div", a, b).cast(spark_type(t))
-            return a / b
+                return cast(f"div({a}, {b})", t)
+            return f"({a} / {b})"
         case "div_avg":
-            return a / b
+            return f"({a} / {b})"
         case "mod" | "mod_fn":
-            return a % b
+            return f"({a} % {b})"
         case "pow" | "power":
-            return F.pow(a, b).cast(spark_type(t))
-        case "eq":
-            return a == b
-        case "ne":
-            return a != b
-        case "lt":
-            return a < b
-        case "le":
-            return a <= b
-        case "gt":
-            return a > b
-        case "ge":
-            return a >= b
+            return cast(f"power({a}, {b})", t)
         case "concat":
-            return F.concat(a, b)
-        case "like":
-            return F.call_function("like", a, b)
-        case "ilike":
-            return F.call_function("ilike", a, b)
-        case "round":
-            return F.call_function("round", a, b)
+            return f"concat({a}, {b})"
+        case "like" | "ilike" | "round":
+            return f"{f}({a}, {b})"
         case "trunc":
-            return F.call_function("round", a - a % F.pow(F.lit(10), -b).cast("decimal(38,10)"), b)
+            return f"round({a} - {a} % CAST(power(10, - {b}) AS DECIMAL(38,10)), {b})"
         case "substr":
-            return F.call_function("substr", a, F.greatest(b, F.lit(1)))
+            return f"substr({a}, greatest({b}, 1))"
         case "strpos" | "position":
-            return F.call_function("instr", a, b)
+            return f"instr({a}, {b})"
         case "repeat":
-            return F.call_function("repeat", a, F.greatest(b, F.lit(0)))
-        case "left":
-            return F.left(a, b)
-        case "right":
-            return F.right(a, b)
+            return f"repeat({a}, greatest({b}, 0))"
+        case "left" | "right" | "atan2" | "greatest" | "least":
+            return f"{f}({a}, {b})"
         case "btrim":
             return _trim_chars(a, b, leading=True, trailing=True)
         case "ltrim":
             return _trim_chars(a, b, leading=True, trailing=False)
         case "rtrim":
             return _trim_chars(a, b, leading=False, trailing=True)
-        case "atan2":
-            return F.atan2(a, b)
         case "raise_error":
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
-            return F.raise_error(F.concat(F.lit("["), a, F.lit("] "), b)).cast(spark_type(t))
-        case "greatest":
-            return F.greatest(a, b)
-        case "least":
-            return F.least(a, b)
+            return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
 
 
-def _substr3(a: SCol, b: SCol, n: SCol) -> SCol:
+def _substr3(a: str, b: str, n: str) -> str:
     """Postgres substr(s, start, len): a start below 1 shortens the length."""
-    start = F.greatest(b, F.lit(1))
-    length = F.greatest(b + n - start, F.lit(0))
-    return F.when(n < 0, F.raise_error(F.lit("negative substring length not allowed"))).otherwise(
-        F.call_function("substr", a, start, length)
-    )
+    start = f"greatest({b}, 1)"
+    length = f"greatest({b} + {n} - {start}, 0)"
+    return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
 
 
-def _trim_chars(a: SCol, chars: SCol, leading: bool, trailing: bool) -> SCol:
-    cls = F.concat(F.lit("["), F.regexp_replace(chars, r"([\\\]\[\^\-])", r"\\$1"), F.lit("]+"))
+_CLASS_SPECIALS = quote(r"([\\\]\[\^\-])")
+_ESCAPE_GROUP = quote(r"\\$1")
+
+
+def _trim_chars(a: str, chars: str, leading: bool, trailing: bool) -> str:
+    cls = f"concat('[', regexp_replace({chars}, {_CLASS_SPECIALS}, {_ESCAPE_GROUP}), ']+')"
     out = a
     if leading:
-        out = F.call_function("regexp_replace", out, F.concat(F.lit("^"), cls), F.lit(""))
+        out = f"regexp_replace({out}, concat('^', {cls}), '')"
     if trailing:
-        out = F.call_function("regexp_replace", out, F.concat(cls, F.lit("$")), F.lit(""))
+        out = f"regexp_replace({out}, concat({cls}, '$'), '')"
     return out
 
 
-def _variadic(f: str, xs: list[SCol], ts: list[SqlType], t: SqlType) -> SCol:
+def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
     match f:
-        case "and":
-            out = xs[0]
-            for x in xs[1:]:
-                out = out & x
-            return out
-        case "or":
-            out = xs[0]
-            for x in xs[1:]:
-                out = out | x
-            return out
-        case "coalesce":
-            return F.coalesce(*xs)
-        case "greatest":
-            return F.greatest(*xs)
-        case "least":
-            return F.least(*xs)
+        case "and" | "or":
+            return "(" + f" {f.upper()} ".join(xs) + ")"
+        case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":
+            return f"{f}({', '.join(xs)})"
         case "concat":
-            return F.concat(*[F.coalesce(x, F.lit("")) for x in xs])
+            return "concat(" + ", ".join(f"coalesce({x}, '')" for x in xs) + ")"
         case "mz_now" | "now":
             raise unsupported("mz_now() outside a one-shot SELECT's WHERE/HAVING (temporal filters in maintained dataflows)")
-        case "concat_ws":
-            return F.call_function("concat_ws", *xs)
         case "substr":
             return _substr3(xs[0], xs[1], xs[2])
-        case "replace":
-            return F.call_function("replace", *xs)
-        case "lpad":
-            return F.call_function("lpad", *(xs if len(xs) == 3 else xs + [F.lit(" ")]))
-        case "rpad":
-            return F.call_function("rpad", *(xs if len(xs) == 3 else xs + [F.lit(" ")]))
-        case "split_part":
-            return F.call_function("split_part", *xs)
-        case "translate":
-            return F.call_function("translate", *xs)
+        case "lpad" | "rpad":
+            return f"{f}({', '.join(xs if len(xs) == 3 else [*xs, quote(' ')])})"
     raise unsupported(f"function {f}")

@@ -2,7 +2,7 @@
 
 A read at `as_of` that covers every batch of a shard (the usual strict-serializable read at
 the latest timestamp) is served from a cached, consolidated DataFrame of the shard's
-contents; the cache entry is keyed by the exact batch set, so any write or compaction makes
+contents, registered as a global temporary view that rendered queries select from; the cache entry is keyed by the exact batch set, so any write or compaction makes
 the next read build a new entry. An entry holds a read lease on its batch files so a cached
 DataFrame's lineage never points at deleted files. Shards above `max_rows` are not cached.
 """
@@ -10,6 +10,7 @@ DataFrame's lineage never points at deleted files. Shards above `max_rows` are n
 from __future__ import annotations
 
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,17 @@ from sql.types import SqlType
 class _Entry:
     key: tuple[str, ...]
     df: DataFrame
+    view: str
     release: Callable[[], None]
+    users: int = 0
+    retired: bool = False
+
+
+def register(df: DataFrame) -> str:
+    """A new global temporary view of `df`; its name."""
+    name = f"mzs_{uuid.uuid4().hex}"
+    df.createOrReplaceGlobalTempView(name)
+    return name
 
 
 class SourceCache:
@@ -38,38 +49,62 @@ class SourceCache:
         self.misses = 0
 
     def read(self, shard_id: str, batches: list[Any], types: tuple[SqlType, ...], as_of: int,
-             lease: Callable[[], Any]) -> tuple[DataFrame, Any | None]:
-        """The shard's contents at `as_of`. `batches` are the shard's live batches; `lease()`
-        takes a read lease on them. Returns (DataFrame, lease the caller must release or
-        None when the cache owns it)."""
+             lease: Callable[[], Any]) -> tuple[str, Callable[[], None]]:
+        """The shard's contents at `as_of` as a global temporary view name, and `done`, to
+        call once the query no longer needs the view. `batches` are the shard's live batches;
+        `lease()` takes a read lease on them (held until `done`, or by the cache entry)."""
         complete = all(b.max_time <= as_of for b in batches)
         rows = sum(b.rows for b in batches)
         retractions = any(b.has_retractions for b in batches)
-        if not complete or rows > self.max_rows:
-            held = lease()
-            return read_shard(self.spark, [b.path for b in held.batches], types, as_of, retractions), held
         key = tuple(b.path for b in batches)
-        with self._lock:
-            entry = self._entries.get(shard_id)
-            if entry is not None and entry.key == key:
-                self.hits += 1
-                return entry.df, None
+        if complete and rows <= self.max_rows:
+            with self._lock:
+                entry = self._entries.get(shard_id)
+                if entry is not None and entry.key == key:
+                    self.hits += 1
+                    entry.users += 1
+                    return entry.view, lambda: self._done(entry)
         held = lease()
-        if tuple(b.path for b in held.batches) != key:  # a write raced us: read uncached
-            return read_shard(self.spark, [b.path for b in held.batches], types, as_of, retractions), held
+        if not complete or rows > self.max_rows or tuple(b.path for b in held.batches) != key:
+            # uncached (too big, not at the latest time, or a write raced us)
+            view = register(read_shard(self.spark, [b.path for b in held.batches], types, as_of, retractions))
+
+            def done() -> None:
+                self.spark.catalog.dropGlobalTempView(view)
+                held.release()
+            return view, done
         df = read_shard(self.spark, list(key), types, as_of, retractions).persist(StorageLevel.MEMORY_AND_DISK)
+        new = _Entry(key, df, register(df), held.release, users=1)
         with self._lock:
             self.misses += 1
             old = self._entries.get(shard_id)
-            self._entries[shard_id] = _Entry(key, df, held.release)
+            self._entries[shard_id] = new
         if old is not None:
-            old.df.unpersist(blocking=False)
-            old.release()
-        return df, None
+            self._retire(old)
+        return new.view, lambda: self._done(new)
+
+    def _done(self, entry: _Entry) -> None:
+        with self._lock:
+            entry.users -= 1
+            free = entry.retired and entry.users == 0
+        if free:
+            self._free(entry)
+
+    def _retire(self, old: _Entry) -> None:
+        """Replaced or dropped: freed now, or by the last query still using it."""
+        with self._lock:
+            old.retired = True
+            free = old.users == 0
+        if free:
+            self._free(old)
+
+    def _free(self, e: _Entry) -> None:
+        e.df.unpersist(blocking=False)
+        self.spark.catalog.dropGlobalTempView(e.view)
+        e.release()
 
     def drop(self, shard_id: str) -> None:
         with self._lock:
             old = self._entries.pop(shard_id, None)
         if old is not None:
-            old.df.unpersist(blocking=False)
-            old.release()
+            self._retire(old)

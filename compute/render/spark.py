@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
 _lock = threading.Lock()
 _spark: SparkSession | None = None
@@ -54,20 +54,17 @@ _small: SparkSession | None = None
 SMALL_INPUT_ROWS = 200_000
 
 
-def on_small_session(df: DataFrame) -> DataFrame:
-    """The same query, planned by a sibling session (same context and cache) without
-    whole-stage code generation: for small inputs compiling generated code costs more than
-    it saves (measured: 1k-row group-by 297 -> 151 ms; 3M rows 378 -> 513 ms the other way)."""
+def small_session() -> SparkSession:
+    """A sibling session (same context, cache and global views) without whole-stage code
+    generation: for small inputs compiling generated code costs more than it saves
+    (measured: 1k-row group-by 297 -> 151 ms; 3M rows 378 -> 513 ms the other way)."""
     global _small
     with _lock:
         if _small is None:
             assert _spark is not None
             _small = _spark.newSession()
             _small.conf.set("spark.sql.codegen.wholeStage", "false")
-        small = _small
-    jvm = small._jvm
-    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(small._jsparkSession, df._jdf.queryExecution().analyzed())
-    return DataFrame(jdf, small)
+        return _small
 
 
 def _default_workers(master: str) -> int:
