@@ -35,6 +35,7 @@ from sql.hir import (
     HirRel,
     HirScalar,
     HJoin,
+    HLetRec,
     HMap,
     HNegate,
     HProject,
@@ -48,6 +49,7 @@ from sql.hir import (
     hir_types,
 )
 from sql.literal import cast_value
+from sql.mir import RecursionLimit
 from sql.scalar import (
     TRUE,
     AggregateExpr,
@@ -59,6 +61,7 @@ from sql.scalar import (
     If,
     Literal,
 )
+from sql.statements import WMR_META, WmrBinding
 from sql.types import (
     BOOL,
     INT4,
@@ -200,6 +203,7 @@ class Binder:
         # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
+        self._next_rec = 0  # HIR ids of WITH MUTUALLY RECURSIVE bindings: r0, r1, ...
 
     # ---- parameters -------------------------------------------------------------------
     def param_types(self) -> tuple[SqlType, ...]:
@@ -208,6 +212,9 @@ class Binder:
 
     # ---- queries ----------------------------------------------------------------------
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        w = q.args.get("with_") or q.args.get("with")
+        if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
+            return self._bind_wmr(q, w, top)
         if isinstance(q, exp.Subquery):
             inner = self.bind_query(q.this, top=False)
             return self._apply_modifiers(inner, q, top)
@@ -234,6 +241,55 @@ class Binder:
             for i, c in enumerate(cols):
                 names[i] = c.name
             self.ctes[cte.alias_or_name] = (rel, names)
+
+    def _bind_wmr(self, q: exp.Expression, w: exp.With, top: bool) -> BoundQuery:
+        """WITH MUTUALLY RECURSIVE b1 (..) AS (q1), .. body = HLetRec: the bindings are in
+        scope in every qi and in the body (only there); each qi is assignment-cast to its
+        declared types."""
+        decls: list[WmrBinding] = [c.meta[WMR_META] for c in w.expressions]
+        saved = dict(self.ctes)
+        block = dict(self.ctes)
+        ids: list[str] = []
+        types: list[tuple[SqlType, ...]] = []
+        for d in decls:
+            if d.name in (x.name for x in decls[: len(ids)]):
+                raise SqlError("42712", f'WITH query name "{d.name}" specified more than once')
+            rid = f"r{self._next_rec}"
+            self._next_rec += 1
+            ts = tuple(sql_type_of(t) for t in d.types)
+            ids.append(rid)
+            types.append(ts)
+            block[d.name] = (HGet(rid, d.name, ts, local=True), list(d.columns))
+        values: list[HirRel] = []
+        try:
+            for cte, d, ts in zip(w.expressions, decls, types, strict=True):
+                self.ctes = dict(block)
+                b = self.bind_query(cte.this, top=False)
+                values.append(self._wmr_cast(d.name, self._finish_nested(b), b.types, ts))
+            self.ctes = dict(block)
+            body_q = q.copy()
+            body_q.set("with_" if "with_" in q.args else "with", None)
+            bq = self.bind_query(body_q, top)
+        finally:
+            self.ctes = saved
+        limit = RecursionLimit(*decls[0].limit) if decls[0].limit is not None else None
+        rel = HLetRec(tuple(ids), tuple(d.name for d in decls), tuple(types), tuple(values), limit, bq.rel)
+        return BoundQuery(rel, bq.finishing, bq.names, bq.types, bq.origins)
+
+    def _wmr_cast(self, name: str, rel: HirRel, have: tuple[SqlType, ...], want: tuple[SqlType, ...]) -> HirRel:
+        """A binding's query, assignment-cast to its declared types (an unknown-typed column,
+        e.g. a bare string literal or NULL, counts as text)."""
+        seen = tuple(TEXT if t.name == "unknown" else t for t in have)
+        if len(seen) != len(want) or not all(assignment_castable(a, b) for a, b in zip(seen, want, strict=True)):
+            raise SqlError(DATATYPE_MISMATCH, f'WITH MUTUALLY RECURSIVE query "{name}" declared types ({", ".join(t.pg_format() for t in want)}), '
+                           f'but query returns types ({", ".join(t.pg_format() for t in seen)})')
+        if have == want:
+            return rel
+        if isinstance(rel, HConstant):
+            return self._cast_rel(rel, have, want)
+        n = len(have)
+        casts = tuple(self.coerce(Column(i, have[i]), want[i], explicit=True) for i in range(n))
+        return HProject(HMap(rel, casts), tuple(range(n, 2 * n)))
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
         self._with(s)
@@ -1088,13 +1144,17 @@ class Binder:
         src = h.typ
         if src.name in ("unknown",) or src == t or isinstance(h, Param) and src.name == "unknown":
             return self.coerce(h, t)
-        ok = (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string \
-            or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz")) \
-            or src.name == t.name
-        if not ok:
+        if not assignment_castable(src, t):
             raise SqlError(DATATYPE_MISMATCH, f'column "{column}" is of type {t.pg_format()} but expression is of type {src.pg_format()}',
                            hint="You will need to rewrite or cast the expression.")
         return self.coerce(h, t, explicit=True)
+
+
+def assignment_castable(src: SqlType, t: SqlType) -> bool:
+    """Is there an implicit assignment cast src -> t (numeric <-> numeric, to text, ...)?"""
+    return (src == t or (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string
+            or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz"))
+            or src.name == t.name)
 
 
 def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:

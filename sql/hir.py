@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+from sql.mir import RecursionLimit
 from sql.scalar import (
     AggregateExpr,
     CallBinary,
@@ -57,8 +58,9 @@ HirScalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If | Para
 @dataclass(frozen=True, slots=True)
 class HGet:
     id: str
-    name: str  # fully qualified, e.g. materialize.public.t
+    name: str  # fully qualified, e.g. materialize.public.t; a recursive binding's own name
     types: tuple[SqlType, ...]
+    local: bool = False  # a binding of an enclosing HLetRec (id = its HIR id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +142,20 @@ class HUnion:
     inputs: tuple[HirRel, ...]
 
 
-HirRel = HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion | HFlatMap
+@dataclass(frozen=True, slots=True)
+class HLetRec:
+    """WITH MUTUALLY RECURSIVE: `values[i]` (cast to `types[i]`) may read every binding as
+    HGet(ids[j], local=True), and so may `body`, whose result is the LetRec's."""
+
+    ids: tuple[str, ...]
+    names: tuple[str, ...]
+    types: tuple[tuple[SqlType, ...], ...]
+    values: tuple[HirRel, ...]
+    limit: RecursionLimit | None
+    body: HirRel
+
+
+HirRel = HLetRec | HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion | HFlatMap
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,5 +195,7 @@ def hir_types(r: HirRel) -> tuple[SqlType, ...]:
             return tuple(it[c] for c in k) + tuple(a.typ for a in aggs)
         case HUnion(inputs=xs):
             return hir_types(xs[0])
+        case HLetRec(body=b):
+            return hir_types(b)
         case _:
             assert_never(r)

@@ -16,6 +16,10 @@ Identities used:
 - EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
 - L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
 - a LATERAL right side is lowered under Distinct(left) and joined back on it.
+- WITH MUTUALLY RECURSIVE under outer O: every binding value is lowered under O, so each
+  binding holds (o, row) pairs and iterates per o; a reference under a deeper outer O' (whose
+  columns extend O's) is O' ⋈ binding on O's columns (a cross join when O is the top level).
+  A subquery that reads a binding of a correlated block is itself correlated.
 Join equivalences are null-safe (`IS NOT DISTINCT FROM`); SQL `=` additionally filters nulls.
 """
 
@@ -35,6 +39,7 @@ from sql.hir import (
     HirRel,
     HirScalar,
     HJoin,
+    HLetRec,
     HMap,
     HNegate,
     HProject,
@@ -54,6 +59,7 @@ from sql.mir import (
     Get,
     Join,
     Let,
+    LetRec,
     Map,
     Mir,
     Negate,
@@ -110,6 +116,9 @@ class Lowerer:
         self.param_types = param_types
         self.now = now  # the query timestamp that mz_now() stands for (None: keep mz_now())
         self._next_local = 0
+        # HIR id of each recursive binding in scope -> (the outer relation it was lowered
+        # under, its MIR Get: outer columns ++ declared columns)
+        self._rec: dict[str, tuple[Mir | None, Get]] = {}
 
     # ---- helpers ----------------------------------------------------------------------
     def _let(self, value: Mir) -> tuple[str, Get]:
@@ -184,13 +193,52 @@ class Lowerer:
             out.append(self.scalar(e, ctx))
         return inp, out, appended
 
+    def _correlated(self, sub: HirRel) -> bool:
+        """Does `sub` depend on the enclosing rows: outer columns, or a recursive binding that
+        was lowered under an outer relation?"""
+        if free_levels(sub):
+            return True
+        return any(self._rec[i][0] is not None for i in local_gets(sub) if i in self._rec)
+
+    def _let_rec(self, r: HLetRec, ctx: Ctx) -> Mir:
+        saved = dict(self._rec)
+        outer_types = mir_types(ctx.outer) if ctx.outer is not None else ()
+        gets: list[Get] = []
+        for hid, ts in zip(r.ids, r.types, strict=True):
+            lid = f"l{self._next_local}"
+            self._next_local += 1
+            get = Get(lid, lid, outer_types + ts, local=True)
+            gets.append(get)
+            self._rec[hid] = (ctx.outer, get)
+        try:
+            values = tuple(self.rel(v, ctx) for v in r.values)
+            body = self.rel(r.body, ctx)
+        finally:
+            self._rec = saved
+        return LetRec(tuple(g.id for g in gets), values, tuple(g.types for g in gets), (r.limit,) * len(gets), body)
+
+    def _rec_get(self, hid: str, ctx: Ctx) -> Mir:
+        if hid not in self._rec:
+            raise SqlError("XX000", f"recursive binding {hid} read outside its WITH MUTUALLY RECURSIVE")
+        outer, get = self._rec[hid]
+        if outer is None:
+            return self._cross(ctx.outer, get)
+        if ctx.outer == outer:
+            return get
+        k0 = len(mir_types(outer))
+        if ctx.k < k0:
+            raise SqlError("XX000", "recursive binding read under fewer outer columns than it was defined with")
+        ts = mir_types(get)
+        joined = Join((ctx.outer, get), tuple((Column(i, ts[i]), Column(ctx.k + i, ts[i])) for i in range(k0)))  # type: ignore[arg-type]
+        return Project(joined, tuple(range(ctx.k)) + tuple(range(ctx.k + k0, ctx.k + len(ts))))
+
     def _semijoin(self, inp: Mir, ctx: Ctx, n: int, sub: HirRel, anti: bool) -> Mir:
         """Filter(EXISTS S)(I) = I ⋉ keys(S) and Filter(NOT EXISTS S)(I) = I − (I ⋉ keys(S)),
         with keys(S) = Distinct(outer columns of lower(S, Distinct(I)))."""
         width = ctx.k + n
         inp_id, inp_get = self._let(inp)
         ts = mir_types(inp_get)
-        if free_levels(sub):
+        if self._correlated(sub):
             distinct = _distinct(inp_get)
             d_id, d_get = self._let(distinct)
             r = self.rel(sub, Ctx(d_get, ctx.levels + (n,)))
@@ -208,7 +256,7 @@ class Lowerer:
         """inp (k + n columns) ++ one column: the subquery's value for each row."""
         width = ctx.k + n
         inp_id, inp_get = self._let(inp)
-        if free_levels(sub.rel):
+        if self._correlated(sub.rel):
             distinct = _distinct(inp_get)
             d_id, d_get = self._let(distinct)
             r = self.rel(sub.rel, Ctx(d_get, ctx.levels + (n,)))
@@ -250,8 +298,12 @@ class Lowerer:
     def rel(self, r: HirRel, ctx: Ctx = TOP) -> Mir:
         k = ctx.k
         match r:
+            case HGet(id=i, local=True):
+                return self._rec_get(i, ctx)
             case HGet(id=i, name=name, types=t):
                 return self._cross(ctx.outer, Get(i, name, t))
+            case HLetRec():
+                return self._let_rec(r, ctx)
             case HConstant(rows=rows, types=t):
                 return self._cross(ctx.outer, Constant(tuple((row, 1) for row in rows), t))
             case HProject(input=i, outputs=o):
@@ -498,8 +550,67 @@ def free_levels(r: HirRel, depth: int = 0) -> set[int]:
             case HUnion(inputs=xs):
                 for y in xs:
                     walk(y, d)
+            case HLetRec(values=vs, body=b):
+                for y in vs:
+                    walk(y, d)
+                walk(b, d)
 
     walk(r, depth)
+    return out
+
+
+def local_gets(r: HirRel) -> set[str]:
+    """The ids of the recursive bindings read anywhere inside r (subqueries included)."""
+    out: set[str] = set()
+
+    def scal(e: HirScalar) -> None:
+        match e:
+            case Exists(rel=x) | Select(rel=x):
+                walk(x)
+            case CallUnary(expr=x):
+                scal(x)
+            case CallBinary(expr1=a, expr2=b):
+                scal(a)
+                scal(b)
+            case CallVariadic(exprs=xs):
+                for x in xs:
+                    scal(x)
+            case If(cond=c, then=a, els=b):
+                scal(c)
+                scal(a)
+                scal(b)
+
+    def walk(x: HirRel) -> None:
+        match x:
+            case HGet(id=i, local=True):
+                out.add(i)
+            case HGet() | HConstant():
+                pass
+            case HMap(input=i, scalars=ss) | HFlatMap(input=i, exprs=ss) | HFilter(input=i, predicates=ss):
+                walk(i)
+                for s in ss:
+                    scal(s)
+            case HJoin(left=a, right=b, on=on):
+                walk(a)
+                walk(b)
+                scal(on)
+            case HReduce(input=i, aggregates=aggs):
+                walk(i)
+                for a in aggs:
+                    scal(a.expr)
+            case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
+                walk(i)
+            case HUnion(inputs=xs):
+                for y in xs:
+                    walk(y)
+            case HLetRec(values=vs, body=b):
+                for y in vs:
+                    walk(y)
+                walk(b)
+            case _:
+                assert_never(x)
+
+    walk(r)
     return out
 
 

@@ -39,6 +39,30 @@ class Let:
 
 
 @dataclass(frozen=True, slots=True)
+class RecursionLimit:
+    """A LetRec binding's iteration limit: after `max_iters` iterations with changes, return
+    the current value (`return_at_limit`) or error."""
+
+    max_iters: int
+    return_at_limit: bool = False
+
+    def explain(self) -> str:
+        return f"[recursion_limit={self.max_iters}{', return_at_limit' if self.return_at_limit else ''}]"
+
+
+@dataclass(frozen=True, slots=True)
+class LetRec:
+    """Mutually recursive bindings: every value may read every id (and the body reads them
+    too); the bindings are the least fixpoint of iterating all values from empty."""
+
+    ids: tuple[str, ...]
+    values: tuple[Mir, ...]
+    types: tuple[tuple[SqlType, ...], ...]  # each binding's declared column types
+    limits: tuple[RecursionLimit | None, ...]
+    body: Mir
+
+
+@dataclass(frozen=True, slots=True)
 class Project:
     input: Mir
     outputs: tuple[int, ...]
@@ -111,14 +135,14 @@ class ArrangeBy:
     keys: tuple[tuple[Scalar, ...], ...]
 
 
-Mir = Constant | Get | Let | Project | Map | FlatMap | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
+Mir = Constant | Get | Let | LetRec | Project | Map | FlatMap | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
 
 
 def mir_types(r: Mir) -> tuple[SqlType, ...]:
     match r:
         case Constant(types=t) | Get(types=t):
             return t
-        case Let(body=b):
+        case Let(body=b) | LetRec(body=b):
             return mir_types(b)
         case Project(input=i, outputs=o):
             it = mir_types(i)
@@ -152,6 +176,8 @@ def mir_children(r: Mir) -> tuple[Mir, ...]:
             return ()
         case Let(value=v, body=b):
             return (v, b)
+        case LetRec(values=vs, body=b):
+            return vs + (b,)
         case Project(input=i) | Map(input=i) | FlatMap(input=i) | Filter(input=i) | Reduce(input=i) | TopK(input=i) | Negate(input=i) | Threshold(input=i) | ArrangeBy(input=i):
             return (i,)
         case Join(inputs=xs) | Union(inputs=xs):
@@ -187,6 +213,14 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
             out.append(f"{pad}With")
             out.append(f"{pad}  cte {i} =")
             _explain(v, depth + 2, out, ar)
+            out.append(f"{pad}Return{suffix}")
+            _explain(b, depth + 1, out, ar)
+            return
+        case LetRec(ids=ids, values=vs, limits=lims, body=b):
+            out.append(f"{pad}With Mutually Recursive")
+            for i, v, lim in zip(ids, vs, lims, strict=True):
+                out.append(f"{pad}  cte {lim.explain() + ' ' if lim is not None else ''}{i} =")
+                _explain(v, depth + 2, out, ar)
             out.append(f"{pad}Return{suffix}")
             _explain(b, depth + 1, out, ar)
             return

@@ -144,6 +144,14 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict
             out.append(f"{pad}Return")
             _node(b, depth + 1, out, node_ids, records)
             return
+        case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
+            out.append(f"{pad}With Mutually Recursive{ann}")
+            for i, v, lim in zip(ids, vs, lims, strict=True):
+                out.append(f"{dpad}cte {lim.explain() + ' ' if lim is not None else ''}{i} =")
+                _node(v, depth + 2, out, node_ids, records)
+            out.append(f"{pad}Return")
+            _node(b, depth + 1, out, node_ids, records)
+            return
         case _:
             assert_never(n)
     for c in children:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sql.mir import RecursionLimit
 from sql.scalar import AggregateExpr, ColumnOrder, Scalar
 from sql.types import SqlType
 
@@ -165,7 +166,17 @@ class Let:
     body: Plan
 
 
-Node = Constant | Get | MfpNode | FlatMap | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy | Let
+@dataclass(frozen=True, slots=True)
+class LetRec:
+    """Mutually recursive bindings (values iterated to a fixpoint, see mir.LetRec), then body."""
+
+    ids: tuple[str, ...]
+    values: tuple[Plan, ...]
+    limits: tuple[RecursionLimit | None, ...]
+    body: Plan
+
+
+Node = Constant | Get | MfpNode | FlatMap | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy | Let | LetRec
 
 
 @dataclass(frozen=True, slots=True)

@@ -84,6 +84,10 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             value = _lower(v, ids)
             body = _lower(b, ids)
             return lir.Plan(ids.take(), lir.Let(i, value, body))
+        case mir.LetRec(ids=lids, values=vs, limits=lims, body=b):
+            values = tuple(_lower(v, ids) for v in vs)
+            body = _lower(b, ids)
+            return lir.Plan(ids.take(), lir.LetRec(lids, values, lims, body))
         case mir.Join(inputs=xs, equivalences=eq):
             ins = tuple(_lower(x, ids) for x in xs)
             strategy = "Linear" if len(xs) <= 2 else "Delta"

@@ -3,7 +3,7 @@
 non_negative(Negate(x)) = false; Reduce, TopK, Threshold = true (they consolidate and check);
 Constant = all diffs > 0; storage Get = true (reads are consolidated when the shard holds
 retractions); Mfp/ArrangeBy = their input; Join/Union = all inputs; Let = its body with the
-binding's value known.
+binding's value known; LetRec = its body with every recursive binding unknown (false).
 """
 
 from __future__ import annotations
@@ -31,5 +31,7 @@ def non_negative(p: lir.Plan, env: dict[str, bool] | None = None) -> bool:
             return False
         case lir.Let(id=i, value=v, body=b):
             return non_negative(b, {**env, i: non_negative(v, env)})
+        case lir.LetRec(ids=ids, body=b):
+            return non_negative(b, {**env, **dict.fromkeys(ids, False)})
         case _:
             assert_never(n)

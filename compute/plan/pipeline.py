@@ -118,4 +118,6 @@ def lir_children(n: lir.Node) -> tuple[lir.Plan, ...]:
             return xs
         case lir.Let(value=v, body=b):
             return (v, b)
+        case lir.LetRec(values=vs, body=b):
+            return vs + (b,)
     raise AssertionError(n)

@@ -24,7 +24,7 @@ from pyspark.sql import types as T
 from compute.plan import lir
 from compute.render.scalar import lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
-from sql.errors import INTERNAL_ERROR, SqlError
+from sql.errors import FEATURE_NOT_SUPPORTED, INTERNAL_ERROR, SqlError
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
@@ -227,6 +227,8 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
+        case lir.LetRec():
+            raise SqlError(FEATURE_NOT_SUPPORTED, "WITH MUTUALLY RECURSIVE is planned but not yet executable")
         case _:
             assert_never(n)
 

@@ -8,7 +8,9 @@
 - Filter(p)(Project(o)(x)) = Project(o)(Filter(p∘o)(x))
 - Filter(p)(Union(xs)) = Union(Filter(p)(x) for x in xs);  likewise through Negate, Threshold
 - Filter(p)(Reduce(x)) = Reduce(Filter(p')(x)) when p reads only plain-column group keys
-- Filter(p)(Let(v, body)) = Let(v, Filter(p)(body))
+- Filter(p)(Let(v, body)) = Let(v, Filter(p)(body));  likewise LetRec(vs, body): the filter
+  reaches the body only, never a recursive binding (other readers, and the binding's own
+  iterations, need all of its rows)
 """
 
 from __future__ import annotations
@@ -95,6 +97,8 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
             return mir.Threshold(predicate_pushdown(mir.Filter(inner, tuple(preds))))
         case mir.Let(id=i, value=v, body=b):
             return mir.Let(i, v, predicate_pushdown(mir.Filter(b, tuple(preds))))
+        case mir.LetRec(body=b):
+            return replace(x, body=predicate_pushdown(mir.Filter(b, tuple(preds))))
         case mir.Reduce(input=inner, group_key=key):
             nk = len(key)
             below, above = [], []

@@ -15,6 +15,8 @@ def map_children(r: mir.Mir, f: Callable[[mir.Mir], mir.Mir]) -> mir.Mir:
             return r
         case mir.Let(value=v, body=b):
             return mir.Let(r.id, f(v), f(b))
+        case mir.LetRec(values=vs, body=b):
+            return replace(r, values=tuple(f(v) for v in vs), body=f(b))
         case mir.Project() | mir.Map() | mir.FlatMap() | mir.Filter() | mir.Reduce() | mir.TopK() | mir.Negate() | mir.Threshold() | mir.ArrangeBy():
             return replace(r, input=f(r.input))
         case mir.Join(inputs=xs):

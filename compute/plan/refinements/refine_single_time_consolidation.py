@@ -2,13 +2,16 @@
 needs no consolidation: must_consolidate(op) = not physically_monotonic(input(op)).
 
 Physical monotonicity is an abstract interpretation over LIR:
-- enforcers (Reduce, TopK, Threshold; Constant with all diffs > 0; Get of a monotonic
-  input) produce monotonic output;
-- keepers (Mfp, Join, Union, ArrangeBy, Let body) are monotonic iff their inputs are;
-- breakers (Negate; Constant with a non-positive diff; Get of a non-monotonic input)
-  are not.
+- enforcers (Reduce, TopK, Threshold outside recursion; Constant with all diffs > 0; Get of
+  a monotonic input) produce monotonic output;
+- keepers (Mfp, FlatMap, Join, Union, ArrangeBy, Let body, LetRec body) are monotonic iff
+  their inputs are;
+- breakers (Negate; Constant with a non-positive diff; Get of a non-monotonic input; Get of a
+  recursive binding; Reduce, TopK, Threshold inside a recursive binding, whose output changes
+  from one iteration to the next) are not.
 Storage reads are monotonic only when the shard holds no retractions, which is not known at
 planning time, so a Get of storage is a breaker unless listed in `monotonic_ids`.
+Values of recursive bindings are left alone (their operators are never monotonic variants).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import replace
 from compute.plan import lir
 
 
-def physically_monotonic(p: lir.Plan, env: dict[str, bool], monotonic_ids: frozenset[str]) -> bool:
+def physically_monotonic(p: lir.Plan, env: dict[str, bool], monotonic_ids: frozenset[str], in_recursion: bool = False) -> bool:
     n = p.node
     match n:
         case lir.Constant(rows=rows):
@@ -26,15 +29,18 @@ def physically_monotonic(p: lir.Plan, env: dict[str, bool], monotonic_ids: froze
         case lir.Get(id=i, local=loc):
             return env.get(i, False) if loc else i in monotonic_ids
         case lir.Reduce() | lir.TopK() | lir.Threshold():
-            return True
+            return not in_recursion
         case lir.MfpNode(input=i) | lir.FlatMap(input=i) | lir.ArrangeBy(input=i):
-            return physically_monotonic(i, env, monotonic_ids)
+            return physically_monotonic(i, env, monotonic_ids, in_recursion)
         case lir.Join(inputs=xs) | lir.Union(inputs=xs):
-            return all(physically_monotonic(x, env, monotonic_ids) for x in xs)
+            return all(physically_monotonic(x, env, monotonic_ids, in_recursion) for x in xs)
         case lir.Negate():
             return False
         case lir.Let(id=i, value=v, body=b):
-            return physically_monotonic(b, {**env, i: physically_monotonic(v, env, monotonic_ids)}, monotonic_ids)
+            env2 = {**env, i: physically_monotonic(v, env, monotonic_ids, in_recursion)}
+            return physically_monotonic(b, env2, monotonic_ids, in_recursion)
+        case lir.LetRec(ids=ids, body=b):
+            return physically_monotonic(b, {**env, **dict.fromkeys(ids, False)}, monotonic_ids, in_recursion)
     raise AssertionError(n)
 
 
@@ -45,6 +51,9 @@ def _relax(p: lir.Plan, env: dict[str, bool], ids: frozenset[str]) -> lir.Plan:
             v2 = _relax(v, env, ids)
             env2 = {**env, i: physically_monotonic(v2, env, ids)}
             return lir.Plan(p.node_id, replace(n, value=v2, body=_relax(b, env2, ids)))
+        case lir.LetRec(ids=rec_ids, body=b):
+            env2 = {**env, **dict.fromkeys(rec_ids, False)}
+            return lir.Plan(p.node_id, replace(n, body=_relax(b, env2, ids)))
         case lir.Constant() | lir.Get():
             return p
         case lir.Join() | lir.Union():

@@ -5,7 +5,8 @@
 - TopK::Basic{offset=0} = TopK::MonotonicTopK{must_consolidate=true}
 
 A single time has no retractions to come, so any input is monotonic once consolidated.
-Values of recursive bindings (LetRec) are left alone. Controlled by
+Values of recursive bindings (LetRec) are left alone: inside an iteration the operators see
+every round's changes, retractions included, so they stay Basic / Bucketed. Controlled by
 `enable_monotonic_oneshot_selects` (default on).
 """
 
@@ -32,4 +33,4 @@ def refine_single_time_operator_selection(df: lir.Dataflow, flags) -> lir.Datafl
                 return lir.Plan(p.node_id, replace(n, plan=lir.TopKMonotonicTopK(True)))
         return p
 
-    return replace(df, plan=map_plan(df.plan, f))
+    return replace(df, plan=map_plan(df.plan, f, enter_recursive=False))
