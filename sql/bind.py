@@ -6,6 +6,8 @@ from the client or are inferred from context (unknown-typed literal rules).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
@@ -43,15 +45,21 @@ from sql.hir import (
     HThreshold,
     HTopK,
     HUnion,
+    HWindow,
     OuterColumn,
     Param,
     Select,
+    WindowExpr,
     hir_types,
 )
 from sql.literal import cast_value
 from sql.mir import RecursionLimit
 from sql.scalar import (
+    CURRENT_ROW,
+    DEFAULT_FRAME,
     TRUE,
+    UNBOUNDED_FOLLOWING,
+    UNBOUNDED_PRECEDING,
     AggregateExpr,
     CallBinary,
     CallUnary,
@@ -60,6 +68,7 @@ from sql.scalar import (
     ColumnOrder,
     If,
     Literal,
+    WindowFrame,
 )
 from sql.statements import WMR_META, WmrBinding
 from sql.types import (
@@ -142,6 +151,20 @@ class _AggCtx:
     aggregates: list[AggregateExpr] = field(default_factory=list)
 
 
+@dataclass
+class _WinCtx:
+    """The window functions of one SELECT's select list / ORDER BY / DISTINCT ON, bound to
+    placeholder columns `_WBASE + i` until the width of the HWindow's input is known."""
+
+    windows: list[WindowExpr] = field(default_factory=list)
+
+
+_WBASE = 1 << 24
+WINDOWING_ERROR = "42P20"
+_NO_WINDOWS = (WINDOWING_ERROR, "window functions are not allowed in this context")
+_WINDOW_CLAUSE = {"JOIN/ON": "JOIN conditions"}
+
+
 _BINARY = {
     exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
     exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
@@ -204,6 +227,21 @@ class Binder:
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
         self._next_rec = 0  # HIR ids of WITH MUTUALLY RECURSIVE bindings: r0, r1, ...
+        # where window functions go (None: not allowed here, with that error)
+        self._win: _WinCtx | None = None
+        self._win_forbidden: tuple[str, str] = _NO_WINDOWS
+
+    @contextlib.contextmanager
+    def _windows(self, ctx: _WinCtx | None, forbidden: tuple[str, str] | None = None) -> Iterator[None]:
+        """Bind with window functions collected into ctx (or refused with `forbidden`)."""
+        saved = (self._win, self._win_forbidden)
+        self._win = ctx
+        if forbidden is not None:
+            self._win_forbidden = forbidden
+        try:
+            yield
+        finally:
+            self._win, self._win_forbidden = saved
 
     # ---- parameters -------------------------------------------------------------------
     def param_types(self) -> tuple[SqlType, ...]:
@@ -292,12 +330,15 @@ class Binder:
         return HProject(HMap(rel, casts), tuple(range(n, 2 * n)))
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
+        with self._windows(None, _NO_WINDOWS):
+            return self._bind_select_body(s, top)
+
+    def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
         self._with(s)
         for bad in ("locks", "into", "windows", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
                 raise unsupported(f"SELECT ... {bad.upper()}")
-        if s.find(exp.Window):
-            raise unsupported("window functions")
+        win = _WinCtx()
         if s.args.get("from_") or s.args.get("from"):
             rel, scope = self._bind_from(s)
         else:
@@ -340,14 +381,17 @@ class Binder:
         select_scope = scope
         if has_agg:
             keys: list[HirScalar] = []
-            for g in (group.expressions if group else []):
-                keys.append(self._group_key(g, scope, items))
+            with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in GROUP BY")):
+                for g in (group.expressions if group else []):
+                    keys.append(self._group_key(g, scope, items))
             self._agg = _AggCtx(scope, keys)
             try:
-                exprs = [self._star_in_agg(i, scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                with self._windows(win):
+                    exprs = [self._star_in_agg(i, scope) if e is None else self.scalar(e, scope) for _, e, i in items]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
-                order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
-                on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
+                with self._windows(win):
+                    order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+                    on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
                 agg = self._agg
             finally:
                 self._agg = None
@@ -366,10 +410,19 @@ class Binder:
                 rel = HFilter(rel, (having_pred,))
             select_scope = Scope()
         else:
-            exprs = [Column(i, scope.columns[i].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
-            order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
-            on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
+            with self._windows(win):
+                exprs = [Column(i, scope.columns[i].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
+                order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
+                on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
         del select_scope
+        if win.windows:
+            # window functions see the rows after WHERE / GROUP BY / HAVING: their results
+            # are columns appended to that relation, replacing the placeholders
+            base = len(hir_types(rel))
+            rel = HWindow(rel, tuple(win.windows))
+            exprs = [_place_windows(h, base) for h in exprs]
+            order_exprs = [(t if isinstance(t, int) else _place_windows(t, base), d, nl) for t, d, nl in order_exprs]
+            on_exprs = [h if isinstance(h, int) else _place_windows(h, base) for h in on_exprs]
         names = tuple(n for n, _, _ in items)
         origins = tuple(
             (scope.columns[i].table_oid, scope.columns[i].attnum) if i is not None else _origin(e, exprs[k], scope)
@@ -601,7 +654,8 @@ class Binder:
         if any(len(r) != width for r in rows):
             raise SqlError(SYNTAX_ERROR, "VALUES lists must all be the same length")
         hint, self.values_hint = self.values_hint, None
-        bound = [[self.scalar(e, Scope()) for e in r] for r in rows]
+        with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in VALUES")):
+            bound = [[self.scalar(e, Scope()) for e in r] for r in rows]
         types = tuple(
             hint[i] if hint is not None and i < len(hint) and all(r[i].typ.name == "unknown" for r in bound)
             else func.unify([r[i].typ for r in bound], "VALUES")
@@ -775,7 +829,9 @@ class Binder:
 
     # ---- scalars ----------------------------------------------------------------------
     def _predicate(self, e: exp.Expression, scope: Scope, what: str) -> HirScalar:
-        h = self.scalar(e, scope)
+        clause = _WINDOW_CLAUSE.get(what, what)
+        with self._windows(None, (WINDOWING_ERROR, f"window functions are not allowed in {clause}")):
+            h = self.scalar(e, scope)
         if h.typ.name == "unknown" or isinstance(h, Param) and h.typ.name == "unknown":
             return self.coerce(h, BOOL)
         if h.typ.name != "bool":
@@ -783,13 +839,15 @@ class Binder:
         return h
 
     def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        if isinstance(e, exp.Window):
+            return self._window(e, scope)
         agg = self._agg
         if agg is not None:
             if isinstance(e, exp.AggFunc) and _is_agg(e):
                 return self._aggregate(e, agg)
             if isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc) and _is_agg(e.this):
                 return self._aggregate(e.this, agg, e.expression.this)
-            if not _has_agg(e):
+            if not _has_agg(e) and not _has_window(e):
                 self._agg = None
                 try:
                     h = self.scalar(e, agg.input_scope)
@@ -902,29 +960,168 @@ class Binder:
             arg = arg.expressions[0]
         self._agg = None
         try:
-            if name == "count" and (arg is None or isinstance(arg, exp.Star)):
-                h: HirScalar = TRUE
-            else:
-                if _has_agg(arg):
-                    raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
-                h = self.scalar(arg, agg.input_scope)
-                if h.typ.name == "unknown":
-                    h = self.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
-            if filter_where is not None:
-                if _has_agg(filter_where):
-                    raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
-                cond = self._predicate(filter_where, agg.input_scope, "FILTER")
-                h = If(cond, h, Literal(None, h.typ), h.typ)
+            with self._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
+                h = self._aggregate_arg(name, arg, agg.input_scope, filter_where)
         finally:
             self._agg = agg
-        if name in ("sum", "avg") and not (h.typ.is_numeric or h.typ.name == "interval"):
-            raise SqlError(UNDEFINED_FUNCTION, f"function {name}({h.typ.pg_format()}) does not exist",
-                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
         typ = func.aggregate_type(name, h.typ)
         a = AggregateExpr(name, h, distinct, typ)
         if a not in agg.aggregates:
             agg.aggregates.append(a)
         return Column(len(agg.keys) + agg.aggregates.index(a), typ)
+
+    def _aggregate_arg(self, name: str, arg: exp.Expression | None, scope: Scope, filter_where: exp.Expression | None,
+                       grouping: bool = True) -> HirScalar:
+        """The argument of an aggregate over `scope` (FILTER folded in). A grouping
+        aggregate's argument cannot hold aggregates; a window aggregate's may (they group)."""
+        if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+            h: HirScalar = TRUE
+        else:
+            if grouping and _has_agg(arg):
+                raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+            h = self.scalar(arg, scope)
+            if h.typ.name == "unknown":
+                h = self.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
+        if filter_where is not None:
+            if grouping and _has_agg(filter_where):
+                raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+            cond = self._predicate(filter_where, scope, "FILTER")
+            h = If(cond, h, Literal(None, h.typ), h.typ)
+        if name in ("sum", "avg") and not (h.typ.is_numeric or h.typ.name == "interval"):
+            raise SqlError(UNDEFINED_FUNCTION, f"function {name}({h.typ.pg_format()}) does not exist",
+                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        return h
+
+    # ---- window functions -------------------------------------------------------------
+    def _window(self, e: exp.Window, scope: Scope) -> HirScalar:
+        """`f(args) OVER (...)`: collected into the SELECT's window context; the call becomes
+        a placeholder column (see _place_windows). Arguments, PARTITION BY and ORDER BY bind
+        like select-list expressions (over the GROUP BY output when the query groups)."""
+        ctx = self._win
+        if ctx is None:
+            raise SqlError(*self._win_forbidden)
+        if e.args.get("alias") is not None:
+            raise unsupported("named windows (OVER name)")
+        call = e.this
+        filter_where = None
+        if isinstance(call, exp.Filter):
+            call, filter_where = call.this, call.expression.this
+        if isinstance(call, (exp.IgnoreNulls, exp.RespectNulls)):
+            raise unsupported("IGNORE NULLS / RESPECT NULLS in window functions")
+        with self._windows(None, (WINDOWING_ERROR, "window function calls cannot be nested")):
+            name, args, typ = self._window_call(call, scope, filter_where)
+            partition = tuple(self._window_key(p, scope) for p in e.args.get("partition_by") or [])
+            order_by: list[HirScalar] = []
+            order: list[ColumnOrder] = []
+            o = e.args.get("order")
+            for ordered in o.expressions if o is not None else []:
+                desc = bool(ordered.args.get("desc"))
+                nulls_first = ordered.args.get("nulls_first")
+                nulls_last = not nulls_first if nulls_first is not None else not desc
+                order.append(ColumnOrder(len(order_by), desc, nulls_last))
+                order_by.append(self._window_key(ordered.this, scope))
+            frame = self._frame(e.args.get("spec"))
+        if name in ("row_number", "rank", "dense_rank", "lag", "lead"):
+            frame = DEFAULT_FRAME  # Postgres ignores the frame of these functions
+        w = WindowExpr(name, args, partition, tuple(order_by), tuple(order), frame, typ)
+        if w not in ctx.windows:
+            ctx.windows.append(w)
+        return Column(_WBASE + ctx.windows.index(w), typ)
+
+    def _window_key(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        h = self.scalar(e, scope)
+        return self.coerce(h, TEXT) if h.typ.name == "unknown" else h
+
+    def _window_call(self, call: exp.Expression, scope: Scope,
+                     filter_where: exp.Expression | None) -> tuple[str, tuple[HirScalar, ...], SqlType]:
+        """(function name, bound arguments, result type) of a window function call."""
+        name = _WINDOW_FUNCS.get(type(call))
+        if name is None and type(call) in _AGG_CLASSES:
+            name = _AGG_CLASSES[type(call)]
+            if name not in _WINDOW_AGGREGATES:
+                raise unsupported(f"{name} as a window function")
+            arg = call.this
+            if isinstance(arg, exp.Distinct):
+                raise SqlError("0A000", "DISTINCT is not implemented for window functions")
+            h = self._aggregate_arg(name, arg, scope, filter_where, grouping=False)
+            return name, (h,), func.aggregate_type(name, h.typ)
+        if name is None:
+            fname = call.name.lower() if isinstance(call, exp.Anonymous) else call.key.lower()
+            raise unsupported(f"window function {_UNSUPPORTED_WINDOW_NAMES.get(fname, fname)}")
+        if filter_where is not None:
+            raise SqlError(SYNTAX_ERROR, "FILTER is not implemented for non-aggregate window functions")
+        raw = [v for k in ("this", "offset", "default", "expressions") for v in _as_list(call.args.get(k))]
+        args = [self.scalar(a, scope) for a in raw]
+
+        def no_such() -> SqlError:
+            return SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(a.typ.pg_format() for a in args)}) does not exist",
+                            hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+
+        if name in ("row_number", "rank", "dense_rank"):
+            if args:
+                raise no_such()
+            return name, (), INT8
+        if name in ("first_value", "last_value"):
+            if len(args) != 1:
+                raise no_such()
+            x = self.coerce(args[0], TEXT) if args[0].typ.name == "unknown" else args[0]
+            return name, (x,), x.typ
+        # lag / lead (value [, offset integer [, default]]): value and default unify
+        if not 1 <= len(args) <= 3:
+            raise no_such()
+        value = args[0]
+        offset = args[1] if len(args) > 1 else Literal(1, INT4)
+        if offset.typ.name not in ("int2", "int4", "unknown"):
+            raise no_such()
+        default = args[2] if len(args) > 2 else Literal(None, UNKNOWN)
+        t = func.unify([value.typ, default.typ], name)
+        if t.name == "unknown":
+            t = TEXT
+        return name, (self.coerce(value, t), self.coerce(offset, INT4), self.coerce(default, t)), t
+
+    def _frame(self, spec: exp.Expression | None) -> WindowFrame:
+        """A window frame clause, with Postgres' checks (42P20); offsets are row counts."""
+        if spec is None:
+            return DEFAULT_FRAME
+        units = str(spec.args.get("kind") or "").lower()
+        if units not in ("rows", "range"):
+            raise unsupported(f"{units.upper()} window frames")
+        if spec.args.get("exclude") is not None:
+            raise unsupported("EXCLUDE in window frames")
+        start = self._frame_bound(spec.args.get("start"), spec.args.get("start_side"), units, "starting")
+        end = self._frame_bound(spec.args.get("end"), spec.args.get("end_side"), units, "ending") \
+            if spec.args.get("end") is not None else CURRENT_ROW
+        if start == UNBOUNDED_FOLLOWING:
+            raise SqlError(WINDOWING_ERROR, "frame start cannot be UNBOUNDED FOLLOWING")
+        if end == UNBOUNDED_PRECEDING:
+            raise SqlError(WINDOWING_ERROR, "frame end cannot be UNBOUNDED PRECEDING")
+        if start == CURRENT_ROW and end[0] == "preceding":
+            raise SqlError(WINDOWING_ERROR, "frame starting from current row cannot have preceding rows")
+        if start[0] == "following" and (end[0] == "preceding" or end == CURRENT_ROW):
+            raise SqlError(WINDOWING_ERROR, "frame starting from following row cannot have preceding rows")
+        return WindowFrame(units, start, end)
+
+    def _frame_bound(self, bound: Any, side: Any, units: str, which: str) -> tuple[str, int | None]:
+        side = str(side or "").lower()
+        if isinstance(bound, str):
+            if bound.upper() == "CURRENT ROW":
+                return CURRENT_ROW
+            return UNBOUNDED_PRECEDING if side == "preceding" else UNBOUNDED_FOLLOWING
+        if units == "range":
+            raise unsupported("RANGE window frames with an offset")
+        with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in window definitions")):
+            h = self.scalar(bound, Scope())
+        if not isinstance(h, Literal):
+            raise unsupported("non-constant window frame offsets")
+        if h.value is None:
+            raise SqlError("22004", f"frame {which} offset must not be null")
+        try:
+            n = int(cast_value(h.value, h.typ, INT8))
+        except SqlError:
+            raise SqlError(DATATYPE_MISMATCH, f"argument of ROWS must be type bigint, not type {h.typ.pg_format()}") from None
+        if n < 0:
+            raise SqlError("22013", f"frame {which} offset must not be negative")
+        return (side, n)
 
     def _scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
         if isinstance(e, exp.Paren):
@@ -1201,14 +1398,73 @@ def _agg_name(e: exp.Expression) -> str:
 
 
 def _has_agg(e: exp.Expression | None) -> bool:
-    """Does e contain an aggregate of *this* query level (not inside a subquery)?"""
+    """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
+    function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
     if e is None:
         return False
+    if isinstance(e, exp.Window):
+        return any(_has_agg(c) for c in _window_parts(e))
     if isinstance(e, exp.AggFunc) and _is_agg(e):
         return True
     if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
         return False
     return any(_has_agg(c) for c in e.iter_expressions())
+
+
+def _window_parts(e: exp.Window) -> list[exp.Expression]:
+    """The expressions of a window function call other than the function itself."""
+    call = e.this
+    parts: list[exp.Expression] = []
+    if isinstance(call, exp.Filter):
+        parts.append(call.expression)
+        call = call.this
+    while isinstance(call, (exp.IgnoreNulls, exp.RespectNulls)):
+        call = call.this
+    parts.extend(call.iter_expressions())
+    parts.extend(c for c in e.iter_expressions() if c is not e.this)
+    return parts
+
+
+def _has_window(e: exp.Expression | None) -> bool:
+    """Does e contain a window function of *this* query level?"""
+    if e is None:
+        return False
+    if isinstance(e, exp.Window):
+        return True
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return False
+    return any(_has_window(c) for c in e.iter_expressions())
+
+
+def _as_list(v: Any) -> list[exp.Expression]:
+    if v is None:
+        return []
+    return list(v) if isinstance(v, list) else [v]
+
+
+def _place_windows(h: HirScalar, base: int) -> HirScalar:
+    """Window placeholders -> the HWindow's result columns: #(_WBASE + i) = #(base + i)."""
+    match h:
+        case Column(index=i, typ=t) if i >= _WBASE:
+            return Column(base + i - _WBASE, t)
+        case CallUnary(func=f, expr=x, typ=t):
+            return CallUnary(f, _place_windows(x, base), t)
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t):
+            return CallBinary(f, _place_windows(a, base), _place_windows(b, base), t)
+        case CallVariadic(func=f, exprs=xs, typ=t):
+            return CallVariadic(f, tuple(_place_windows(x, base) for x in xs), t)
+        case If(cond=c, then=a, els=b, typ=t):
+            return If(_place_windows(c, base), _place_windows(a, base), _place_windows(b, base), t)
+        case _:
+            return h
+
+
+_WINDOW_FUNCS: dict[type, str] = {
+    exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank", exp.Lag: "lag", exp.Lead: "lead",
+    exp.FirstValue: "first_value", exp.LastValue: "last_value",
+}
+_WINDOW_AGGREGATES = {"sum", "count", "min", "max", "avg"}
+_UNSUPPORTED_WINDOW_NAMES = {"percentrank": "percent_rank", "cumedist": "cume_dist", "nthvalue": "nth_value"}
 
 
 def _refs_columns(h: HirScalar) -> bool:
@@ -1268,6 +1524,9 @@ def _output_name(e: exp.Expression) -> str:
         return _output_name(e.this)
     if isinstance(e, exp.AggFunc) and type(e) in _AGG_CLASSES:
         return _AGG_CLASSES[type(e)]
+    if isinstance(e, exp.Window):
+        call = e.this.this if isinstance(e.this, exp.Filter) else e.this
+        return _WINDOW_FUNCS.get(type(call)) or _output_name(call)
     if isinstance(e, exp.Anonymous):
         return e.name.lower()
     if isinstance(e, exp.Case):

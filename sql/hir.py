@@ -19,6 +19,7 @@ from sql.scalar import (
     ColumnOrder,
     If,
     Literal,
+    WindowFrame,
 )
 from sql.types import SqlType
 
@@ -128,6 +129,32 @@ class HTopK:
 
 
 @dataclass(frozen=True, slots=True)
+class WindowExpr:
+    """`func(args) OVER (PARTITION BY partition_by ORDER BY order_by frame)` over the columns
+    of an HWindow's input. `order[i]` orders by `order_by[order[i].column]`. func is one of
+    row_number, rank, dense_rank, lag, lead (args: value, offset, default), first_value,
+    last_value, or an aggregate (sum, count, min, max, avg; count(*) has arg `true`)."""
+
+    func: str
+    args: tuple[HirScalar, ...]
+    partition_by: tuple[HirScalar, ...]
+    order_by: tuple[HirScalar, ...]
+    order: tuple[ColumnOrder, ...]
+    frame: WindowFrame
+    typ: SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class HWindow:
+    """The input's rows, each extended with the value of every window function (one column
+    per WindowExpr, in order). Window functions see the input after WHERE / GROUP BY /
+    HAVING and before DISTINCT / ORDER BY / LIMIT, as in Postgres."""
+
+    input: HirRel
+    windows: tuple[WindowExpr, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HNegate:
     input: HirRel
 
@@ -155,7 +182,7 @@ class HLetRec:
     body: HirRel
 
 
-HirRel = HLetRec | HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion | HFlatMap
+HirRel = HLetRec | HGet | HConstant | HProject | HMap | HFilter | HJoin | HReduce | HDistinct | HTopK | HNegate | HThreshold | HUnion | HFlatMap | HWindow
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +213,8 @@ def hir_types(r: HirRel) -> tuple[SqlType, ...]:
             return hir_types(i) + tuple(x.typ for x in s)
         case HFlatMap(input=i, types=t):
             return hir_types(i) + t
+        case HWindow(input=i, windows=ws):
+            return hir_types(i) + tuple(w.typ for w in ws)
         case HFilter(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
             return hir_types(i)
         case HJoin(left=a, right=b):

@@ -20,6 +20,10 @@ Identities used:
   binding holds (o, row) pairs and iterates per o; a reference under a deeper outer O' (whose
   columns extend O's) is O' ⋈ binding on O's columns (a cross join when O is the top level).
   A subquery that reads a binding of a correlated block is itself correlated.
+- a window function w over input I (k outer + n local columns), Materialize's shape:
+  Project(n+1 columns)(Map(record_get ..)(FlatMap unnest_list(Reduce(I, group_by=outer ++
+  PARTITION BY, aggregates=[w(row(<row of I>, args), ORDER BY values)])))): the group key
+  isolates each outer tuple's partitions, and each input row comes back with its value.
 Join equivalences are null-safe (`IS NOT DISTINCT FROM`); SQL `=` additionally filters nulls.
 """
 
@@ -47,9 +51,11 @@ from sql.hir import (
     HThreshold,
     HTopK,
     HUnion,
+    HWindow,
     OuterColumn,
     Param,
     Select,
+    WindowExpr,
 )
 from sql.literal import cast_value
 from sql.mir import (
@@ -79,8 +85,10 @@ from sql.scalar import (
     If,
     Literal,
     Scalar,
+    WindowSpec,
+    record_get,
 )
-from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType
+from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
 
@@ -368,8 +376,46 @@ class Lowerer:
                 return Threshold(self.rel(i, ctx))
             case HUnion(inputs=xs):
                 return Union(tuple(self.rel(x, ctx) for x in xs))
+            case HWindow(input=i, windows=ws):
+                out = self.rel(i, ctx)
+                for w in ws:
+                    out = self._window(out, ctx, w)
+                return out
             case _:
                 assert_never(r)
+
+    def _window(self, inp: Mir, ctx: Ctx, w: WindowExpr) -> Mir:
+        """inp (k outer + n local columns) ++ one column: w's value for each row. The row
+        record carries all k + n columns; see AggregateExpr for the window aggregate's input
+        and output shapes."""
+        for e in (*w.args, *w.partition_by, *w.order_by):
+            if free_scalar_subqueries(e):
+                raise unsupported("subqueries inside window functions")
+        ts = mir_types(inp)
+        width = len(ts)
+        row_t = record_type(ts)
+        row = CallVariadic("row", tuple(Column(i, t) for i, t in enumerate(ts)), row_t)
+        key = tuple(Column(i, ts[i]) for i in range(ctx.k)) + tuple(self.scalar(p, ctx) for p in w.partition_by)
+        order_values = tuple(self.scalar(o, ctx) for o in w.order_by)
+        args = tuple(self.scalar(a, ctx) for a in w.args)
+        if w.func in ("row_number", "rank", "dense_rank"):
+            first: Scalar = CallVariadic("list_create", (row,), list_type(row_t))
+        else:
+            arg = args[0] if len(args) == 1 else CallVariadic("row", args, record_type(tuple(a.typ for a in args)))
+            first = CallVariadic("row", (row, arg), record_type((row_t, arg.typ)))
+        agg_input = CallVariadic("row", (first,) + order_values, record_type((first.typ,) + tuple(o.typ for o in order_values)))
+        elem_t = record_type((w.typ, row_t))
+        if w.func in ("sum", "count", "min", "max", "avg"):
+            func, spec = "window_agg", WindowSpec(w.order, w.frame, w.func)
+        else:
+            func, spec = w.func, WindowSpec(w.order, w.frame)
+        red = Reduce(inp, key, (AggregateExpr(func, agg_input, False, list_type(elem_t), spec),))
+        g = len(key)
+        unnested = FlatMap(red, "unnest_list", (Column(g, list_type(elem_t)),), (elem_t,))
+        elem = Column(g + 1, elem_t)
+        orig = record_get(elem, 1, row_t)
+        fields = tuple(record_get(orig, i, t) for i, t in enumerate(ts)) + (record_get(elem, 0, w.typ),)
+        return Project(Map(unnested, fields), tuple(range(g + 2, g + 2 + width + 1)))
 
     def _join(self, j: HJoin, ctx: Ctx) -> Mir:
         k = ctx.k
@@ -547,6 +593,11 @@ def free_levels(r: HirRel, depth: int = 0) -> set[int]:
                     scal(a.expr, d)
             case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
                 walk(i, d)
+            case HWindow(input=i, windows=ws):
+                walk(i, d)
+                for w in ws:
+                    for s in (*w.args, *w.partition_by, *w.order_by):
+                        scal(s, d)
             case HUnion(inputs=xs):
                 for y in xs:
                     walk(y, d)

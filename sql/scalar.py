@@ -58,18 +58,95 @@ Scalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateExpr:
-    func: str  # count | sum | min | max | sum_int (internal) ...
-    expr: Scalar
-    distinct: bool
-    typ: SqlType
-
-
-@dataclass(frozen=True, slots=True)
 class ColumnOrder:
     column: int
     desc: bool = False
     nulls_last: bool = True
+
+
+# Window frame bounds: (kind, offset); offset is a non-negative row count for the
+# "preceding"/"following" kinds (ROWS frames only) and None for the others.
+UNBOUNDED_PRECEDING = ("unbounded_preceding", None)
+CURRENT_ROW = ("current_row", None)
+UNBOUNDED_FOLLOWING = ("unbounded_following", None)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFrame:
+    """`{ROWS | RANGE} BETWEEN start AND end`, Postgres semantics.
+
+    ROWS counts physical rows of the ordered partition (each copy of a duplicate row counts).
+    RANGE (only with UNBOUNDED/CURRENT ROW bounds here) extends CURRENT ROW to the current
+    row's *peers*: the rows equal to it on every ORDER BY key (all rows are peers when the
+    window has no ORDER BY). The default frame is RANGE UNBOUNDED PRECEDING .. CURRENT ROW.
+    """
+
+    units: str = "range"  # rows | range
+    start: tuple[str, int | None] = UNBOUNDED_PRECEDING
+    end: tuple[str, int | None] = CURRENT_ROW
+
+    def is_default(self) -> bool:
+        return self == DEFAULT_FRAME
+
+
+DEFAULT_FRAME = WindowFrame()
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSpec:
+    """What makes an AggregateExpr a *window aggregate* (see `AggregateExpr`).
+
+    `order_by[i].column` = j orders by the j-th ORDER BY value of the aggregate's input
+    record (its field j + 1). `agg` names the aggregate of a `window_agg` (sum, count, min,
+    max, avg); None for the other window functions. `frame` matters for window_agg,
+    first_value and last_value only (it is DEFAULT_FRAME for the others).
+    """
+
+    order_by: tuple[ColumnOrder, ...]
+    frame: WindowFrame = DEFAULT_FRAME
+    agg: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AggregateExpr:
+    """An aggregate of a Reduce: `func(expr)` over the rows of a group (with multiplicity).
+
+    Window aggregates (`window` set; DESIGN §4.1, Materialize's shape) compute a window
+    function over the whole group, which is a window *partition* (the Reduce's group key =
+    outer columns ++ PARTITION BY values). Their result, of type `list[record(result,
+    record(row))]`, has one element per input row *copy* (a row with multiplicity m yields
+    m elements), in no particular order; a `FlatMap unnest_list` turns it back into rows and
+    `record_get[0]` / `record_get[i](record_get[1](..))` pull out the result and the row's
+    columns. Input shapes, with <row> = `row(#0, .., #n-1)` (every input column) and
+    o1..ok the ORDER BY values:
+      - row_number, rank, dense_rank: `row(list[<row>], o1, .., ok)`
+      - lag, lead: `row(row(<row>, row(value, offset, default)), o1, .., ok)`
+      - first_value, last_value, window_agg: `row(row(<row>, arg), o1, .., ok)`
+        (count(*) has arg `true`)
+    Semantics (Postgres'): the partition is sorted by `window.order_by` (ColumnOrder over
+    o1..ok, asc/desc and nulls first/last as written; rows equal on all keys are *peers*,
+    mutually unordered — any order among peers is correct).
+      - row_number: 1, 2, 3, ... in that order (peers numbered in an arbitrary order), bigint;
+      - rank: 1 + the number of rows strictly before the row's peer group (gaps after ties);
+      - dense_rank: 1 + the number of distinct peer groups before the row's (no gaps);
+        without ORDER BY all rows are peers: rank = dense_rank = 1;
+      - lag/lead: `value` of the row `offset` rows before (lag) / after (lead) in the order;
+        `default` when that row lies outside the partition; NULL when offset is NULL; a
+        negative offset looks the other way. offset and default are evaluated on the
+        current row. Frames do not apply;
+      - first_value/last_value: `arg` of the first/last row of the row's frame (NULLs
+        included: a NULL arg yields NULL); NULL for an empty frame;
+      - window_agg[f]: the plain aggregate f (sum, count, min, max, avg; NULL args skipped;
+        count counts non-NULL args; sum/min/max/avg of no non-NULL value is NULL; avg = sum
+        / count in the result type, as Postgres) over the row's frame.
+    `expr`'s record shapes and `typ` (the list type) are fully typed: SqlType.fields.
+    """
+
+    func: str  # count | sum | min | max | any_value | ... | row_number | rank | dense_rank | lag | lead | first_value | last_value | window_agg
+    expr: Scalar
+    distinct: bool
+    typ: SqlType
+    window: WindowSpec | None = None
 
 
 TRUE = Literal(True, BOOL)
@@ -185,6 +262,8 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
             return f"({explain(a, names)} {_INFIX[f]} {explain(b, names)})"
         case CallBinary(func=f, expr1=a, expr2=b):
             return f"{f}({explain(a, names)}, {explain(b, names)})"
+        case CallVariadic(func="list_create", exprs=xs):
+            return "list[" + ", ".join(explain(x, names) for x in xs) + "]"
         case CallVariadic(func=("and" | "or") as f, exprs=xs):
             return "(" + f" {f.upper()} ".join(explain(x, names) for x in xs) + ")"
         case CallVariadic(func=f, exprs=xs):
@@ -196,9 +275,41 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
 
 
 def explain_agg(a: AggregateExpr, names: list[str] | None = None) -> str:
+    if a.window is not None:
+        return f"{a.func}[{explain_window(a.window)}]({explain(a.expr, names)})"
     inner = "*" if (a.func == "count" and a.expr == TRUE) else explain(a.expr, names)
     d = "distinct " if a.distinct else ""
     return f"{a.func}({d}{inner})"
+
+
+def explain_window(w: WindowSpec) -> str:
+    """`sum order_by=[#0 asc nulls_last] rows between 1 preceding and current row`: the
+    frame is shown only when it is not the default one."""
+    parts = [w.agg] if w.agg else []
+    parts.append(f"order_by=[{', '.join(explain_order(o) for o in w.order_by)}]")
+    if not w.frame.is_default():
+        parts.append(explain_frame(w.frame))
+    return " ".join(parts)
+
+
+def explain_frame(f: WindowFrame) -> str:
+    def bound(b: tuple[str, int | None]) -> str:
+        kind, n = b
+        return f"{n} {kind}" if n is not None else kind.replace("_", " ")
+
+    return f"{f.units} between {bound(f.start)} and {bound(f.end)}"
+
+
+def record_get(x: Scalar, i: int, typ: SqlType) -> Scalar:
+    """Field i of the record x (Materialize's `record_get[i](x)`)."""
+    return CallUnary(f"record_get[{i}]", x, typ)
+
+
+def record_get_index(func: str) -> int | None:
+    """i for a `record_get[i]` function name, else None."""
+    if func.startswith("record_get[") and func.endswith("]"):
+        return int(func[len("record_get["):-1])
+    return None
 
 
 def explain_order(o: ColumnOrder) -> str:

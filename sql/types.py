@@ -67,6 +67,8 @@ _INFOS = [
     # Materialize's timestamp of its timeline (epoch milliseconds), text format decimal
     TypeInfo("mz_timestamp", 16552, "mz_timestamp", 8, 16553, "U"),
     TypeInfo("record", 2249, "record", -1, 2287, "P"),
+    # Materialize's list pseudo-type (planner-internal here: window aggregates build lists)
+    TypeInfo("list", 16384, "list", -1, 0, "P"),
     # Catalog-internal types (columns of pg_catalog relations, results of catalog functions).
     TypeInfo("tid", 27, "tid", 6, 1010, "U"),
     TypeInfo("xid", 28, "xid", 4, 1011, "U"),
@@ -132,10 +134,12 @@ TYPE_ALIASES: dict[str, str] = {
 @dataclass(frozen=True, slots=True)
 class SqlType:
     """A scalar type. `typmod` follows Postgres: -1 = none; varchar(n)/bpchar(n) -> n + 4;
-    numeric(p, s) -> ((p << 16) | s) + 4."""
+    numeric(p, s) -> ((p << 16) | s) + 4. `fields` structures the planner-internal composite
+    types: a `record`'s field types, a `list`'s (single) element type; () otherwise."""
 
     name: str
     typmod: int = -1
+    fields: tuple[SqlType, ...] = ()
 
     @property
     def info(self) -> TypeInfo:
@@ -181,6 +185,16 @@ class SqlType:
 
     def __str__(self) -> str:
         return self.pg_format()
+
+
+def record_type(fields: tuple[SqlType, ...]) -> SqlType:
+    """The anonymous record type `row(f0, f1, ...)` with the given field types."""
+    return SqlType("record", -1, tuple(fields))
+
+
+def list_type(element: SqlType) -> SqlType:
+    """Materialize's `element list` type."""
+    return SqlType("list", -1, (element,))
 
 
 def numeric_typmod(precision: int, scale: int) -> int:

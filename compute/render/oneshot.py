@@ -397,6 +397,8 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
 
 def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     """Consolidate, then evaluate every aggregate with diff weights (distinct ones ignore them)."""
+    if any(a.window is not None for a in aggs):
+        raise SqlError("0A000", "window functions are planned but not yet executable")
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
