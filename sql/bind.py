@@ -22,6 +22,7 @@ from sql.errors import (
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
+    UNDEFINED_OBJECT,
     UNDEFINED_TABLE,
     SqlError,
     unsupported,
@@ -157,6 +158,8 @@ class _WinCtx:
     placeholder columns `_WBASE + i` until the width of the HWindow's input is known."""
 
     windows: list[WindowExpr] = field(default_factory=list)
+    # the WINDOW clause: name -> definition, in the order written
+    named: dict[str, exp.Window] = field(default_factory=dict)
 
 
 _WBASE = 1 << 24
@@ -335,10 +338,14 @@ class Binder:
 
     def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
         self._with(s)
-        for bad in ("locks", "into", "windows", "qualify", "prewhere", "connect", "pivots", "sample"):
+        for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
                 raise unsupported(f"SELECT ... {bad.upper()}")
         win = _WinCtx()
+        for wdef in s.args.get("windows") or []:
+            if wdef.name in win.named:
+                raise SqlError(WINDOWING_ERROR, f'window "{wdef.name}" is already defined')
+            win.named[wdef.name] = wdef
         if s.args.get("from_") or s.args.get("from"):
             rel, scope = self._bind_from(s)
         else:
@@ -513,10 +520,12 @@ class Binder:
         limit = None
         offset = 0
         if (lim := q.args.get("limit")) is not None:
-            v = self._const_int(lim.expression, "LIMIT")
+            with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in LIMIT")):
+                v = self._const_int(lim.expression, "LIMIT")
             limit = v
         if (off := q.args.get("offset")) is not None:
-            offset = self._const_int(off.expression, "OFFSET") or 0
+            with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in OFFSET")):
+                offset = self._const_int(off.expression, "OFFSET") or 0
         return limit, offset
 
     def _const_int(self, e: exp.Expression, what: str) -> int | None:
@@ -1000,8 +1009,7 @@ class Binder:
         ctx = self._win
         if ctx is None:
             raise SqlError(*self._win_forbidden)
-        if e.args.get("alias") is not None:
-            raise unsupported("named windows (OVER name)")
+        partition_by, order_clause, spec = self._resolve_window(e, ctx.named)
         call = e.this
         filter_where = None
         if isinstance(call, exp.Filter):
@@ -1010,23 +1018,47 @@ class Binder:
             raise unsupported("IGNORE NULLS / RESPECT NULLS in window functions")
         with self._windows(None, (WINDOWING_ERROR, "window function calls cannot be nested")):
             name, args, typ = self._window_call(call, scope, filter_where)
-            partition = tuple(self._window_key(p, scope) for p in e.args.get("partition_by") or [])
+        with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in window definitions")):
+            partition = tuple(self._window_key(p, scope) for p in partition_by)
             order_by: list[HirScalar] = []
             order: list[ColumnOrder] = []
-            o = e.args.get("order")
-            for ordered in o.expressions if o is not None else []:
+            for ordered in order_clause.expressions if order_clause is not None else []:
                 desc = bool(ordered.args.get("desc"))
                 nulls_first = ordered.args.get("nulls_first")
                 nulls_last = not nulls_first if nulls_first is not None else not desc
                 order.append(ColumnOrder(len(order_by), desc, nulls_last))
                 order_by.append(self._window_key(ordered.this, scope))
-            frame = self._frame(e.args.get("spec"))
+            frame = self._frame(spec)
         if name in ("row_number", "rank", "dense_rank", "lag", "lead"):
             frame = DEFAULT_FRAME  # Postgres ignores the frame of these functions
         w = WindowExpr(name, args, partition, tuple(order_by), tuple(order), frame, typ)
         if w not in ctx.windows:
             ctx.windows.append(w)
         return Column(_WBASE + ctx.windows.index(w), typ)
+
+    def _resolve_window(self, e: exp.Window, named: dict[str, exp.Window]) -> tuple[list[exp.Expression], exp.Order | None, exp.Expression | None]:
+        """(PARTITION BY, ORDER BY, frame) of a window, completing `OVER (w ...)` from the
+        WINDOW clause's definition of w (which may only name windows defined before it)."""
+        partition = list(e.args.get("partition_by") or [])
+        order = e.args.get("order")
+        spec = e.args.get("spec")
+        ref = e.args.get("alias")
+        if ref is None:
+            return partition, order, spec
+        name = ref.name
+        names = list(named)
+        own = e.name if isinstance(e.this, exp.Identifier) and e.name in named and named[e.name] is e else None
+        visible = names[: names.index(own)] if own is not None else names
+        if name not in visible:
+            raise SqlError(UNDEFINED_OBJECT, f'window "{name}" does not exist')
+        b_partition, b_order, b_spec = self._resolve_window(named[name], named)
+        if partition:
+            raise SqlError(WINDOWING_ERROR, f'cannot override PARTITION BY clause of window "{name}"')
+        if order is not None and b_order is not None:
+            raise SqlError(WINDOWING_ERROR, f'cannot override ORDER BY clause of window "{name}"')
+        if b_spec is not None and (order is not None or spec is not None):
+            raise SqlError(WINDOWING_ERROR, f'cannot copy window "{name}" because it has a frame clause')
+        return b_partition, order if order is not None else b_order, spec if spec is not None else b_spec
 
     def _window_key(self, e: exp.Expression, scope: Scope) -> HirScalar:
         h = self.scalar(e, scope)
@@ -1049,7 +1081,7 @@ class Binder:
             fname = call.name.lower() if isinstance(call, exp.Anonymous) else call.key.lower()
             raise unsupported(f"window function {_UNSUPPORTED_WINDOW_NAMES.get(fname, fname)}")
         if filter_where is not None:
-            raise SqlError(SYNTAX_ERROR, "FILTER is not implemented for non-aggregate window functions")
+            raise SqlError("0A000", "FILTER is not implemented for non-aggregate window functions")
         raw = [v for k in ("this", "offset", "default", "expressions") for v in _as_list(call.args.get(k))]
         args = [self.scalar(a, scope) for a in raw]
 
@@ -1064,7 +1096,7 @@ class Binder:
         if name in ("first_value", "last_value"):
             if len(args) != 1:
                 raise no_such()
-            x = self.coerce(args[0], TEXT) if args[0].typ.name == "unknown" else args[0]
+            x = self.coerce(args[0], _polymorphic_type(args))
             return name, (x,), x.typ
         # lag / lead (value [, offset integer [, default]]): value and default unify
         if not 1 <= len(args) <= 3:
@@ -1074,9 +1106,12 @@ class Binder:
         if offset.typ.name not in ("int2", "int4", "unknown"):
             raise no_such()
         default = args[2] if len(args) > 2 else Literal(None, UNKNOWN)
-        t = func.unify([value.typ, default.typ], name)
-        if t.name == "unknown":
-            t = TEXT
+        # lag(anyelement [, integer]) but lag(anycompatible, integer, anycompatible)
+        t = _polymorphic_type([value]) if len(args) < 3 else value.typ
+        try:
+            t = func.unify([t, default.typ], name)
+        except SqlError:
+            raise no_such() from None
         return name, (self.coerce(value, t), self.coerce(offset, INT4), self.coerce(default, t)), t
 
     def _frame(self, spec: exp.Expression | None) -> WindowFrame:
@@ -1091,6 +1126,8 @@ class Binder:
         start = self._frame_bound(spec.args.get("start"), spec.args.get("start_side"), units, "starting")
         end = self._frame_bound(spec.args.get("end"), spec.args.get("end_side"), units, "ending") \
             if spec.args.get("end") is not None else CURRENT_ROW
+        if start[0] == "following" and spec.args.get("end") is None:
+            raise SqlError(WINDOWING_ERROR, "frame starting from following row cannot end with current row")
         if start == UNBOUNDED_FOLLOWING:
             raise SqlError(WINDOWING_ERROR, "frame start cannot be UNBOUNDED FOLLOWING")
         if end == UNBOUNDED_PRECEDING:
@@ -1434,6 +1471,17 @@ def _has_window(e: exp.Expression | None) -> bool:
     if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
         return False
     return any(_has_window(c) for c in e.iter_expressions())
+
+
+def _polymorphic_type(args: list[HirScalar]) -> SqlType:
+    """The type of a polymorphic argument: its own, text for a parameter ($n) of no known
+    type (Postgres refuses it), and 42804 for a literal of unknown type, as Postgres."""
+    known = [a.typ for a in args if a.typ.name != "unknown"]
+    if known:
+        return known[0]
+    if any(isinstance(a, Param) for a in args):
+        return TEXT
+    raise SqlError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
 
 
 def _as_list(v: Any) -> list[exp.Expression]:
