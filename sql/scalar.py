@@ -2,6 +2,11 @@
 
 Function names are strings from `sql.func`; every call carries its result type so typing a
 scalar is O(1). Aggregates and column orders used by Reduce/TopK also live here.
+
+Composite values (window functions, see AggregateExpr): CallVariadic "row" builds a record
+(`row(#0, #1)`), CallVariadic "list_create" a list (`list[..]`), and CallUnary
+"record_get[i]" reads field i of a record (`record_get[1](#2)`); FlatMap "unnest_list"
+emits one row per list element.
 """
 
 from __future__ import annotations
@@ -111,38 +116,48 @@ class WindowSpec:
 class AggregateExpr:
     """An aggregate of a Reduce: `func(expr)` over the rows of a group (with multiplicity).
 
-    Window aggregates (`window` set; DESIGN §4.1, Materialize's shape) compute a window
-    function over the whole group, which is a window *partition* (the Reduce's group key =
-    outer columns ++ PARTITION BY values). Their result, of type `list[record(result,
-    record(row))]`, has one element per input row *copy* (a row with multiplicity m yields
-    m elements), in no particular order; a `FlatMap unnest_list` turns it back into rows and
-    `record_get[0]` / `record_get[i](record_get[1](..))` pull out the result and the row's
-    columns. Input shapes, with <row> = `row(#0, .., #n-1)` (every input column) and
-    o1..ok the ORDER BY values:
-      - row_number, rank, dense_rank: `row(list[<row>], o1, .., ok)`
-      - lag, lead: `row(row(<row>, row(value, offset, default)), o1, .., ok)`
+    *Window aggregates* (`window` set; DESIGN §4.1, Materialize's shape) evaluate a window
+    function over the whole group, which is one window *partition* (group key = outer
+    columns ++ PARTITION BY values; an empty input has no group, hence no output).
+
+    Input (`expr`), with <row> = `row(#0, .., #n-1)` (the whole input row) and o1..ok the
+    ORDER BY values:
+      - row_number, rank, dense_rank: `row(list[<row>], o1, .., ok)` (a one-element list);
+      - lag, lead: `row(row(<row>, row(value, offset, default)), o1, .., ok)`;
       - first_value, last_value, window_agg: `row(row(<row>, arg), o1, .., ok)`
-        (count(*) has arg `true`)
-    Semantics (Postgres'): the partition is sorted by `window.order_by` (ColumnOrder over
-    o1..ok, asc/desc and nulls first/last as written; rows equal on all keys are *peers*,
-    mutually unordered — any order among peers is correct).
-      - row_number: 1, 2, 3, ... in that order (peers numbered in an arbitrary order), bigint;
-      - rank: 1 + the number of rows strictly before the row's peer group (gaps after ties);
-      - dense_rank: 1 + the number of distinct peer groups before the row's (no gaps);
-        without ORDER BY all rows are peers: rank = dense_rank = 1;
-      - lag/lead: `value` of the row `offset` rows before (lag) / after (lead) in the order;
-        `default` when that row lies outside the partition; NULL when offset is NULL; a
-        negative offset looks the other way. offset and default are evaluated on the
-        current row. Frames do not apply;
-      - first_value/last_value: `arg` of the first/last row of the row's frame (NULLs
-        included: a NULL arg yields NULL); NULL for an empty frame;
-      - window_agg[f]: the plain aggregate f (sum, count, min, max, avg; NULL args skipped;
-        count counts non-NULL args; sum/min/max/avg of no non-NULL value is NULL; avg = sum
-        / count in the result type, as Postgres) over the row's frame.
-    `expr`'s record shapes and `typ` (the list type) are fully typed: SqlType.fields.
+        (count(*) has arg `true`; a FILTER is folded into arg as a CASE).
+    Output (`typ` = `list[record(result, <row> type)]`): one element `row(result, <row>)`
+    per input row *copy* (a row with multiplicity m counts as m rows and yields m elements,
+    each with its own result), in no particular order. `FlatMap unnest_list` turns the list
+    back into rows; `record_get[0](e)` is the result, `record_get[i](record_get[1](e))`
+    column i of the row. Record and list types are structured (SqlType.fields).
+
+    Semantics (Postgres'): the partition is sorted by `window.order_by` (ColumnOrder.column
+    j = o(j+1); asc/desc, nulls first/last as written). Rows equal on every ORDER BY value
+    are *peers* (all rows are peers without ORDER BY); peers are in an arbitrary order, but
+    one order per partition shared by row_number, lag/lead and ROWS frames.
+      - row_number: position 1, 2, .. in that order (bigint);
+      - rank: 1 + the number of rows before the row's peer group (gaps after ties; bigint);
+      - dense_rank: 1 + the number of peer groups before the row's (no gaps; bigint);
+      - lag / lead: `value` of the row `offset` positions before / after the current row;
+        `default` (evaluated on the current row) when that position is outside the
+        partition; NULL when offset is NULL; a negative offset looks the other way;
+      - first_value / last_value: `arg` of the first / last row of the current row's frame
+        (a NULL arg is returned as is); NULL for an empty frame;
+      - window_agg[f], f in sum, count, min, max, avg: f over the args of the frame's rows,
+        skipping NULLs: count = number of non-NULL args (0 for an empty frame), the others
+        NULL when there is none; result types as for GROUP BY (sum(int4) bigint, avg(int4)
+        numeric = sum / count with Postgres' numeric division, as `div_avg`).
+    Frames (`window.frame`, WindowFrame) apply to first_value, last_value and window_agg
+    only: ROWS counts positions (n PRECEDING / n FOLLOWING relative to the current row),
+    RANGE extends CURRENT ROW to all its peers; the default RANGE UNBOUNDED PRECEDING ..
+    CURRENT ROW is the partition up to the last peer of the current row (the whole partition
+    without ORDER BY).
     """
 
-    func: str  # count | sum | min | max | any_value | ... | row_number | rank | dense_rank | lag | lead | first_value | last_value | window_agg
+    # count | sum | min | max | any_value | ...; window aggregates: row_number | rank |
+    # dense_rank | lag | lead | first_value | last_value | window_agg (f in window.agg)
+    func: str
     expr: Scalar
     distinct: bool
     typ: SqlType
