@@ -651,6 +651,11 @@ def local_gets(r: HirRel) -> set[str]:
                     scal(a.expr)
             case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
                 walk(i)
+            case HWindow(input=i, windows=ws):
+                walk(i)
+                for w in ws:
+                    for s in (*w.args, *w.partition_by, *w.order_by):
+                        scal(s)
             case HUnion(inputs=xs):
                 for y in xs:
                     walk(y)
