@@ -14,7 +14,16 @@ from typing import assert_never
 
 from compute.render.types import spark_type, to_spark_value
 from sql.errors import unsupported
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal, Scalar
+from sql.scalar import (
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    If,
+    Literal,
+    Scalar,
+    record_get_index,
+)
 from sql.types import SqlType
 
 _INTS = ("int2", "int4", "int8")
@@ -71,6 +80,8 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
         case Literal(value=v, typ=t):
             return lit(v, t)
         case CallUnary(func=f, expr=x, typ=t):
+            if (i := record_get_index(f)) is not None:
+                return f"({render_scalar(x, cols)}).f{i}"
             return _unary(f, render_scalar(x, cols), x.typ, t)
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, render_scalar(a, cols), render_scalar(b, cols), a.typ, b.typ, t)
@@ -219,6 +230,10 @@ def _trim_chars(a: str, chars: str, leading: bool, trailing: bool) -> str:
 
 def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
     match f:
+        case "row":
+            return "named_struct(" + ", ".join(f"'f{i}', {x}" for i, x in enumerate(xs)) + ")"
+        case "list_create":
+            return f"array({', '.join(xs)})" if xs else cast("array()", t)
         case "and" | "or":
             return "(" + f" {f.upper()} ".join(xs) + ")"
         case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":

@@ -49,6 +49,10 @@ def spark_type(t: SqlType) -> T.DataType:
         return INTERVAL_STRUCT
     if n == "bytea":
         return T.BinaryType()
+    if n == "record":  # planner-internal composites (window functions)
+        return T.StructType([T.StructField(f"f{i}", spark_type(f)) for i, f in enumerate(t.fields)])
+    if n == "list":
+        return T.ArrayType(spark_type(t.fields[0]))
     raise ValueError(f"no Spark type for {t}")
 
 

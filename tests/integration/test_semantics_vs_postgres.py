@@ -62,6 +62,19 @@ QUERIES = [
     "SELECT DISTINCT ON (a) a, b FROM t1 ORDER BY a, b DESC",
     "SELECT a, g FROM t1, generate_series(1, t1.a) AS g",
     "SELECT count(*) FILTER (WHERE b > 10), sum(a) FILTER (WHERE a > 1) FROM t1",
+    # window functions (deterministic orders only: no ties where the function sees them)
+    "SELECT a, b, rank() OVER (ORDER BY b DESC NULLS LAST), dense_rank() OVER (ORDER BY b) FROM t1",
+    "SELECT x, y, row_number() OVER (PARTITION BY x ORDER BY y) FROM t2",
+    "SELECT a, b, sum(b) OVER (ORDER BY a), count(*) OVER (PARTITION BY a), max(b) OVER () FROM t1",
+    "SELECT x, y, lag(y) OVER (ORDER BY y), lead(y, 2, -1) OVER (ORDER BY y) FROM t2",
+    "SELECT x, first_value(y) OVER (PARTITION BY x ORDER BY y), last_value(y) OVER (PARTITION BY x ORDER BY y "
+    "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING), sum(y) OVER (ORDER BY y ROWS BETWEEN 1 PRECEDING "
+    "AND 1 FOLLOWING) FROM t2",
+    "SELECT a, count(*), rank() OVER (ORDER BY count(*) DESC) FROM t1 GROUP BY a",
+    "SELECT * FROM (SELECT x, y, row_number() OVER (PARTITION BY x ORDER BY y DESC) AS rn FROM t2) s WHERE rn = 1",
+    "SELECT a, (SELECT max(r) FROM (SELECT rank() OVER (ORDER BY y) AS r FROM t2 WHERE t2.x = t1.a) s) FROM t1",
+    "SELECT x, avg(y) OVER (PARTITION BY x), min(y) FILTER (WHERE y > 100) OVER (PARTITION BY x ORDER BY y) "
+    "FROM t2 WHERE x IN (1, 2)",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
 ]
