@@ -596,7 +596,7 @@ class Coordinator:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
-        from compute.render.spark import SMALL_INPUT_ROWS, small_session
+        from compute.render.spark import session_for
 
         spark = self.spark()
         done: list[Any] = []
@@ -629,7 +629,8 @@ class Coordinator:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
             timer.start()
-        ctx = oneshot.RenderContext(spark, read_source, observed={} if record_counts is not None else None)
+        ctx = oneshot.RenderContext(spark, read_source, planner=None if record_counts is not None else (lambda: session_for(rows_read[0])),
+                                   observed={} if record_counts is not None else None)
         fin = df.finishing
         types = df.types
         try:
@@ -637,8 +638,7 @@ class Coordinator:
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
-            runner = small_session() if rows_read[0] < SMALL_INPUT_ROWS and record_counts is None else spark
-            table = runner.sql(text).toArrow()
+            table = ctx.session().sql(text).toArrow()
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))

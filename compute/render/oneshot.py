@@ -52,12 +52,17 @@ class Rel:
 class RenderContext:
     spark: SparkSession
     read_source: Callable[[str, tuple[SqlType, ...]], Rel]
+    # the session to plan intermediate results in (by input size so far); default `spark`
+    planner: Callable[[], SparkSession] | None = None
     lets: dict[str, Rel] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id
     observed: dict[int, DataFrame] | None = None
     # persisted DataFrames and their global views, freed by release()
     persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
     _aliases: int = 0
+
+    def session(self) -> SparkSession:
+        return self.planner() if self.planner is not None else self.spark
 
     def alias(self) -> str:
         self._aliases += 1
@@ -78,7 +83,7 @@ class RenderContext:
 
     def materialize(self, r: Rel) -> Rel:
         """Compute `r` once (persisted) for several readers."""
-        return Rel(self.view(self.spark.sql(r.sql), persist=True), r.arity)
+        return Rel(self.view(self.session().sql(r.sql), persist=True), r.arity)
 
     def release(self) -> None:
         for df, name in self.persisted:
@@ -180,7 +185,7 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
 def render(p: lir.Plan, ctx: RenderContext) -> Rel:
     r = _render(p, ctx)
     if ctx.observed is not None:
-        df = ctx.spark.sql(r.sql)
+        df = ctx.session().sql(r.sql)
         r = Rel(ctx.view(df, persist=True), r.arity)
         ctx.observed[p.node_id] = ctx.persisted[-1][0]
     return r

@@ -50,21 +50,36 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         return _spark
 
 
-_small: SparkSession | None = None
+_sessions: dict[str, SparkSession] = {}
 SMALL_INPUT_ROWS = 200_000
+TINY_INPUT_ROWS = 20_000
+
+# Sibling sessions (same context, cache and global views) for small inputs:
+# - small: no whole-stage code generation (compiling generated code costs more than it saves:
+#   1k-row group-by 297 -> 151 ms; at 3M rows 378 -> 513 ms the other way);
+# - tiny: also one shuffle partition and no broadcast joins (a broadcast is a job of its own;
+#   a join of two 10-row inputs 106 -> 67 ms, a decorrelated subquery 2.3 -> 1.9 s).
+_SIBLINGS = {
+    "small": {"spark.sql.codegen.wholeStage": "false"},
+    "tiny": {"spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "1",
+             "spark.sql.autoBroadcastJoinThreshold": "-1"},
+}
 
 
-def small_session() -> SparkSession:
-    """A sibling session (same context, cache and global views) without whole-stage code
-    generation: for small inputs compiling generated code costs more than it saves
-    (measured: 1k-row group-by 297 -> 151 ms; 3M rows 378 -> 513 ms the other way)."""
-    global _small
+def session_for(rows: int) -> SparkSession:
+    """The session to plan a query reading `rows` input rows in."""
+    assert _spark is not None
+    if rows >= SMALL_INPUT_ROWS:
+        return _spark
+    kind = "tiny" if rows < TINY_INPUT_ROWS else "small"
     with _lock:
-        if _small is None:
-            assert _spark is not None
-            _small = _spark.newSession()
-            _small.conf.set("spark.sql.codegen.wholeStage", "false")
-        return _small
+        s = _sessions.get(kind)
+        if s is None:
+            s = _spark.newSession()
+            for k, v in _SIBLINGS[kind].items():
+                s.conf.set(k, v)
+            _sessions[kind] = s
+        return s
 
 
 def _default_workers(master: str) -> int:
