@@ -610,7 +610,11 @@ class Coordinator:
                 # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
                 hir = _Resolver(self.catalog, session, self.system).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
-                return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)
+                outer, ctx.source_mfps = ctx.source_mfps, dict(sub.source_mfps)
+                try:
+                    return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)
+                finally:
+                    ctx.source_mfps = outer
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
@@ -630,7 +634,7 @@ class Coordinator:
             timer.daemon = True
             timer.start()
         ctx = oneshot.RenderContext(spark, read_source, planner=None if record_counts is not None else (lambda: session_for(rows_read[0])),
-                                   observed={} if record_counts is not None else None)
+                                   observed={} if record_counts is not None else None, source_mfps=dict(df.source_mfps))
         fin = df.finishing
         types = df.types
         try:

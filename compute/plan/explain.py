@@ -29,8 +29,11 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
     _node(df.plan, depth, lines, node_ids, records)
     if df.sources:
         lines.append("")
-        for _, name in df.sources:
+        pushed = dict(df.source_mfps)
+        for sid, name in df.sources:
             lines.append(f"Source {name}")
+            if sid in pushed:
+                _mfp_lines(pushed[sid], "  ", lines)
     lines.append("")
     lines.append("Target cluster: quickstart")
     return "\n".join(lines) + "\n"

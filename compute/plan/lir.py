@@ -197,3 +197,6 @@ class Dataflow:
     single_time: bool
     finishing: Finishing | None = None
     sources: tuple[tuple[str, str], ...] = ()  # (id, qualified name) of imported storage
+    # refine_source_mfps: the MFP applied while reading a source, by source id (the Gets of
+    # that source then read its output columns)
+    source_mfps: tuple[tuple[str, Mfp], ...] = ()

@@ -55,6 +55,8 @@ class RenderContext:
     # the session to plan intermediate results in (by input size so far); default `spark`
     planner: Callable[[], SparkSession] | None = None
     lets: dict[str, Rel] = field(default_factory=dict)
+    # the dataflow's source MFPs (lir.Dataflow.source_mfps), by source id
+    source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id
     observed: dict[int, DataFrame] | None = None
     # persisted DataFrames and their global views, freed by release()
@@ -197,7 +199,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
         case lir.Constant(rows=rows, types=ts):
             return _constant(rows, ts, ctx)
         case lir.Get(id=i, types=ts, mfp=m, local=loc):
-            r = ctx.lets[i] if loc else ctx.read_source(i, ts)
+            if loc:
+                r = ctx.lets[i]
+            else:
+                r = ctx.read_source(i, ts)
+                if i in ctx.source_mfps:  # refine_source_mfps: pushed into the scan by Spark
+                    r = apply_mfp(r, ctx.source_mfps[i], ctx)
             return apply_mfp(r, m, ctx)
         case lir.MfpNode(input=i, mfp=m):
             return apply_mfp(render(i, ctx), m, ctx)

@@ -11,6 +11,7 @@ from compute.plan.refinements.refine_single_time_consolidation import (
 from compute.plan.refinements.refine_single_time_operator_selection import (
     refine_single_time_operator_selection,
 )
+from compute.plan.refinements.refine_source_mfps import refine_source_mfps
 from compute.plan.refinements.refine_union_negate_consolidation import (
     refine_union_negate_consolidation,
 )
@@ -18,6 +19,7 @@ from compute.plan.refinements.refine_union_negate_consolidation import (
 Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]  # noqa: F821
 
 REFINEMENTS: tuple[Refinement, ...] = (
+    refine_source_mfps,
     refine_union_negate_consolidation,
     refine_single_time_operator_selection,
     refine_single_time_consolidation,
