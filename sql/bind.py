@@ -82,6 +82,7 @@ from sql.types import (
     UNKNOWN,
     SqlType,
     numeric_typmod,
+    record_type,
 )
 
 
@@ -852,9 +853,9 @@ class Binder:
             return self._window(e, scope)
         agg = self._agg
         if agg is not None:
-            if isinstance(e, exp.AggFunc) and _is_agg(e):
+            if _is_agg(e):
                 return self._aggregate(e, agg)
-            if isinstance(e, exp.Filter) and isinstance(e.this, exp.AggFunc) and _is_agg(e.this):
+            if isinstance(e, exp.Filter) and _is_agg(e.this):
                 return self._aggregate(e.this, agg, e.expression.this)
             if not _has_agg(e) and not _has_window(e):
                 self._agg = None
@@ -958,26 +959,78 @@ class Binder:
         return Exists(HFilter(sub, (cmp,)), BOOL)
 
     def _aggregate(self, e: exp.Expression, agg: _AggCtx, filter_where: exp.Expression | None = None) -> HirScalar:
-        """An aggregate of this query level; `agg(x) FILTER (WHERE p)` = agg(case when p then x end)."""
-        name = _agg_name(e)
-        arg = e.this
-        distinct = False
-        if isinstance(arg, exp.Distinct):
-            distinct = True
-            if len(arg.expressions) != 1:
-                raise unsupported("multi-argument DISTINCT aggregate")
-            arg = arg.expressions[0]
+        """An aggregate of this query level; `agg(x) FILTER (WHERE p)` = agg(case when p then x end).
+
+        Order-sensitive / multi-argument aggregates aggregate a record `row(args.., keys..)`
+        (see sql.scalar.AggregateExpr); their FILTER nulls the whole record."""
+        name, raw_args, ordered, distinct = _agg_call(e)
         self._agg = None
         try:
             with self._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
-                h = self._aggregate_arg(name, arg, agg.input_scope, filter_where)
+                if name in ORDERED_AGGREGATES:
+                    a = self._ordered_aggregate(name, raw_args, ordered, distinct, filter_where, agg.input_scope)
+                else:
+                    if len(raw_args) > 1:
+                        args = [self.scalar(x, agg.input_scope) for x in raw_args]
+                        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+                    h = self._aggregate_arg(name, raw_args[0] if raw_args else None, agg.input_scope, filter_where)
+                    a = AggregateExpr(name, h, distinct, func.aggregate_type(name, h.typ))
         finally:
             self._agg = agg
-        typ = func.aggregate_type(name, h.typ)
-        a = AggregateExpr(name, h, distinct, typ)
         if a not in agg.aggregates:
             agg.aggregates.append(a)
-        return Column(len(agg.keys) + agg.aggregates.index(a), typ)
+        return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
+
+    def _ordered_aggregate(self, name: str, raw_args: list[exp.Expression], ordered: list[exp.Ordered], distinct: bool,
+                           filter_where: exp.Expression | None, scope: Scope) -> AggregateExpr:
+        """string_agg(x, sep) / array_agg(x) [DISTINCT] [ORDER BY ...] over row(args.., keys..)."""
+        if any(_has_agg(a) for a in raw_args) or any(_has_agg(o) for o in ordered):
+            raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+        args = [self.scalar(x, scope) for x in raw_args]
+        cond = None
+        if filter_where is not None:
+            if _has_agg(filter_where):
+                raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+            cond = self._predicate(filter_where, scope, "FILTER")
+        want = 2 if name in ("string_agg", "jsonb_object_agg") else 1
+        if len(args) != want:
+            raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        if name == "string_agg":
+            for x in args:
+                if not (x.typ.is_string or x.typ.name == "unknown"):
+                    if x.typ.name == "bytea":
+                        raise unsupported("string_agg(bytea, bytea)")
+                    raise SqlError(UNDEFINED_FUNCTION, f"function string_agg({', '.join(y.typ.pg_format() for y in args)}) does not exist",
+                                   hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+            args = [self.coerce(x, TEXT) for x in args]
+            typ = TEXT
+        elif name == "array_agg":
+            if args[0].typ.name == "unknown":
+                args = [self.coerce(args[0], TEXT)]
+            typ = func.array_of(args[0].typ)
+        else:
+            typ = func.aggregate_type(name, args[0].typ)
+        keys = [self.scalar(o.this, scope) for o in ordered]
+        keys = [self.coerce(k, TEXT) if k.typ.name == "unknown" else k for k in keys]
+        if distinct:
+            # Postgres: with DISTINCT, the ORDER BY expressions must be arguments; the
+            # duplicates removed are of the whole argument list, sorted by the first
+            if any(k not in args for k in keys):
+                raise SqlError("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+            order = tuple(ColumnOrder(args.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(keys, ordered, strict=True))
+            fields = list(args)
+            if not order:
+                order = (ColumnOrder(0),)
+        else:
+            fields = [*args, *keys]
+            order = tuple(ColumnOrder(len(args) + i, bool(o.args.get("desc")), _nulls_last(o)) for i, o in enumerate(ordered))
+        rt = record_type(tuple(f.typ for f in fields))
+        rec: HirScalar = CallVariadic("row", tuple(fields), rt)
+        if cond is not None:
+            rec = If(cond, rec, Literal(None, rt), rt)
+        return AggregateExpr(name, rec, distinct, typ, order_by=order)
 
     def _aggregate_arg(self, name: str, arg: exp.Expression | None, scope: Scope, filter_where: exp.Expression | None,
                        grouping: bool = True) -> HirScalar:
@@ -1275,7 +1328,7 @@ class Binder:
             return Exists(self._finish_nested(bq), BOOL)
         if isinstance(e, exp.Subquery) or isinstance(e, exp.Select):
             return self._scalar_subquery(e, scope)
-        if isinstance(e, exp.AggFunc) and _is_agg(e):
+        if _is_agg(e):
             where = "WHERE" if self._agg is None else "this context"
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
         if isinstance(e, exp.Func):
@@ -1408,12 +1461,19 @@ def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:
 
 _AGG_CLASSES: dict[type, str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
-    exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and",
+    exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and", exp.GroupConcat: "string_agg", exp.ArrayAgg: "array_agg",
+    exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Variance: "var_samp",
+    exp.VariancePop: "var_pop",
 }
 
 
 def _is_agg(e: exp.Expression) -> bool:
-    return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc) and not isinstance(e, exp.Anonymous)
+    if isinstance(e, exp.Anonymous):
+        return e.name.lower() in _ANON_AGGS or e.name.lower() in _KNOWN_UNSUPPORTED_AGGS
+    return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc)
+
+
+_KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc", "mode"}
 
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
@@ -1434,6 +1494,51 @@ def _agg_name(e: exp.Expression) -> str:
     return name
 
 
+ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg"})
+_ANON_AGGS = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp", "var_samp": "var_samp",
+              "var_pop": "var_pop", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop", "string_agg": "string_agg",
+              "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or"}
+
+
+def _agg_call(e: exp.Expression) -> tuple[str, list[exp.Expression], list[exp.Ordered], bool]:
+    """(aggregate name, argument expressions, ORDER BY items, DISTINCT) of an aggregate call."""
+    if isinstance(e, exp.Anonymous):
+        name = _ANON_AGGS.get(e.name.lower())
+        if name is None:
+            raise unsupported(f"aggregate {e.name.lower()}")
+        raw = list(e.expressions)
+    elif isinstance(e, exp.GroupConcat):
+        name = "string_agg"
+        raw = [e.this] + ([e.args["separator"]] if e.args.get("separator") is not None else [])
+    else:
+        name = _agg_name(e)
+        raw = [e.this] + ([e.expression] if e.args.get("expression") is not None else [])
+    raw = [x for x in raw if x is not None]
+    ordered: list[exp.Ordered] = []
+    distinct = False
+    if raw and isinstance(raw[0], exp.Order):
+        ordered = list(raw[0].expressions)
+        raw[0] = raw[0].this
+    if raw and isinstance(raw[0], exp.Distinct):
+        distinct = True
+        if len(raw[0].expressions) != 1:
+            raise unsupported("multi-argument DISTINCT aggregate")
+        raw[0] = raw[0].expressions[0]
+    # `string_agg(x, sep ORDER BY k)`: sqlglot may attach the ORDER BY to the last argument
+    if len(raw) > 1 and isinstance(raw[-1], exp.Order):
+        ordered = list(raw[-1].expressions)
+        raw[-1] = raw[-1].this
+    return name, raw, ordered, distinct
+
+
+def _nulls_last(o: exp.Ordered) -> bool:
+    """Postgres' default: NULLS LAST for ASC, NULLS FIRST for DESC."""
+    nf = o.args.get("nulls_first")
+    if nf is None:
+        return not o.args.get("desc")
+    return not nf
+
+
 def _has_agg(e: exp.Expression | None) -> bool:
     """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
     function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
@@ -1441,7 +1546,7 @@ def _has_agg(e: exp.Expression | None) -> bool:
         return False
     if isinstance(e, exp.Window):
         return any(_has_agg(c) for c in _window_parts(e))
-    if isinstance(e, exp.AggFunc) and _is_agg(e):
+    if _is_agg(e):
         return True
     if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
         return False

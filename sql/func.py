@@ -275,7 +275,22 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     )
 
 
-AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_value"}
+AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_value",
+              "stddev_samp", "stddev_pop", "var_samp", "var_pop", "string_agg", "array_agg"}
+# Postgres' spellings that are another aggregate
+AGGREGATE_ALIASES = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp"}
+STATISTICAL_AGGREGATES = frozenset({"stddev_samp", "stddev_pop", "var_samp", "var_pop"})
+
+
+def array_of(t: SqlType) -> SqlType:
+    """The one-dimensional array type of element type `t`; 0A000 for arrays of arrays."""
+    from sql.errors import unsupported
+    from sql.types import TYPE_INFOS
+
+    name = "_" + t.name
+    if t.element is not None or name not in TYPE_INFOS:
+        raise unsupported(f"arrays of type {t.pg_format()}")
+    return SqlType(name)
 
 
 def aggregate_type(name: str, arg: SqlType) -> SqlType:
@@ -284,6 +299,14 @@ def aggregate_type(name: str, arg: SqlType) -> SqlType:
         return INT8
     if name in ("min", "max", "any_value"):
         return arg if arg.name != "unknown" else TEXT
+    if name in STATISTICAL_AGGREGATES:
+        if arg.name in ("int2", "int4", "int8", "numeric", "uint8", "unknown"):
+            return NUMERIC
+        if arg.name in ("float4", "float8"):
+            return FLOAT8
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({arg.pg_format()}) does not exist")
+    if name == "array_agg":
+        return array_of(arg if arg.name != "unknown" else TEXT)
     if name in ("bool_or", "bool_and"):
         if arg.name in ("bool", "unknown"):
             return BOOL

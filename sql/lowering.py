@@ -29,7 +29,7 @@ Join equivalences are null-safe (`IS NOT DISTINCT FROM`); SQL `=` additionally f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
 from sql.errors import PROTOCOL_VIOLATION, SqlError, unsupported
@@ -498,7 +498,7 @@ class Lowerer:
         for a in aggs:
             if free_scalar_subqueries(a.expr):
                 raise unsupported("subqueries inside aggregate arguments")
-            a = AggregateExpr(a.func, self.scalar(a.expr, ctx), a.distinct, a.typ)
+            a = replace(a, expr=self.scalar(a.expr, ctx))
             if a.func == "avg":
                 st = a.expr.typ
                 small_int = st.name in ("int2", "int4")

@@ -162,6 +162,10 @@ class AggregateExpr:
     distinct: bool
     typ: SqlType
     window: WindowSpec | None = None
+    # string_agg / array_agg / jsonb_agg / jsonb_object_agg: `expr` is `row(args.., o1, .., ok)`
+    # (a NULL record, i.e. a FILTER that rejected the row, contributes nothing) and order_by
+    # refers to fields of that record
+    order_by: tuple[ColumnOrder, ...] = ()
 
 
 TRUE = Literal(True, BOOL)
@@ -294,7 +298,8 @@ def explain_agg(a: AggregateExpr, names: list[str] | None = None) -> str:
         return f"{a.func}[{explain_window(a.window)}]({explain(a.expr, names)})"
     inner = "*" if (a.func == "count" and a.expr == TRUE) else explain(a.expr, names)
     d = "distinct " if a.distinct else ""
-    return f"{a.func}({d}{inner})"
+    order = f"[order_by=[{', '.join(explain_order(o) for o in a.order_by)}]]" if a.order_by else ""
+    return f"{a.func}{order}({d}{inner})"
 
 
 def explain_window(w: WindowSpec) -> str:

@@ -391,6 +391,10 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs])
 
 
+# aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
+_EXPANDED = frozenset({"string_agg", "array_agg", "stddev_samp", "stddev_pop", "var_samp", "var_pop"})
+
+
 def _basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
@@ -408,18 +412,66 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return f"{a.func}({x})"
         case "any_value", _:
             return f"any_value({x})"
+        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
+            return f"{a.func}(CAST({x} AS DOUBLE))"
+        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
+            return f"{a.func}(DISTINCT CAST({x} AS DOUBLE))"
+        case ("string_agg" | "array_agg"), _:
+            # the records (NULL: filtered out); ordered, distinct and finished afterwards
+            return f"collect_list({x})"
     raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
 
 
+def _compare(order: tuple[ColumnOrder, ...]) -> str:
+    """A comparator lambda for array_sort over records, ordering by the record fields."""
+    out = "0"
+    for o in reversed(order):
+        a, b = f"l.f{o.column}", f"r.f{o.column}"
+        lt, gt = ("1", "-1") if o.desc else ("-1", "1")
+        nf, nl = ("1", "-1") if o.nulls_last else ("-1", "1")
+        out = (f"CASE WHEN {a} IS NULL AND {b} IS NULL THEN {out} WHEN {a} IS NULL THEN {nf} WHEN {b} IS NULL THEN {nl}"
+               f" WHEN {a} < {b} THEN {lt} WHEN {a} > {b} THEN {gt} ELSE {out} END")
+    return f"(l, r) -> {out}"
+
+
+def _finish_aggregate(a: AggregateExpr, v: str) -> str:
+    """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
+    if a.func not in ("string_agg", "array_agg"):
+        return v
+    recs = f"array_distinct({v})" if a.distinct else v
+    if a.order_by:
+        recs = f"array_sort({recs}, {_compare(a.order_by)})"
+    if a.func == "array_agg":
+        # no rows: NULL, not an empty array
+        return f"(CASE WHEN size({v}) > 0 THEN transform({recs}, s -> s.f0) END)"
+    # string_agg: NULL values are skipped; every value but the first is preceded by its
+    # own row's separator (a NULL separator adds nothing)
+    vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
+    joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
+    return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
+
+
 def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
-    """Consolidate, then evaluate every aggregate with diff weights (distinct ones ignore them)."""
+    """Consolidate, then evaluate every aggregate with diff weights (distinct ones ignore them);
+    aggregates that see each unit of multiplicity get the rows expanded to diff = 1."""
     if any(a.window is not None for a in aggs):
         return _window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
+    if any(a.func in _EXPANDED and not a.distinct for a in aggs):
+        c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
-    exprs = ["SUM(diff) AS __n"] + [f"CAST({_basic_aggregate(a, render_scalar(a.expr, cols))} AS {sql_type(a.typ)}) AS a{j}" for j, a in enumerate(aggs)]
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], [*kc, *[f"a{j}" for j in range(len(aggs))]])
+    exprs = ["SUM(diff) AS __n"]
+    outs = list(kc)
+    for j, a in enumerate(aggs):
+        raw = _basic_aggregate(a, render_scalar(a.expr, cols))
+        if a.func in ("string_agg", "array_agg"):
+            exprs.append(f"{raw} AS a{j}")
+            outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
+        else:
+            exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
+            outs.append(f"a{j}")
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs)
 
 
 def _frame_bound(b: tuple[str, int | None]) -> str:
@@ -610,7 +662,7 @@ def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
     cols = []
     for i, t in enumerate(types):
         vals = table.column(cname(i)).to_pylist()
-        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric"):
+        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric") or t.element is not None:
             vals = [from_arrow_value(v, t) for v in vals]
         cols.append(vals)
     diffs = table.column(DIFF).to_pylist()

@@ -49,6 +49,8 @@ def lit(v: object, t: SqlType) -> str:
     if v is None:
         return cast("NULL", t)
     n = t.name
+    if (e := t.element) is not None and n.startswith("_"):
+        return cast(f"array({', '.join(lit(x, e) for x in v)})", t)
     if n == "interval":
         m, d, us = to_spark_value(v, t)
         return f"named_struct('months', CAST({int(m)} AS INT), 'days', CAST({int(d)} AS INT), 'micros', CAST({int(us)} AS BIGINT))"
@@ -176,6 +178,10 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
                 return cast(f"div({a}, {b})", t)
             return f"({a} / {b})"
         case "div_avg":
+            if t.name == "numeric":
+                # the count is integral: as DECIMAL(20,0) the quotient keeps Spark's full
+                # scale 10 (decimal(38,10) / decimal(38,10) would round to scale 6)
+                return cast(f"({a} / CAST({b} AS DECIMAL(20,0)))", t)
             return f"({a} / {b})"
         case "mod" | "mod_fn":
             return f"({a} % {b})"

@@ -49,10 +49,12 @@ def spark_type(t: SqlType) -> T.DataType:
         return INTERVAL_STRUCT
     if n == "bytea":
         return T.BinaryType()
-    if n == "record":  # planner-internal composites (window functions)
+    if n == "record":  # planner-internal composites (window functions, ordered aggregates)
         return T.StructType([T.StructField(f"f{i}", spark_type(f)) for i, f in enumerate(t.fields)])
     if n == "list":
         return T.ArrayType(spark_type(t.fields[0]))
+    if (e := t.element) is not None and n.startswith("_"):
+        return T.ArrayType(spark_type(e))
     raise ValueError(f"no Spark type for {t}")
 
 
@@ -61,6 +63,8 @@ def to_spark_value(v: Any, t: SqlType) -> Any:
     if v is None:
         return None
     n = t.name
+    if (e := t.element) is not None and n.startswith("_"):
+        return [to_spark_value(x, e) for x in v]
     if n == "interval":
         return (v.months, v.days, v.micros)
     if n == "time":
@@ -76,6 +80,8 @@ def from_arrow_value(v: Any, t: SqlType) -> Any:
     if v is None:
         return None
     n = t.name
+    if (e := t.element) is not None and n.startswith("_"):
+        return [from_arrow_value(x, e) for x in v]
     if n == "interval":
         if isinstance(v, dict):
             return Interval(v["months"], v["days"], v["micros"])
