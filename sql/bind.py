@@ -173,6 +173,7 @@ _BINARY = {
     exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
     exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
+    exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
@@ -187,6 +188,10 @@ _DTYPES: dict[str, str] = {
 
 def sql_type_of(dt: exp.DataType) -> SqlType:
     """sqlglot DataType -> SqlType (with typmods)."""
+    if dt.this == exp.DataType.Type.ARRAY:
+        if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
+            raise unsupported(f"type {dt.sql(dialect='postgres')}")
+        return func.array_of(sql_type_of(dt.expressions[0]))
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -680,11 +685,28 @@ class Binder:
         return (parts[0] if len(parts) == 1 else HUnion(parts)), names, types
 
     # ---- FROM -------------------------------------------------------------------------
-    def _table_function(self, t: exp.Table, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
+    def _table_function(self, t: exp.Expression, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
         """A table function in FROM: a FlatMap over what precedes it (its arguments may read
         earlier FROM items, as in Postgres)."""
-        fn = t.this
-        if isinstance(fn, exp.ExplodingGenerateSeries) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "generate_series"):
+        fn = t if isinstance(t, exp.Unnest) else t.this
+        ordinality = False
+        if isinstance(fn, exp.Unnest) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "unnest"):
+            raw = list(fn.expressions)
+            if len(raw) != 1:
+                raise unsupported("unnest of several arrays")
+            arr = self.scalar(raw[0], scope)
+            if arr.typ.name == "unknown":
+                raise SqlError(UNDEFINED_FUNCTION, "function unnest(unknown) is not unique",
+                               hint="Could not choose a best candidate function. You might need to add explicit type casts.")
+            if not func.is_array(arr.typ):
+                raise SqlError(UNDEFINED_FUNCTION, f"function unnest({arr.typ.pg_format()}) does not exist")
+            ordinality = isinstance(fn, exp.Unnest) and bool(fn.args.get("offset"))
+            args = [arr]
+            typ = arr.typ.element
+            assert typ is not None
+            name = "unnest"
+            func_name = "unnest_array_with_ordinality" if ordinality else "unnest_array"
+        elif isinstance(fn, exp.ExplodingGenerateSeries) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "generate_series"):
             raw = [fn.args.get("start"), fn.args.get("end"), fn.args.get("step")] if not isinstance(fn, exp.Anonymous) else list(fn.expressions)
             raw = [x for x in raw if x is not None]
             args = [self.scalar(x, scope) for x in raw]
@@ -699,25 +721,31 @@ class Binder:
             args = [self.coerce(a, typ) for a in args]
             if len(args) == 2:
                 args.append(self.coerce(Literal(1, INT4), typ))
-            name = "generate_series"
+            name = func_name = "generate_series"
         else:
             raise unsupported(f"table function {fn.sql(dialect='postgres')}")
         alias = t.args.get("alias")
         table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
         cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        if isinstance(fn, exp.Unnest) and isinstance(fn.args.get("offset"), exp.Identifier):
+            cols.append(fn.args["offset"].name)  # sqlglot moves the ordinality column name here
         col = cols[0] if cols else table_alias
-        out = HFlatMap(rel, name, tuple(args), (typ,))
-        return out, Scope(scope.columns + [ScopeColumn(table_alias, col, typ)])
+        types = (typ, INT8) if ordinality else (typ,)
+        out = HFlatMap(rel, func_name, tuple(args), types)
+        new_cols = [ScopeColumn(table_alias, col, typ)]
+        if ordinality:
+            new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
+        return out, Scope(scope.columns + new_cols)
 
     def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
         frm = s.args.get("from_") or s.args.get("from")
         sources = [frm.this] + list(frm.expressions or [])
-        if isinstance(sources[0], exp.Table) and isinstance(sources[0].this, exp.Func):
+        if _is_table_function(sources[0]):
             rel, scope = self._table_function(sources[0], HConstant(((),), ()), Scope())
         else:
             rel, scope = self._bind_table_expr(sources[0])
         for src in sources[1:]:
-            if isinstance(src, exp.Table) and isinstance(src.this, exp.Func):
+            if _is_table_function(src):
                 rel, scope = self._table_function(src, rel, scope)
                 continue
             if isinstance(src, exp.Lateral):
@@ -736,8 +764,13 @@ class Binder:
 
     def _bind_join(self, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
         side = (j.args.get("side") or "").lower()
-        if isinstance(j.this, exp.Table) and isinstance(j.this.this, exp.Func) and not side and j.args.get("on") is None:
+        if _is_table_function(j.this) and not side and j.args.get("on") is None:
             return self._table_function(j.this, rel, scope)
+        if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
+            t = j.this.this.copy()
+            if j.this.args.get("alias") is not None:
+                t.set("alias", j.this.args["alias"])
+            return self._table_function(t, rel, scope)
         kind = (j.args.get("kind") or "").lower()
         if j.args.get("method") or kind == "natural":
             raise unsupported("NATURAL JOIN")
@@ -1229,12 +1262,17 @@ class Binder:
         if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
             n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
             return Param(n, self.params.get(n, UNKNOWN))
+        if type(e) in _BINARY and isinstance(e.expression, exp.Anonymous) and e.expression.name.upper() == "ALL" \
+                and len(e.expression.expressions) == 1:
+            return self._array_quantified(_BINARY[type(e)], self.scalar(e.this, scope), e.expression.expressions[0], scope, "all")
         if type(e) in _BINARY and isinstance(e.expression, (exp.Any, exp.All)):
             op = _BINARY[type(e)]
             q = e.expression.this
-            if not isinstance(q, (exp.Subquery, exp.Select)):
-                raise unsupported("ANY/ALL over an array")
             quant = "any" if isinstance(e.expression, exp.Any) else "all"
+            if isinstance(q, exp.Paren) and isinstance(q.this, (exp.Subquery, exp.Select)):
+                q = q.this
+            if not isinstance(q, (exp.Subquery, exp.Select)):
+                return self._array_quantified(op, self.scalar(e.this, scope), q, scope, quant)
             return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
@@ -1312,9 +1350,17 @@ class Binder:
             ac = self.coerce(a, t)
             return If(self._binary("eq", ac, self.coerce(b, t)), Literal(None, t), ac, t)
         if isinstance(e, (exp.Cast, exp.TryCast)):
-            x = self.scalar(e.this, scope)
             t = sql_type_of(e.args["to"])
+            if isinstance(e.this, exp.Array) and not e.this.expressions:
+                if not func.is_array(t):
+                    raise SqlError("42846", f"cannot cast type {UNKNOWN.pg_format()}[] to {t.pg_format()}")
+                return Literal([], t)
+            x = self.scalar(e.this, scope)
             return self.coerce(x, t, explicit=True)
+        if isinstance(e, exp.Array):
+            return self._array(e, scope)
+        if isinstance(e, exp.Bracket):
+            return self._subscript(e, scope)
         if isinstance(e, exp.Interval):
             unit = e.args.get("unit")
             text = e.this.this if isinstance(e.this, exp.Literal) else None
@@ -1333,11 +1379,55 @@ class Binder:
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
         if isinstance(e, exp.Func):
             return self._function(e, scope)
-        if isinstance(e, (exp.Array, exp.Unnest, exp.Explode)):
-            raise unsupported("arrays and lists")
+        if isinstance(e, (exp.Unnest, exp.Explode)):
+            raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
         raise unsupported(f"expression {e.key.upper()}")
+
+    def _array(self, e: exp.Array, scope: Scope) -> HirScalar:
+        """ARRAY[x, ...]: the elements' common type; all-literal arrays fold to a literal."""
+        elems = [self.scalar(x, scope) for x in e.expressions]
+        if not elems:
+            raise SqlError("42P18", "cannot determine type of empty array",
+                           hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+        et = func.unify([x.typ for x in elems], "ARRAY")
+        t = func.array_of(et)
+        cast = tuple(self.coerce(x, et) for x in elems)
+        if all(isinstance(x, Literal) for x in cast):
+            return Literal([x.value for x in cast], t)  # type: ignore[union-attr]
+        return CallVariadic("array_create", cast, t)
+
+    def _subscript(self, e: exp.Bracket, scope: Scope) -> HirScalar:
+        """a[i] (1-based; NULL out of range). sqlglot stores literal subscripts 0-based."""
+        arr = self.scalar(e.this, scope)
+        if not func.is_array(arr.typ):
+            raise SqlError(DATATYPE_MISMATCH, f"cannot subscript type {arr.typ.pg_format()} because it does not support subscripting")
+        if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
+            raise unsupported("array slices and multi-dimensional subscripts")
+        ix = e.expressions[0]
+        if isinstance(ix, exp.Literal) and not ix.is_string:
+            i: HirScalar = Literal(int(ix.this) + 1, INT4)
+        else:
+            i = self.scalar(ix, scope)
+        if not (i.typ.name in ("int2", "int4", "int8", "unknown") or i.typ.is_string):
+            raise SqlError(DATATYPE_MISMATCH, f"array subscript must have type integer, not {i.typ.pg_format()}")
+        elem = arr.typ.element
+        assert elem is not None
+        return CallBinary("array_index", arr, self.coerce(i, INT4, explicit=True), elem)
+
+    def _array_quantified(self, op: str, lhs: HirScalar, arr_e: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
+        """x op ANY(array) / x op ALL(array), with SQL's three-valued logic over the elements."""
+        arr = self.scalar(arr_e, scope)
+        if arr.typ.name == "unknown":
+            base = lhs.typ if lhs.typ.name != "unknown" else TEXT
+            arr = self.coerce(arr, func.array_of(base))
+        if not func.is_array(arr.typ):
+            raise SqlError(DATATYPE_MISMATCH, f"op {quantifier.upper()}/ALL (array) requires array on right side")
+        elem = arr.typ.element
+        assert elem is not None
+        ta, tb, _ = func.binary_op(op, lhs.typ, elem)
+        return CallBinary(f"{op}_{quantifier}", self.coerce(lhs, ta), self.coerce(arr, func.array_of(tb)), BOOL)
 
     def _case(self, e: exp.Case, scope: Scope) -> HirScalar:
         operand = self.scalar(e.this, scope) if e.this is not None else None
@@ -1359,7 +1449,9 @@ class Binder:
     _FUNC_NAMES = {
         "trim": "btrim", "substring": "substr", "char_length": "length", "character_length": "length",
         "stddev": "stddev", "ceiling": "ceil", "pow": "power", "strposition": "strpos",
-        "log": "log10",
+        "log": "log10", "arraysize": "array_length", "arraytostring": "array_to_string",
+        "arrayposition": "array_position", "arrayconcat": "array_cat", "arrayappend": "array_append",
+        "arrayprepend": "array_prepend", "arrayremove": "array_remove",
     }
 
     def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
@@ -1367,6 +1459,8 @@ class Binder:
         name = self._FUNC_NAMES.get(name, name)
         if isinstance(e, exp.Anonymous):
             raw_args = list(e.expressions)
+        elif isinstance(e, exp.ArrayPrepend):
+            raw_args = [e.expression, e.this]  # sqlglot keeps the array first
         elif isinstance(e, exp.Trim):
             if e.args.get("position") or e.args.get("collation"):
                 pos = (e.args.get("position") or "BOTH").upper()
@@ -1423,6 +1517,10 @@ class Binder:
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h
+        if func.is_array(t) and not func.is_array(h.typ):
+            if h.typ.is_string:
+                raise unsupported(f"casting {h.typ.pg_format()} values to {t.pg_format()}")
+            raise SqlError("42846", f"cannot cast type {h.typ.pg_format()} to {t.pg_format()}")
         func.check_cast(h.typ, t)
         return CallUnary("cast", h, t)
 
@@ -1442,6 +1540,10 @@ def assignment_castable(src: SqlType, t: SqlType) -> bool:
     return (src == t or (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string
             or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz"))
             or src.name == t.name)
+
+
+def _is_table_function(t: exp.Expression) -> bool:
+    return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
 
 
 def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:
@@ -1478,9 +1580,9 @@ _KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_ob
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
     "jsonb_agg", "json_agg", "jsonb_object_agg", "jsonb_build_object", "jsonb_build_array", "to_jsonb", "jsonb_array_elements",
-    "array_length", "array_to_string", "string_to_array", "unnest", "list_agg", "regexp_match", "regexp_replace",
+    "string_to_array", "unnest", "list_agg", "regexp_match", "regexp_replace",
     "date_trunc", "date_part", "extract", "to_char", "to_timestamp", "age", "make_interval", "justify_days",
-    "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg", "array",
+    "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",
 }
 
 _UNSUPPORTED_AGG_NAMES = {"groupconcat": "string_agg", "arrayagg": "array_agg", "stddev": "stddev", "variance": "variance",
@@ -1684,13 +1786,25 @@ def _output_name(e: exp.Expression) -> str:
         return e.name.lower()
     if isinstance(e, exp.Case):
         return "case"
+    if isinstance(e, exp.Array):
+        return "array"
+    if isinstance(e, exp.Bracket):
+        return _output_name(e.this)
     if isinstance(e, exp.Coalesce):
         return "coalesce"
     if isinstance(e, exp.Nullif):
         return "nullif"
     if isinstance(e, exp.Func):
-        return {"currentdate": "current_date", "currenttimestamp": "now", "currenttime": "current_time"}.get(e.key.lower(), e.key.lower())
+        key = e.key.lower()
+        return _FUNC_OUTPUT_NAMES.get(key, key)
     return "?column?"
+
+
+_FUNC_OUTPUT_NAMES = {"currentdate": "current_date", "currenttimestamp": "now", "currenttime": "current_time",
+                      "groupconcat": "string_agg", "arrayagg": "array_agg", "variancepop": "var_pop",
+                      "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "arraysize": "array_length",
+                      "arraytostring": "array_to_string", "arrayposition": "array_position", "arrayconcat": "array_cat",
+                      "arrayappend": "array_append", "arrayprepend": "array_prepend", "arrayremove": "array_remove"}
 
 
 def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, int]:

@@ -37,6 +37,8 @@ def unify(types: list[SqlType], context: str = "UNION") -> SqlType:
         return first
     if all(t.name == first.name for t in known):
         return SqlType(first.name)
+    if all(is_array(t) for t in known):
+        return array_of(unify([t.element for t in known], context))  # type: ignore[misc]
     if all(t.name in _NUM_RANK for t in known):
         top = max(known, key=lambda t: _NUM_RANK[t.name])
         return SqlType(top.name) if top.name != "oid" else INT8
@@ -67,6 +69,8 @@ def can_cast(src: SqlType, dst: SqlType) -> bool:
         return True
     if {s, d} == {"jsonb", "text"}:
         return True
+    if is_array(src) and is_array(dst):
+        return can_cast(src.element, dst.element)  # type: ignore[arg-type]
     if "mz_timestamp" in (s, d) and (s in _NUM_RANK or d in _NUM_RANK or s in _DATETIME_RANK or d in _DATETIME_RANK):
         return True
     return False
@@ -117,6 +121,10 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         if b.name == "unknown":
             b = _unknown_peer(op, a)
     na, nb = a.name, b.name
+    if is_array(a) or is_array(b):
+        return _array_op(op, a, b)
+    if op in ARRAY_OPS:
+        raise op_error(op, a, b)
     if op in ARITH:
         if na in _NUM_RANK and nb in _NUM_RANK:
             t = unify([a, b])
@@ -151,6 +159,40 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         if a.is_string and b.is_string:
             return TEXT, TEXT, BOOL
         raise op_error(op, a, b)
+    raise op_error(op, a, b)
+
+
+ARRAY_OPS = {"array_contains", "array_contained", "array_overlap"}
+_OP_SYMBOL.update({"array_contains": "@>", "array_contained": "<@", "array_overlap": "&&"})
+
+
+def is_array(t: SqlType) -> bool:
+    """A one-dimensional Postgres array type (not int2vector/oidvector)."""
+    return t.name.startswith("_") and t.element is not None
+
+
+def _array_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlType]:
+    """Array operators: comparisons, @>, <@, && (same array type on both sides) and ||
+    (array || array, array || element, element || array; an unknown side is an array)."""
+    if op == "concat":
+        if is_array(a) and (is_array(b) or b.name == "unknown"):
+            t = unify([a, b if b.name != "unknown" else a], "ARRAY")
+            return t, t, t
+        if is_array(b) and a.name == "unknown":
+            return b, b, b
+        arr, elem = (a, b) if is_array(a) else (b, a)
+        e = unify([arr.element, elem], "ARRAY")  # type: ignore[list-item]
+        t = array_of(e)
+        return (t, e, t) if is_array(a) else (e, t, t)
+    if op in COMPARE or op in ARRAY_OPS:
+        a2 = a if a.name != "unknown" else b
+        b2 = b if b.name != "unknown" else a
+        if is_array(a2) and is_array(b2):
+            try:
+                t = unify([a2, b2])
+            except SqlError:
+                raise op_error(op, a, b) from None
+            return t, t, BOOL
     raise op_error(op, a, b)
 
 
@@ -264,6 +306,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in ("greatest", "least") and n >= 1:
         t = unify(args, name.upper())
         return [t] * n, t
+    if name in _ARRAY_FUNCS:
+        return _array_function(name, args)
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
     if name == "mz_now" and n == 0:
@@ -273,6 +317,51 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         f"function {name}({', '.join(a.pg_format() for a in args)}) does not exist",
         hint="No function matches the given name and argument types. You might need to add explicit type casts.",
     )
+
+
+_ARRAY_FUNCS = {"array_length", "cardinality", "array_to_string", "array_position", "array_cat", "array_append",
+                "array_prepend", "array_remove", "array_upper", "array_lower", "array_ndims"}
+
+
+def _no_function(name: str, args: list[SqlType]) -> SqlError:
+    return SqlError(
+        UNDEFINED_FUNCTION,
+        f"function {name}({', '.join(a.pg_format() for a in args)}) does not exist",
+        hint="No function matches the given name and argument types. You might need to add explicit type casts.",
+    )
+
+
+def _array_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType]:
+    """Typing of the array functions (anyarray / anyelement resolved from the arguments)."""
+    n = len(args)
+    arrs = [a for a in args if is_array(a)]
+    if not arrs:
+        raise _no_function(name, args)
+    arr = arrs[0]
+    elem = arr.element
+    assert elem is not None
+    if name in ("array_length", "array_upper", "array_lower") and n == 2 and is_array(args[0]):
+        return [arr, INT4], INT4
+    if name in ("cardinality", "array_ndims") and n == 1:
+        return [arr], INT4
+    if name == "array_to_string" and n in (2, 3) and is_array(args[0]):
+        return [arr] + [TEXT] * (n - 1), TEXT
+    if name == "array_position" and n == 2 and is_array(args[0]):
+        e = unify([elem, args[1]], "array_position")
+        t = array_of(e)
+        return [t, e], INT4
+    if name == "array_cat" and n == 2:
+        t = unify([a if a.name != "unknown" else arr for a in args], "array_cat")
+        return [t, t], t
+    if name in ("array_append", "array_remove") and n == 2 and is_array(args[0]):
+        e = unify([elem, args[1]], name)
+        t = array_of(e)
+        return [t, e], t
+    if name == "array_prepend" and n == 2 and is_array(args[1]):
+        e = unify([elem, args[0]], name)
+        t = array_of(e)
+        return [e, t], t
+    raise _no_function(name, args)
 
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_value",

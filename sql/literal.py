@@ -53,6 +53,8 @@ def parse_text(s: str, t: SqlType) -> Any:
     n = t.name
     if n in ("text", "unknown", "name"):
         return s
+    if (elem := t.element) is not None and n.startswith("_"):
+        return [None if x is None else parse_text(x, elem) for x in split_array_text(s, t)]
     if n in ("varchar", "bpchar"):
         return fit_string(s, t, explicit=False)
     if n in _INT_RANGE:
@@ -272,6 +274,8 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
     if v is None:
         return None
     s, d = src.name, dst.name
+    if src.element is not None and dst.element is not None and s.startswith("_") and d.startswith("_"):
+        return [None if x is None else cast_value(x, src.element, dst.element, explicit) for x in v]
     if s in ("unknown", "text", "varchar", "bpchar", "name") and d not in ("text", "varchar", "bpchar", "name"):
         return parse_text(str(v), dst)
     if d in ("text", "varchar", "bpchar", "name"):
@@ -383,8 +387,11 @@ def format_interval(iv: Interval) -> str:
     return " ".join(parts)
 
 
-def to_text(v: Any, t: SqlType) -> str:
+def to_text(v: Any, t: SqlType | None) -> str:
     """The type's output function: Python value -> Postgres text."""
+    if isinstance(v, list):
+        elem = t.element if t is not None else None
+        return "{" + ",".join("NULL" if x is None else quote_array_element(to_text(x, elem)) for x in v) + "}"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):
@@ -416,3 +423,65 @@ def to_text(v: Any, t: SqlType) -> str:
 
 def round_half_even(d: Decimal) -> Decimal:
     return d.quantize(Decimal(1), rounding=ROUND_HALF_EVEN)
+
+
+# ---- one-dimensional arrays (text form) ---------------------------------------------------
+_VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
+_ARRAY_QUOTE = re.compile(r'[{},"\\\s]')
+
+
+def quote_array_element(s: str) -> str:
+    """An element's text inside an array's text form (quoted when it must be)."""
+    if s == "" or s.upper() == "NULL" or _ARRAY_QUOTE.search(s):
+        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return s
+
+
+def split_array_text(text: str, t: SqlType) -> list[str | None]:
+    """The element texts (None = NULL) of a one-dimensional array's text form."""
+    from sql.errors import FEATURE_NOT_SUPPORTED
+
+    s = text.strip()
+    if t.name in _VECTOR_TYPES:
+        return list(s.split()) if s else []
+    if len(s) < 2 or s[0] != "{" or s[-1] != "}":
+        raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+    body = s[1:-1]
+    out: list[str | None] = []
+    i, n = 0, len(body)
+    if not body.strip():
+        return out
+    while i <= n:
+        while i < n and body[i].isspace():
+            i += 1
+        if i < n and body[i] == "{":
+            raise SqlError(FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+        if i < n and body[i] == '"':
+            i += 1
+            buf = []
+            while i < n and body[i] != '"':
+                if body[i] == "\\" and i + 1 < n:
+                    i += 1
+                buf.append(body[i])
+                i += 1
+            if i >= n:
+                raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+            i += 1
+            out.append("".join(buf))
+            while i < n and body[i].isspace():
+                i += 1
+        else:
+            j = i
+            buf = []
+            while j < n and body[j] != ",":
+                if body[j] == "\\" and j + 1 < n:
+                    j += 1
+                buf.append(body[j])
+                j += 1
+            item = "".join(buf).strip()
+            out.append(None if item.upper() == "NULL" else item)
+            i = j
+        if i < n and body[i] != ",":
+            raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
+        i += 1
+    return out

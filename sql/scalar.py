@@ -250,6 +250,10 @@ def literal_text(v: Any, t: SqlType) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)) or t.is_numeric:
         return str(v)
+    if isinstance(v, list):
+        from sql.literal import to_text
+
+        v = to_text(v, t)
     s = str(v).replace('"', '\\"')
     return f'"{s}"'
 

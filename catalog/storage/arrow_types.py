@@ -21,6 +21,7 @@ representation documented in `sql/types.py`.
 | bytea                                      | binary                                       |
 | oid, uint8, regclass, regtype, regproc,    | int64                                        |
 | regnamespace                               |                                              |
+| one-dimensional array `_t` (e.g. int4[])   | list<arrow_type(t)>                          |
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def arrow_type(t: SqlType) -> pa.DataType:
     if t.name == "numeric":
         p, s = _numeric_ps(t)
         return pa.decimal128(p, s)
+    if (e := _array_element(t)) is not None:
+        return pa.list_(arrow_type(e))
     raise SqlError(FEATURE_NOT_SUPPORTED, f"type {t} not yet supported in tables")
 
 
@@ -171,7 +174,21 @@ def _uuid_text(v: Any) -> str:
     return str(v) if isinstance(v, uuid.UUID) else str(uuid.UUID(str(v)))
 
 
+def _array_element(t: SqlType) -> SqlType | None:
+    """The element type of a one-dimensional array type (not int2vector/oidvector)."""
+    return t.element if t.name.startswith("_") else None
+
+
+def _each(conv: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """A converter of lists applying `conv` to every non-NULL element."""
+    if conv is None:
+        return None
+    return lambda vs: [None if v is None else conv(v) for v in vs]
+
+
 def _to_python_converter(t: SqlType) -> Callable[[Any], Any] | None:
+    if (e := _array_element(t)) is not None:
+        return _each(_to_python_converter(e))
     match t.name:
         case "numeric":
             return _to_decimal(t)
@@ -239,6 +256,8 @@ def _normalize_unconstrained(d: decimal.Decimal) -> decimal.Decimal:
 
 
 def _from_arrow_converter(t: SqlType) -> Callable[[Any], Any] | None:
+    if (e := _array_element(t)) is not None:
+        return _each(_from_arrow_converter(e))
     match t.name:
         case "numeric":
             if t.numeric_precision_scale() is None:

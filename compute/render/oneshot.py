@@ -252,6 +252,13 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
         (lst,) = exprs
         exploded = _select(ctx, r, [*cols, f"explode({render_scalar(lst, cols)}) AS __v", DIFF], arity=r.arity)
         return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", DIFF])
+    if func in ("unnest_array", "unnest_array_with_ordinality"):
+        # NULL and empty arrays yield no rows, like Postgres
+        arr = render_scalar(exprs[0], cols)
+        if func == "unnest_array":
+            return _select(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
+        exploded = _select(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
+        return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
     if func != "generate_series":
         raise SqlError(INTERNAL_ERROR, f"no rendering for table function {func}")
     start, stop, step = (f"CAST({render_scalar(e, cols)} AS BIGINT)" for e in exprs)

@@ -8,6 +8,7 @@ depends on Spark's operator precedence; `cols` are the texts of the input column
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
@@ -102,6 +103,11 @@ def raise_error(msg: str, t: SqlType | str = "string") -> str:
 
 def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     s, d = src.name, dst.name
+    if _is_array(src) and d in ("text", "varchar"):
+        return _array_text(x, src)
+    if _is_array(src) and _is_array(dst):
+        v = _var()
+        return f"transform({x}, {v} -> {_cast(v, src.element, dst.element)})"  # type: ignore[arg-type]
     if d in _INTS and s in ("float4", "float8"):
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
@@ -129,7 +135,84 @@ _SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "ltrim", "rtrim", "
 _TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
 
 
+_vars = itertools.count()
+
+
+def _var() -> str:
+    """A fresh lambda variable name (nested lambdas never shadow each other)."""
+    return f"_v{next(_vars) % 1_000_000}"
+
+
+def _is_array(t: SqlType) -> bool:
+    return t.name.startswith("_") and t.element is not None
+
+
+_ARRAY_SPECIAL = quote(r'[{},"\\\s]')
+_BACKSLASH, _BACKSLASH2, _DQUOTE, _DQUOTE_ESC = quote("\\"), quote("\\\\"), quote('"'), quote('\\"')
+
+
+def _array_text(x: str, t: SqlType) -> str:
+    """An array's Postgres text form: {a,"b c",NULL} (elements quoted when they must be)."""
+    v, e = _var(), t.element
+    assert e is not None
+    txt = _cast(v, e, SqlType("text"))
+    escaped = f"replace(replace({txt}, {_BACKSLASH}, {_BACKSLASH2}), {_DQUOTE}, {_DQUOTE_ESC})"
+    quoted = (f"(CASE WHEN {txt} = '' OR upper({txt}) = 'NULL' OR {txt} RLIKE {_ARRAY_SPECIAL}"
+              f" THEN concat({_DQUOTE}, {escaped}, {_DQUOTE}) ELSE {txt} END)")
+    return f"concat('{{', array_join(transform({x}, {v} -> CASE WHEN {v} IS NULL THEN 'NULL' ELSE {quoted} END), ','), '}}')"
+
+
+def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
+    """Array functions and operators of two arguments (None: not one of them)."""
+    match f:
+        case "array_index":
+            return f"(CASE WHEN {b} >= 1 THEN try_element_at({a}, {b}) END)"
+        case "array_length" | "array_upper":
+            return f"(CASE WHEN {b} = 1 AND size({a}) > 0 THEN size({a}) END)"
+        case "array_lower":
+            return f"(CASE WHEN {b} = 1 AND size({a}) > 0 THEN 1 END)"
+        case "array_to_string":
+            v = _var()
+            return f"array_join(transform({a}, {v} -> {_cast(v, at.element, SqlType('text'))}), {b})"  # type: ignore[arg-type]
+        case "array_position":
+            v = _var()
+            return f"CAST(nullif(array_position(transform({a}, {v} -> {v} <=> {b}), TRUE), 0) AS INT)"
+        case "array_remove":
+            v = _var()
+            return f"filter({a}, {v} -> NOT ({v} <=> {b}))"
+        case "array_cat":
+            return f"(CASE WHEN {a} IS NULL THEN {b} WHEN {b} IS NULL THEN {a} ELSE concat({a}, {b}) END)"
+        case "array_append":
+            return f"(CASE WHEN {a} IS NULL THEN array({b}) ELSE concat({a}, array({b})) END)"
+        case "array_prepend":
+            return f"(CASE WHEN {b} IS NULL THEN array({a}) ELSE concat(array({a}), {b}) END)"
+        case "concat" if _is_array(at) and _is_array(bt):
+            return _array_binary("array_cat", a, b, at, bt, t)
+        case "concat" if _is_array(at):
+            return _array_binary("array_append", a, b, at, bt, t)
+        case "concat" if _is_array(bt):
+            return _array_binary("array_prepend", a, b, at, bt, t)
+        case "array_contains" | "array_contained":
+            big, small = (a, b) if f == "array_contains" else (b, a)
+            x, y = _var(), _var()
+            return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
+                    f" forall({small}, {y} -> exists({big}, {x} -> coalesce({x} = {y}, FALSE))) END)")
+        case "array_overlap":
+            x, y = _var(), _var()
+            return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
+                    f" exists({a}, {x} -> exists({b}, {y} -> coalesce({x} = {y}, FALSE))) END)")
+    if f.endswith(("_any", "_all")) and f[:-4] in _COMPARISONS:
+        v = _var()
+        test = _binary(f[:-4], a, v, at, bt.element, SqlType("bool"))  # type: ignore[arg-type]
+        return f"{'exists' if f.endswith('_any') else 'forall'}({b}, {v} -> {test})"
+    return None
+
+
 def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
+    if f == "cardinality":
+        return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
+    if f == "array_ndims":
+        return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
     if f in _TYPED_UNARY:
@@ -164,6 +247,8 @@ _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": "
 
 
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
+    if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
+        return arr
     if f in _COMPARISONS:
         return f"({a} {_COMPARISONS[f]} {b})"
     match f:
@@ -242,6 +327,11 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return f"array({', '.join(xs)})" if xs else cast("array()", t)
         case "and" | "or":
             return "(" + f" {f.upper()} ".join(xs) + ")"
+        case "array_create":
+            return f"array({', '.join(xs)})"
+        case "array_to_string":
+            v = _var()
+            return f"array_join(transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))}), {xs[1]}, {xs[2]})"  # type: ignore[arg-type]
         case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":
             return f"{f}({', '.join(xs)})"
         case "concat":

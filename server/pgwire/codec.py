@@ -30,6 +30,7 @@ from sql.errors import (
     NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
 )
+from sql.literal import quote_array_element, split_array_text
 from sql.types import ARRAY_ELEMENT, Interval, SqlType
 
 Encoder = Callable[[Any], bytes]
@@ -1063,13 +1064,7 @@ def decode_binary(data: bytes, sqltype: SqlType | None) -> Any:
 # ---------------------------------------------------------------------------------------------
 
 _VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
-_ARRAY_QUOTE = re.compile(r'[{},"\\\s]')
-
-
-def _quote_array_element(s: str) -> str:
-    if s == "" or s.upper() == "NULL" or _ARRAY_QUOTE.search(s):
-        return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return s
+_quote_array_element = quote_array_element
 
 
 def _array_text_encoder(t: SqlType) -> Encoder:
@@ -1114,51 +1109,7 @@ def _array_binary_encoder(t: SqlType) -> Encoder:
     return encode
 
 
-def _split_array_text(text: str, t: SqlType) -> list[str | None]:
-    s = text.strip()
-    if t.name in _VECTOR_TYPES:
-        return list(s.split()) if s else []
-    if len(s) < 2 or s[0] != "{" or s[-1] != "}":
-        raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
-    body = s[1:-1]
-    out: list[str | None] = []
-    i, n = 0, len(body)
-    if not body.strip():
-        return out
-    while i <= n:
-        while i < n and body[i].isspace():
-            i += 1
-        if i < n and body[i] == "{":
-            raise SqlError(FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
-        if i < n and body[i] == '"':
-            i += 1
-            buf = []
-            while i < n and body[i] != '"':
-                if body[i] == "\\" and i + 1 < n:
-                    i += 1
-                buf.append(body[i])
-                i += 1
-            if i >= n:
-                raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
-            i += 1
-            out.append("".join(buf))
-            while i < n and body[i].isspace():
-                i += 1
-        else:
-            j = i
-            buf = []
-            while j < n and body[j] != ",":
-                if body[j] == "\\" and j + 1 < n:
-                    j += 1
-                buf.append(body[j])
-                j += 1
-            item = "".join(buf).strip()
-            out.append(None if item.upper() == "NULL" else item)
-            i = j
-        if i < n and body[i] != ",":
-            raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
-        i += 1
-    return out
+_split_array_text = split_array_text
 
 
 def _parse_array(text: str, t: SqlType) -> list[Any]:

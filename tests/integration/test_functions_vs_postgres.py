@@ -25,6 +25,9 @@ SETUP = [
     " (1, 4, 40, 400, 2.5, 2.5, 4.5, 'b', false), (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),"
     " (2, 3, 30, 300, 10.25, 0.5, -1.0, 'c', true), (2, 5, 50, 500, -3.75, 8, 3.0, 'd', true),"
     " (3, 5, 50, 500, 0, 0, 0, 'e', false), (NULL, 6, 60, 600, 6, 6, 6, NULL, NULL)",
+    "CREATE TABLE {s}.arr (id int, a int[], t text[])",
+    "INSERT INTO {s}.arr VALUES (1, '{1,2,3}', '{x,y}'), (2, ARRAY[3, NULL, 5], ARRAY['a b', NULL, '', 'NULL']),"
+    " (3, '{}', '{}'), (4, NULL, NULL), (5, '{2,2}', '{\"q\\\"\",z}')",
 ]
 
 AGGREGATES = [
@@ -56,7 +59,29 @@ AGGREGATES = [
     "SELECT g, count(*), sum(i4), string_agg(s, '' ORDER BY s), max(n) FROM fa GROUP BY g",
 ]
 
-QUERIES = AGGREGATES
+ARRAYS = [
+    "SELECT id, a, t FROM arr",
+    "SELECT ARRAY[1, 2], ARRAY['a', NULL], ARRAY[1.5, 2], '{4,5}'::int[], '{}'::text[], ARRAY[]::bigint[], ARRAY[id, id * 2] FROM arr",
+    "SELECT id, a[1], a[2], a[0], a[4], a[-1], a[id], t[1] FROM arr",
+    "SELECT id, array_length(a, 1), array_length(a, 2), cardinality(a), cardinality(t), array_upper(a, 1), array_lower(a, 1) FROM arr",
+    "SELECT id, array_to_string(a, ','), array_to_string(a, '-', '*'), array_to_string(t, '|') FROM arr",
+    "SELECT id, array_position(a, 2), array_position(a, NULL), array_position(t, 'y') FROM arr",
+    "SELECT id, array_cat(a, ARRAY[9]), a || ARRAY[7, 8], a || 6, 0 || a, a || a, array_append(a, 1), array_prepend(1, a), array_remove(a, 2) FROM arr",
+    "SELECT id, a @> ARRAY[2], a <@ ARRAY[1, 2, 3, 5], a && ARRAY[5, 9], ARRAY[3] <@ a, a @> '{}' FROM arr",
+    "SELECT id, 2 = ANY(a), 2 <> ALL(a), id < ANY(a), id <= ALL(a), NULL::int = ANY(a), 'x' = ANY(t) FROM arr",
+    "SELECT id, a = ARRAY[1, 2, 3], a = '{2,2}', a < ARRAY[2] FROM arr",
+    "SELECT id FROM arr WHERE 3 = ANY(a)",
+    "SELECT id, a::text, t::text, ARRAY[1.5, NULL]::text FROM arr",
+    "SELECT id, x FROM arr, unnest(a) AS x",
+    "SELECT id, x, n FROM arr, unnest(t) WITH ORDINALITY AS u(x, n)",
+    "SELECT * FROM unnest(ARRAY['p', 'q', NULL]) WITH ORDINALITY",
+    "SELECT id, u.x FROM arr CROSS JOIN LATERAL unnest(a) AS u(x) WHERE u.x > 1",
+    "SELECT x, count(*) FROM arr, unnest(a) AS x GROUP BY x",
+    "SELECT a, count(*) FROM arr GROUP BY a",
+    "SELECT id, array_agg(x ORDER BY x DESC) FROM arr, unnest(a) AS x GROUP BY id",
+]
+
+QUERIES = AGGREGATES + ARRAYS
 
 
 def _norm(v: object) -> object:
@@ -84,7 +109,7 @@ def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Conn
             conn.execute("CREATE SCHEMA fn")
             conn.execute("SET search_path = fn")
             for st in SETUP:
-                conn.execute(st.format(s="fn"))
+                conn.execute(st.replace("{s}", "fn"))
         yield mz, pg
         mz.close()
         pg.close()
