@@ -1379,6 +1379,10 @@ class Binder:
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
         if isinstance(e, exp.Func):
             return self._function(e, scope)
+        if isinstance(e, exp.IntDiv):
+            a, b = self.scalar(e.this, scope), self.scalar(e.expression, scope)
+            arg_types, rtype = func.function_type("intdiv", [a.typ, b.typ])
+            return CallBinary("intdiv", self.coerce(a, arg_types[0]), self.coerce(b, arg_types[1]), rtype)
         if isinstance(e, (exp.Unnest, exp.Explode)):
             raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
@@ -1451,7 +1455,10 @@ class Binder:
         "stddev": "stddev", "ceiling": "ceil", "pow": "power", "strposition": "strpos",
         "log": "log10", "arraysize": "array_length", "arraytostring": "array_to_string",
         "arrayposition": "array_position", "arrayconcat": "array_cat", "arrayappend": "array_append",
-        "arrayprepend": "array_prepend", "arrayremove": "array_remove",
+        "arrayprepend": "array_prepend", "arrayremove": "array_remove", "timestamptrunc": "date_trunc",
+        "timestampfromparts": "make_timestamp", "justifydays": "justify_days", "justifyhours": "justify_hours",
+        "justifyinterval": "justify_interval", "widthbucket": "width_bucket", "startswith": "starts_with",
+        "regexpreplace": "regexp_replace", "splitpart": "split_part",
     }
 
     def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
@@ -1461,6 +1468,13 @@ class Binder:
             raw_args = list(e.expressions)
         elif isinstance(e, exp.ArrayPrepend):
             raw_args = [e.expression, e.this]  # sqlglot keeps the array first
+        elif isinstance(e, exp.Extract):
+            raw_args = [_unit_literal(e.this), e.expression]
+        elif isinstance(e, exp.TimestampTrunc):
+            unit = e.args.get("unit")
+            if e.args.get("zone") is not None or unit is None:
+                raise unsupported("date_trunc with a time zone")
+            raw_args = [_unit_literal(unit), e.this]
         elif isinstance(e, exp.Trim):
             if e.args.get("position") or e.args.get("collation"):
                 pos = (e.args.get("position") or "BOTH").upper()
@@ -1485,8 +1499,27 @@ class Binder:
         if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
             raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
+        if name == "log10" and len(args) == 2:
+            name = "log"  # log(b, x)
+        if name == "age" and len(args) == 1:
+            # age(x) = age(today's midnight, x)
+            today = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
+            args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
         arg_types, rtype = func.function_type(name, [a.typ for a in args])
         cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
+        if name in ("regexp_replace", "regexp_match"):
+            lits = cargs[1:]
+            if not all(isinstance(x, Literal) and x.value is not None for x in lits):
+                raise unsupported(f"{name} with a pattern, replacement or flags that is not a literal")
+            func.regex_call(name, *[x.value for x in lits])  # type: ignore[union-attr]
+        if name in ("extract", "date_part", "date_trunc"):
+            if not isinstance(cargs[0], Literal) or cargs[0].value is None:
+                raise unsupported(f"{name} with a unit that is not a literal")
+            cargs = (Literal(func.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
+        if name == "to_char":
+            if not isinstance(cargs[1], Literal) or cargs[1].value is None:
+                raise unsupported("to_char with a pattern that is not a literal")
+            func.to_char_pattern(cargs[1].value)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:
@@ -1517,6 +1550,8 @@ class Binder:
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h
+        if t.is_string and (h.typ.name in ("interval", "time") or func.is_array(h.typ) and h.typ.element.name in ("interval", "time")):  # type: ignore[union-attr]
+            raise unsupported(f"casting {h.typ.pg_format()} values to text")
         if func.is_array(t) and not func.is_array(h.typ):
             if h.typ.is_string:
                 raise unsupported(f"casting {h.typ.pg_format()} values to {t.pg_format()}")
@@ -1540,6 +1575,16 @@ def assignment_castable(src: SqlType, t: SqlType) -> bool:
     return (src == t or (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string
             or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz"))
             or src.name == t.name)
+
+
+def _unit_literal(unit: exp.Expression) -> exp.Expression:
+    """The datetime unit of EXTRACT / date_trunc as a string literal (a keyword or a string);
+    0A000 for a computed unit."""
+    if isinstance(unit, exp.Var):
+        return exp.Literal.string(unit.name)
+    if isinstance(unit, exp.Literal) and unit.is_string:
+        return unit
+    raise unsupported("a datetime unit that is not a literal")
 
 
 def _is_table_function(t: exp.Expression) -> bool:
@@ -1580,8 +1625,8 @@ _KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_ob
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
     "jsonb_agg", "json_agg", "jsonb_object_agg", "jsonb_build_object", "jsonb_build_array", "to_jsonb", "jsonb_array_elements",
-    "string_to_array", "unnest", "list_agg", "regexp_match", "regexp_replace",
-    "date_trunc", "date_part", "extract", "to_char", "to_timestamp", "age", "make_interval", "justify_days",
+    "string_to_array", "unnest", "list_agg",
+    "to_timestamp", "make_interval",
     "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",
 }
 
@@ -1804,7 +1849,11 @@ _FUNC_OUTPUT_NAMES = {"currentdate": "current_date", "currenttimestamp": "now", 
                       "groupconcat": "string_agg", "arrayagg": "array_agg", "variancepop": "var_pop",
                       "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "arraysize": "array_length",
                       "arraytostring": "array_to_string", "arrayposition": "array_position", "arrayconcat": "array_cat",
-                      "arrayappend": "array_append", "arrayprepend": "array_prepend", "arrayremove": "array_remove"}
+                      "arrayappend": "array_append", "arrayprepend": "array_prepend", "arrayremove": "array_remove",
+                      "timestamptrunc": "date_trunc", "timestampfromparts": "make_timestamp", "justifydays": "justify_days",
+                      "justifyhours": "justify_hours", "justifyinterval": "justify_interval",
+                      "widthbucket": "width_bucket", "startswith": "starts_with", "regexpreplace": "regexp_replace",
+                      "splitpart": "split_part", "intdiv": "div"}
 
 
 def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, int]:

@@ -284,6 +284,26 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         t = NUMERIC if args[0].name == "numeric" and name in ("sqrt", "exp", "ln", "log10") else FLOAT8
         if args[0].name in _NUM_RANK or args[0].name == "unknown":
             return [t], t
+    if name == "log" and n == 2:
+        # log(b, x): Postgres only has the numeric version
+        if all(a.name in _NUM_RANK or a.name == "unknown" for a in args):
+            return [NUMERIC, NUMERIC], NUMERIC
+    if name in ("gcd", "lcm") and n == 2 and all(a.name in ("int2", "int4", "int8", "unknown") for a in args):
+        t = unify([a if a.name != "unknown" else INT4 for a in args])
+        t = INT4 if t.name == "int2" else t
+        return [t, t], t
+    if name == "intdiv" and n == 2 and all(a.name in _NUM_RANK or a.name == "unknown" for a in args):
+        return [NUMERIC, NUMERIC], NUMERIC
+    if name == "width_bucket" and n == 4 and all(a.name in _NUM_RANK or a.name == "unknown" for a in args[:3]):
+        t = NUMERIC if any(a.name == "numeric" for a in args[:3]) else FLOAT8
+        return [t, t, t, INT4], INT4
+    if name == "starts_with" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
+        return [TEXT, TEXT], BOOL
+    if name in ("regexp_replace", "regexp_match") and all(a.is_string or a.name == "unknown" for a in args):
+        if name == "regexp_replace" and n in (3, 4):
+            return [TEXT] * n, TEXT
+        if name == "regexp_match" and n in (2, 3):
+            return [TEXT] * n, SqlType("_text")
     if name in ("power", "pow", "atan2") and n == 2:
         t = NUMERIC if "numeric" in (args[0].name, args[1].name) and name != "atan2" else FLOAT8
         return [t, t], t
@@ -308,6 +328,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t] * n, t
     if name in _ARRAY_FUNCS:
         return _array_function(name, args)
+    if name in _DATETIME_FUNCS:
+        return _datetime_function(name, args)
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
     if name == "mz_now" and n == 0:
@@ -362,6 +384,177 @@ def _array_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlT
         t = array_of(e)
         return [e, t], t
     raise _no_function(name, args)
+
+
+_DATETIME_FUNCS = {"extract", "date_part", "date_trunc", "make_date", "make_timestamp", "make_timestamptz", "justify_days",
+                   "justify_hours", "justify_interval", "to_char", "age"}
+
+# Postgres' spellings of datetime units -> the canonical name
+DATETIME_UNITS = {
+    **{k: "microseconds" for k in ("microsecond", "microseconds", "us", "usec", "usecs", "useconds")},
+    **{k: "milliseconds" for k in ("millisecond", "milliseconds", "ms", "msec", "msecs", "mseconds")},
+    **{k: "second" for k in ("second", "seconds", "s", "sec", "secs")},
+    **{k: "minute" for k in ("minute", "minutes", "m", "min", "mins")},
+    **{k: "hour" for k in ("hour", "hours", "h", "hr", "hrs")},
+    **{k: "day" for k in ("day", "days", "d")},
+    **{k: "week" for k in ("week", "weeks", "w")},
+    **{k: "month" for k in ("month", "months", "mon", "mons")},
+    **{k: "quarter" for k in ("quarter", "qtr")},
+    **{k: "year" for k in ("year", "years", "y", "yr", "yrs")},
+    **{k: "decade" for k in ("decade", "decades", "dec", "decs")},
+    **{k: "century" for k in ("century", "centuries", "c", "cent")},
+    **{k: "millennium" for k in ("millennium", "millennia", "millenniums", "mil", "mils")},
+    "dow": "dow", "isodow": "isodow", "doy": "doy", "epoch": "epoch", "isoyear": "isoyear", "julian": "julian",
+    "timezone": "timezone", "timezone_hour": "timezone_hour", "timezone_minute": "timezone_minute",
+}
+_TIME_UNITS = frozenset({"microseconds", "milliseconds", "second", "minute", "hour"})
+_DATE_UNITS = frozenset({"day", "week", "month", "quarter", "year", "decade", "century", "millennium", "dow", "isodow",
+                         "doy", "isoyear", "epoch"})
+# units extract/date_part support per input type (others Postgres knows: 0A000)
+EXTRACT_UNITS = {
+    "timestamp": _TIME_UNITS | _DATE_UNITS,
+    "timestamptz": _TIME_UNITS | _DATE_UNITS | {"timezone", "timezone_hour", "timezone_minute"},
+    "date": _DATE_UNITS,
+    "time": _TIME_UNITS | {"epoch"},
+    "interval": (_TIME_UNITS | {"day", "month", "quarter", "year", "decade", "century", "millennium", "epoch"}),
+}
+TRUNC_UNITS = {
+    "timestamp": _TIME_UNITS | {"day", "week", "month", "quarter", "year", "decade", "century", "millennium"},
+    "interval": _TIME_UNITS | {"day", "month", "quarter", "year", "decade", "century", "millennium"},
+}
+TRUNC_UNITS["timestamptz"] = TRUNC_UNITS["timestamp"]
+
+
+def datetime_unit(func_name: str, unit: str, t: SqlType) -> str:
+    """The canonical unit of `func_name(unit, <t>)`: 22023 for a unit Postgres does not know,
+    0A000 for one it knows that we do not support for `t`."""
+    from sql.errors import unsupported
+
+    u = DATETIME_UNITS.get(unit.strip().lower())
+    tname = "timestamp with time zone" if t.name == "timestamptz" else t.pg_format()
+    if u is None:
+        what = "unit" if t.name != "interval" else "interval units"
+        raise SqlError("22023", f'{what} "{unit}" not recognized' if func_name == "date_trunc"
+                       else f'unit "{unit}" not recognized for type {tname}')
+    ok = (TRUNC_UNITS if func_name == "date_trunc" else EXTRACT_UNITS).get(t.name, frozenset())
+    if u not in ok:
+        raise unsupported(f'unit "{unit}" for type {tname} in {func_name}')
+    return u
+
+
+# to_char patterns -> Spark datetime patterns (longest first); anything else: 0A000
+_TO_CHAR = [("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
+            ("Dy", "EEE"), ("AM", "a"), ("PM", "a"), ("HH", "hh"), ("MM", "MM"), ("DD", "dd"), ("MI", "mm"),
+            ("SS", "ss"), ("YY", "yy")]
+
+
+def to_char_pattern(pg: str) -> str:
+    """A Spark date_format pattern equivalent to the Postgres to_char pattern `pg`."""
+    from sql.errors import unsupported
+
+    out, i = [], 0
+    while i < len(pg):
+        for p, sp in _TO_CHAR:
+            if pg.startswith(p, i):
+                out.append(sp)
+                i += len(p)
+                break
+        else:
+            c = pg[i]
+            if c in " -:/.,":
+                out.append(c)
+            else:
+                raise unsupported(f"to_char pattern {pg!r} (supported: YYYY YY MM DD HH24 HH12 HH MI SS MS US Mon Dy AM PM)")
+            i += 1
+    return "".join(out)
+
+
+def _datetime_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType]:
+    """Typing of date/time functions (a date argument of date_part/date_trunc/to_char is a
+    timestamp / timestamptz, as Postgres' implicit casts make it)."""
+    n = len(args)
+    ts_like = ("timestamp", "timestamptz", "date", "time", "interval")
+    if name in ("extract", "date_part") and n == 2 and args[1].name in ts_like + ("unknown",):
+        x = args[1] if args[1].name != "unknown" else TIMESTAMPTZ
+        if name == "date_part" and x.name == "date":
+            x = TIMESTAMP
+        return [TEXT, x], NUMERIC if name == "extract" else FLOAT8
+    if name == "date_trunc" and n == 2 and args[1].name in ("timestamp", "timestamptz", "date", "interval", "unknown"):
+        x = args[1] if args[1].name not in ("date", "unknown") else TIMESTAMPTZ
+        return [TEXT, x], x
+    if name == "make_date" and n == 3:
+        return [INT4] * 3, DATE
+    if name in ("make_timestamp", "make_timestamptz") and n == 6:
+        return [INT4] * 5 + [FLOAT8], TIMESTAMP if name == "make_timestamp" else TIMESTAMPTZ
+    if name in ("justify_days", "justify_hours", "justify_interval") and n == 1 and args[0].name in ("interval", "unknown"):
+        return [INTERVAL], INTERVAL
+    if name == "to_char" and n == 2 and args[0].name in ("timestamp", "timestamptz", "date"):
+        return [args[0] if args[0].name != "date" else TIMESTAMP, TEXT], TEXT
+    if name == "age" and n in (1, 2) and all(a.name in ("timestamp", "timestamptz", "date", "unknown") for a in args):
+        t = TIMESTAMPTZ if any(a.name == "timestamptz" for a in args) else TIMESTAMP
+        return [t] * n, INTERVAL
+    raise _no_function(name, args)
+
+
+_POSIX_CLASSES = {"alpha": r"\p{Alpha}", "digit": r"\d", "alnum": r"\p{Alnum}", "upper": r"\p{Upper}",
+                  "lower": r"\p{Lower}", "space": r"\s", "punct": r"\p{Punct}", "xdigit": r"\p{XDigit}"}
+
+
+def java_regex(pattern: str) -> str:
+    """A Java regex matching what the Postgres (ARE) regex `pattern` matches, for the common
+    subset; 0A000 for constructs whose meaning differs (word boundaries, back references)."""
+    import re
+
+    from sql.errors import unsupported
+
+    if re.search(r"\\[mMyYZA1-9]", pattern) or "(?" in pattern or pattern.startswith("***"):
+        raise unsupported(f"regular expression {pattern!r} (Postgres-only constructs)")
+
+    def cls(m: re.Match) -> str:
+        c = _POSIX_CLASSES.get(m.group(1))
+        if c is None:
+            raise unsupported(f"character class [:{m.group(1)}:]")
+        return c
+
+    return re.sub(r"\[:(\w+):\]", cls, pattern)
+
+
+def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bool]:
+    """(Java pattern, Java replacement or None, global) of regexp_replace / regexp_match with
+    literal pattern, [replacement,] [flags]."""
+    import re
+
+    from sql.errors import unsupported
+
+    repl = rest[0] if name == "regexp_replace" else None
+    flags = rest[1] if name == "regexp_replace" and len(rest) > 1 else (rest[0] if name == "regexp_match" and rest else "")
+    if set(flags) - set("gic"):
+        raise unsupported(f"regular expression flags {flags!r}")
+    if name == "regexp_match" and "g" in flags:
+        raise SqlError("22023", "regexp_match() does not support the \"global\" option",
+                       hint="Use the regexp_matches function instead.")
+    jp = java_regex(pattern)
+    if "i" in flags.replace("c", "") and flags.rfind("i") > flags.rfind("c"):
+        jp = "(?i)" + jp
+    jr = None
+    if repl is not None:
+        out, i = [], 0
+        while i < len(repl):
+            c = repl[i]
+            if c == "\\" and i + 1 < len(repl):
+                nxt = repl[i + 1]
+                if nxt.isdigit():
+                    out.append("$" + nxt)
+                elif nxt == "&":
+                    out.append("$0")
+                else:
+                    out.append(re.escape(nxt) if nxt in "\\$" else nxt)
+                i += 2
+                continue
+            out.append("\\$" if c == "$" else c)
+            i += 1
+        jr = "".join(out)
+    return jp, jr, "g" in flags
 
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_value",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
@@ -171,9 +172,24 @@ def parse_sql(sql: str) -> exp.Expression:
     return node
 
 
+def _anonymous(name: str):
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
+class _Postgres(Postgres):
+    """Postgres as sqlglot reads it, except for functions whose Postgres meaning sqlglot's
+    generic nodes lose: date_part (float8, unlike extract's numeric), date_trunc (a column
+    as its unit is not a keyword) and to_char (its patterns are not strftime's)."""
+
+    class Parser(Postgres.Parser):
+        FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "DATE_PART": _anonymous("date_part"), "TO_CHAR": _anonymous("to_char"),
+                     "DATE_TRUNC": _anonymous("date_trunc")}
+        FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k not in ("DATE_PART", "DATE_TRUNC")}
+
+
 def _parse_sqlglot(sql: str) -> exp.Expression:
     try:
-        parsed = sqlglot.parse(sql, read="postgres")
+        parsed = sqlglot.parse(sql, read=_Postgres)
     except (ParseError, TokenError) as e:
         pos = None
         msg = str(e).split("\n")[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import re
 from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
@@ -86,6 +87,16 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
             if (i := record_get_index(f)) is not None:
                 return f"({render_scalar(x, cols)}).f{i}"
             return _unary(f, render_scalar(x, cols), x.typ, t)
+        case CallBinary(func=("extract" | "date_part" | "date_trunc") as f, expr1=Literal(value=unit), expr2=b, typ=t):
+            return _datetime_unit_call(f, unit, render_scalar(b, cols), b.typ, t)
+        case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
+            return _to_char(render_scalar(a, cols), pattern)
+        case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
+            return _regexp_match(render_scalar(a, cols), pattern)
+        case CallVariadic(func="regexp_match", exprs=(a, Literal(value=str() as pattern), Literal(value=str() as flags))):
+            return _regexp_match(render_scalar(a, cols), pattern, flags)
+        case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):
+            return _regexp_replace(render_scalar(a, cols), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, render_scalar(a, cols), render_scalar(b, cols), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
@@ -115,6 +126,14 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
         y = f"substring(CAST({x} AS STRING), 1, {n})"
         return f"rpad({y}, {n}, ' ')" if d == "bpchar" else y
+    if d == "uuid" and s in ("text", "varchar", "bpchar", "name"):
+        # Postgres' uuid input: 32 hex digits, optionally in braces and hyphen-separated in
+        # groups of 4; stored in the canonical lower-case 8-4-4-4-12 form
+        h = f"lower(regexp_replace({x}, '[{{}}-]', ''))"
+        ok = f"({x} RLIKE {_UUID_RE})"
+        canon = f"concat_ws('-', substr({h}, 1, 8), substr({h}, 9, 4), substr({h}, 13, 4), substr({h}, 17, 4), substr({h}, 21, 12))"
+        bad = raise_error("[22P02] invalid input syntax for type uuid")
+        return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
     if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
         return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
@@ -130,11 +149,312 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     return cast(x, dst)
 
 
+
+# ---- date / time / interval ------------------------------------------------------------------
+# An interval is a struct (months int, days int, micros bigint), like Postgres' three fields.
+_DAY_US = 86_400_000_000
+
+
+def _interval(months: str, days: str, micros: str) -> str:
+    # the cast makes every field nullable (a literal field is not, and Arrow then refuses a
+    # NULL interval whose struct carries a non-nullable field)
+    return (f"CAST(named_struct('months', {months}, 'days', {days}, 'micros', {micros})"
+            " AS struct<months:int,days:int,micros:bigint>)")
+
+
+def _interval_key(x: str) -> str:
+    """Postgres compares intervals as one total: (months * 30 + days) * 1 day + micros."""
+    return f"((CAST({x}.months AS DECIMAL(38,0)) * 30 + {x}.days) * {_DAY_US} + {x}.micros)"
+
+
+def _add_interval(ts: str, iv: str, sign: int) -> str:
+    """timestamp + interval: months first (clamped to the month's end), then days, then time."""
+    s = "" if sign > 0 else "- "
+    return (f"timestampadd(MICROSECOND, {s}{iv}.micros, timestampadd(DAY, {s}{iv}.days,"
+            f" timestampadd(MONTH, {s}{iv}.months, {ts})))")
+
+
+def _ts_diff(a: str, b: str) -> str:
+    """timestamp - timestamp: days and microseconds (never months), like Postgres."""
+    d = f"timestampdiff(MICROSECOND, {b}, {a})"
+    return _interval("0", f"div({d}, {_DAY_US})", f"({d} % {_DAY_US})")
+
+
+def _interval_mul(iv: str, f: str) -> str:
+    """interval * float8 (Postgres' interval_mul: fractional months spill into days at 30
+    days a month, fractional days into microseconds)."""
+    m = f"(CAST({iv}.months AS DOUBLE) * {f})"
+    mi = f"CAST({m} AS INT)"  # truncates toward zero
+    mrd = f"round(({m} - {mi}) * 30, 6)"  # month remainder days
+    d = f"(CAST({iv}.days AS DOUBLE) * {f})"
+    di = f"CAST({d} AS INT)"
+    sec = f"round(({d} - {di} + {mrd} - CAST({mrd} AS INT)) * 86400, 6)"
+    whole = f"CAST({sec} / 86400 AS INT)"
+    sec2 = f"({sec} - {whole} * 86400)"
+    days = f"({di} + {whole} + CAST({mrd} AS INT))"
+    micros = f"CAST(rint(CAST({iv}.micros AS DOUBLE) * {f} + {sec2} * 1000000) AS BIGINT)"
+    return _interval(mi, days, micros)
+
+
+def _interval_arith(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
+    """+, -, *, / and comparisons involving intervals and timestamps; None: none of them.
+    (Interval results are structs: NULL operands must give a NULL struct, not NULL fields.)"""
+    r = _interval_arith_raw(f, a, b, at, bt, t)
+    if r is None or t.name != "interval":
+        return r
+    return f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN {r} END)"
+
+
+def _interval_arith_raw(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
+    an, bn = at.name, bt.name
+    if f in _COMPARISONS and an == bn == "interval":
+        return f"({_interval_key(a)} {_COMPARISONS[f]} {_interval_key(b)})"
+    if f in ("add", "sub") and an == bn == "interval":
+        op = "+" if f == "add" else "-"
+        return _interval(f"({a}.months {op} {b}.months)", f"({a}.days {op} {b}.days)", f"({a}.micros {op} {b}.micros)")
+    if f in ("add", "sub") and bn == "interval" and an in ("timestamp", "timestamptz", "date"):
+        base = a if an != "date" else cast(a, "TIMESTAMP_NTZ")
+        return _add_interval(base, b, 1 if f == "add" else -1)
+    if f == "add" and an == "interval" and bn in ("timestamp", "timestamptz", "date"):
+        return _interval_arith_raw("add", b, a, bt, at, t)
+    if f == "sub" and an in ("timestamp", "timestamptz") and bn == an:
+        return _ts_diff(a, b)
+    if f == "mul" and an == "interval":
+        return _interval_mul(a, f"CAST({b} AS DOUBLE)")
+    if f == "mul" and bn == "interval":
+        return _interval_mul(b, f"CAST({a} AS DOUBLE)")
+    if f == "div" and an == "interval":
+        return _interval_mul(a, f"(1.0D / CAST({b} AS DOUBLE))")
+    return None
+
+
+_EXTRACT_TS = {
+    "year": "year({x})", "month": "month({x})", "day": "dayofmonth({x})", "hour": "hour({x})", "minute": "minute({x})",
+    "quarter": "quarter({x})", "doy": "dayofyear({x})", "dow": "(dayofweek({x}) - 1)", "isodow": "(weekday({x}) + 1)",
+    "week": "weekofyear({x})", "isoyear": "extract(YEAROFWEEK FROM {x})",
+    "second": "extract(SECOND FROM {x})", "milliseconds": "(extract(SECOND FROM {x}) * 1000)",
+    "microseconds": "CAST(extract(SECOND FROM {x}) * 1000000 AS BIGINT)",
+    "decade": "floor(year({x}) / 10)", "century": "CAST(div(year({x}) + 99, 100) AS INT)",
+    "millennium": "CAST(div(year({x}) + 999, 1000) AS INT)",
+    "epoch": "(CAST(unix_micros(CAST({x} AS TIMESTAMP)) AS DECIMAL(38,6)) / 1000000)",
+    "timezone": "0", "timezone_hour": "0", "timezone_minute": "0",
+}
+
+
+def _extract_interval(u: str, x: str) -> str:
+    """Fields of an interval as Postgres' interval2tm splits it (signs follow each field)."""
+    years = f"div({x}.months, 12)"
+    match u:
+        case "year":
+            return years
+        case "month":
+            return f"({x}.months % 12)"
+        case "quarter":
+            return f"(div({x}.months % 12, 3) + 1)"
+        case "decade":
+            return f"div({x}.months, 120)"
+        case "century":
+            return f"div({x}.months, 1200)"
+        case "millennium":
+            return f"div({x}.months, 12000)"
+        case "day":
+            return f"{x}.days"
+        case "hour":
+            return f"div({x}.micros, 3600000000)"
+        case "minute":
+            return f"(div({x}.micros, 60000000) % 60)"
+        case "second":
+            return f"(CAST({x}.micros % 60000000 AS DECIMAL(20,6)) / 1000000)"
+        case "milliseconds":
+            return f"(CAST({x}.micros % 60000000 AS DECIMAL(20,3)) / 1000)"
+        case "microseconds":
+            return f"({x}.micros % 60000000)"
+        case "epoch":
+            return (f"(CAST({x}.micros AS DECIMAL(38,6)) / 1000000 + CAST(div({x}.months, 12) AS DECIMAL(38,6)) * 31557600"
+                    f" + CAST({x}.months % 12 AS DECIMAL(38,6)) * 2592000 + CAST({x}.days AS DECIMAL(38,6)) * 86400)")
+    raise unsupported(f"extract({u} from interval)")
+
+
+def _extract_time(u: str, x: str) -> str:
+    match u:
+        case "hour":
+            return f"div({x}, 3600000000)"
+        case "minute":
+            return f"(div({x}, 60000000) % 60)"
+        case "second":
+            return f"(CAST({x} % 60000000 AS DECIMAL(20,6)) / 1000000)"
+        case "milliseconds":
+            return f"(CAST({x} % 60000000 AS DECIMAL(20,3)) / 1000)"
+        case "microseconds":
+            return f"({x} % 60000000)"
+        case "epoch":
+            return f"(CAST({x} AS DECIMAL(38,6)) / 1000000)"
+    raise unsupported(f"extract({u} from time)")
+
+
+def _trunc_interval(u: str, x: str) -> str:
+    months = {"millennium": 12000, "century": 1200, "decade": 120, "year": 12}
+    if u in months:
+        return _interval(f"(div({x}.months, {months[u]}) * {months[u]})", "0", "0")
+    if u == "quarter":
+        return _interval(f"(div({x}.months, 12) * 12 + div({x}.months % 12, 3) * 3)", "0", "0")
+    if u == "month":
+        return _interval(f"{x}.months", "0", "0")
+    if u == "day":
+        return _interval(f"{x}.months", f"{x}.days", "0")
+    us = {"hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000, "milliseconds": 1000, "microseconds": 1}[u]
+    return _interval(f"{x}.months", f"{x}.days", f"(div({x}.micros, {us}) * {us})")
+
+
+def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> str:
+    """extract / date_part / date_trunc with a literal unit (validated by the planner)."""
+    n = xt.name
+    if f == "date_trunc":
+        if n == "interval":
+            return f"(CASE WHEN {x} IS NOT NULL THEN {_trunc_interval(unit, x)} END)"
+        spark_unit = {"milliseconds": "MILLISECOND", "microseconds": "MICROSECOND"}.get(unit, unit.upper())
+        if unit in ("decade", "century", "millennium"):
+            y = f"year({x})"
+            start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
+                     "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
+            return cast(f"make_timestamp_ntz({start}, 1, 1, 0, 0, 0)", t)
+        return cast(f"date_trunc('{spark_unit}', {x})", t)
+    if n == "interval" and unit == "epoch" and f == "date_part":
+        # Postgres computes this one in float8, term by term
+        v = (f"(CAST({x}.micros AS DOUBLE) / 1000000.0D + 31557600.0D * div({x}.months, 12)"
+             f" + 2592000.0D * ({x}.months % 12) + 86400.0D * {x}.days)")
+    elif n == "interval":
+        v = _extract_interval(unit, x)
+    elif n == "time":
+        v = _extract_time(unit, x)
+    else:
+        if n == "date" and unit == "epoch":
+            v = f"(CAST(unix_date({x}) AS DECIMAL(38,0)) * 86400)"
+        else:
+            v = _EXTRACT_TS[unit].format(x=x)
+    return cast(v, t)
+
+
+def _let(value: str, body) -> str:
+    """`body(v)` with v bound to `value` once (Spark SQL has no LET: a one-element transform)."""
+    v = _var()
+    return f"element_at(transform(array({value}), {v} -> {body(v)}), 1)"
+
+
+def _age(a: str, b: str) -> str:
+    """age(a, b): Postgres' field-wise difference with borrows (timestamp_age): a day borrow
+    adds the length of the month of the earlier timestamp's month (of b when a >= b)."""
+    def fields(x: str) -> str:
+        return (f"named_struct('y', year({x}), 'mo', month({x}), 'd', day({x}), 'h', hour({x}), 'mi', minute({x}),"
+                f" 's', second({x}), 'us', CAST(extract(SECOND FROM {x}) * 1000000 AS BIGINT) % 1000000)")
+
+    def body(p: str) -> str:
+        # p.a / p.b: fields; p.neg: a < b (the difference is computed as b - a, then negated)
+        def diff(f: str) -> str:
+            return f"(CASE WHEN {p}.neg THEN {p}.b.{f} - {p}.a.{f} ELSE {p}.a.{f} - {p}.b.{f} END)"
+
+        def step(q: str) -> str:
+            us_b = f"CASE WHEN {q}.us < 0 THEN 1 ELSE 0 END"
+            s1 = f"({q}.s - ({us_b}))"
+            s_b = f"CASE WHEN {s1} < 0 THEN 1 ELSE 0 END"
+            mi1 = f"({q}.mi - ({s_b}))"
+            mi_b = f"CASE WHEN {mi1} < 0 THEN 1 ELSE 0 END"
+            h1 = f"({q}.h - ({mi_b}))"
+            h_b = f"CASE WHEN {h1} < 0 THEN 1 ELSE 0 END"
+            d1 = f"({q}.d - ({h_b}))"
+            ref = f"(CASE WHEN {p}.neg THEN {p}.a ELSE {p}.b END)"
+            mlen = f"day(last_day(make_date({ref}.y, {ref}.mo, 1)))"
+            k = f"(CASE WHEN {d1} < 0 THEN CAST(ceil(- {d1} / {mlen}) AS INT) ELSE 0 END)"
+            mo1 = f"({q}.mo - {k})"
+            ky = f"(CASE WHEN {mo1} < 0 THEN CAST(ceil(- {mo1} / 12.0) AS INT) ELSE 0 END)"
+            sign = f"(CASE WHEN {p}.neg THEN -1 ELSE 1 END)"
+            months = f"(({q}.y - {ky}) * 12 + {mo1} + {ky} * 12)"
+            days = f"({d1} + {k} * {mlen})"
+            micros = (f"CAST((({h1} + 24 * ({h_b})) * 60 + {mi1} + 60 * ({mi_b})) * 60 + {s1} + 60 * ({s_b}) AS BIGINT)"
+                      f" * 1000000 + {q}.us + 1000000 * ({us_b})")
+            return _interval(f"{sign} * {months}", f"{sign} * {days}", f"{sign} * ({micros})")
+
+        diffs = "named_struct(" + ", ".join(f"'{f}', {diff(f)}" for f in ("y", "mo", "d", "h", "mi", "s", "us")) + ")"
+        return _let(diffs, step)
+
+    pair = f"named_struct('a', {fields(a)}, 'b', {fields(b)}, 'neg', {a} < {b})"
+    return f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN {_let(pair, body)} END)"
+
+
+def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:
+    """Postgres regexp_replace: the first match only, unless flag g."""
+    from sql.func import regex_call
+
+    jp, jr, glob = regex_call("regexp_replace", pattern, repl, *flags)
+    assert jr is not None
+    if glob:
+        return f"regexp_replace({x}, {quote(jp)}, {quote(jr)})"
+    # the first match: a lazy prefix group before it, group references shifted by one
+    shifted = re.sub(r"(?<!\\)\$(\d)", lambda m: f"${int(m.group(1)) + 1}", jr)
+    mode = "(?i)" if jp.startswith("(?i)") else ""
+    body = jp[4:] if mode else jp
+    return f"regexp_replace({x}, {quote(f'{mode}(?s)^(.*?)(?:{body})')}, {quote('$1' + shifted)})"
+
+
+def _regexp_match(x: str, pattern: str, *flags: str) -> str:
+    """Postgres regexp_match: the capture groups of the first match (the whole match when the
+    pattern has none), NULL when nothing matches."""
+    from sql.func import regex_call
+
+    jp, _, _ = regex_call("regexp_match", pattern, *flags)
+    groups = len(re.findall(r"(?<!\\)\((?!\?)", jp))
+    idx = range(1, groups + 1) if groups else [0]
+    elems = ", ".join(f"regexp_extract({x}, {quote(jp)}, {i})" for i in idx)
+    return f"(CASE WHEN regexp_like({x}, {quote(jp)}) THEN array({elems}) END)"
+
+
+def _gcd(a: str, b: str) -> str:
+    """Euclid's algorithm, unrolled by `aggregate` (93 steps bound any 64-bit pair)."""
+    v = _var()
+    step = f"CASE WHEN {v}.b = 0 THEN {v} ELSE named_struct('a', {v}.b, 'b', {v}.a % {v}.b) END"
+    return f"aggregate(sequence(1, 93), named_struct('a', abs({a}), 'b', abs({b})), ({v}, _i) -> {step}).a"
+
+
+def _to_char(x: str, pattern: str) -> str:
+    from sql.func import to_char_pattern
+
+    return f"date_format({x}, {quote(to_char_pattern(pattern))})"
+
+
+def _justify(f: str, x: str) -> str:
+    """justify_days / justify_hours / justify_interval (Postgres 15's algorithms)."""
+    if f == "justify_days":
+        wm = f"div({x}.days, 30)"
+        m, d = f"({x}.months + {wm})", f"({x}.days - {wm} * 30)"
+        return _interval(f"(CASE WHEN {m} > 0 AND {d} < 0 THEN {m} - 1 WHEN {m} < 0 AND {d} > 0 THEN {m} + 1 ELSE {m} END)",
+                         f"(CASE WHEN {m} > 0 AND {d} < 0 THEN {d} + 30 WHEN {m} < 0 AND {d} > 0 THEN {d} - 30 ELSE {d} END)",
+                         f"{x}.micros")
+    if f == "justify_hours":
+        wd = f"div({x}.micros, {_DAY_US})"
+        d, us = f"({x}.days + {wd})", f"({x}.micros - {wd} * {_DAY_US})"
+        return _interval(f"{x}.months",
+                         f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {d} - 1 WHEN {d} < 0 AND {us} > 0 THEN {d} + 1 ELSE {d} END)",
+                         f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {us} + {_DAY_US} WHEN {d} < 0 AND {us} > 0 THEN {us} - {_DAY_US} ELSE {us} END)")
+    # justify_interval
+    same_sign = f"(({x}.days > 0 AND {x}.micros > 0) OR ({x}.days < 0 AND {x}.micros < 0))"
+    pre_m = f"(CASE WHEN {same_sign} THEN div({x}.days, 30) ELSE 0 END)"
+    m0, d0 = f"({x}.months + {pre_m})", f"({x}.days - {pre_m} * 30)"
+    wd = f"div({x}.micros, {_DAY_US})"
+    us1, d1 = f"({x}.micros - {wd} * {_DAY_US})", f"({d0} + {wd})"
+    wm = f"div({d1}, 30)"
+    m2, d2 = f"({m0} + {wm})", f"({d1} - {wm} * 30)"
+    fix_m = f"(CASE WHEN {m2} > 0 AND ({d2} < 0 OR ({d2} = 0 AND {us1} < 0)) THEN -1 WHEN {m2} < 0 AND ({d2} > 0 OR ({d2} = 0 AND {us1} > 0)) THEN 1 ELSE 0 END)"
+    m3, d3 = f"({m2} + {fix_m})", f"({d2} - {fix_m} * 30)"
+    fix_d = f"(CASE WHEN {d3} > 0 AND {us1} < 0 THEN -1 WHEN {d3} < 0 AND {us1} > 0 THEN 1 ELSE 0 END)"
+    return _interval(m3, f"({d3} + {fix_d})", f"({us1} - {fix_d} * {_DAY_US})")
+
+
 _SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
                     "ascii", "chr", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
 _TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
 
 
+_UUID_RE = quote(r"^(\{[0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7}\}|[0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7})$")
 _vars = itertools.count()
 
 
@@ -211,6 +531,10 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
 def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
+    if f in ("justify_days", "justify_hours", "justify_interval"):
+        return f"(CASE WHEN {x} IS NOT NULL THEN {_justify(f, x)} END)"
+    if f == "neg" and xt.name == "interval":
+        return f"(CASE WHEN {x} IS NOT NULL THEN {_interval(f'(- {x}.months)', f'(- {x}.days)', f'(- {x}.micros)')} END)"
     if f == "array_ndims":
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
@@ -249,6 +573,9 @@ _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": "
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
         return arr
+    if "interval" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):
+        if (iv := _interval_arith(f, a, b, at, bt, t)) is not None:
+            return iv
     if f in _COMPARISONS:
         return f"({a} {_COMPARISONS[f]} {b})"
     match f:
@@ -262,6 +589,18 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
                 # Spark's integral `div` truncates toward zero like Postgres; ANSI raises on 0
                 return cast(f"div({a}, {b})", t)
             return f"({a} / {b})"
+        case "age":
+            return _age(a, b)
+        case "gcd":
+            return cast(_gcd(a, b), t)
+        case "lcm":
+            return cast(f"(CASE WHEN {a} = 0 OR {b} = 0 THEN 0 ELSE abs({a} * {b}) / {_gcd(a, b)} END)", t)
+        case "intdiv":
+            return cast(f"div({a}, {b})", t)
+        case "starts_with":
+            return f"startswith({a}, {b})"
+        case "log":
+            return cast(f"log({a}, {b})", t)
         case "div_avg":
             if t.name == "numeric":
                 # the count is integral: as DECIMAL(20,0) the quotient keeps Spark's full
@@ -329,6 +668,15 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return "(" + f" {f.upper()} ".join(xs) + ")"
         case "array_create":
             return f"array({', '.join(xs)})"
+        case "make_date":
+            return f"make_date({', '.join(xs)})"
+        case "width_bucket":
+            v, lo, hi, n = xs
+            bad = raise_error("[2201G] count must be greater than zero", "int")
+            same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
+            return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
+        case "make_timestamp" | "make_timestamptz":
+            return cast(f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))", t)
         case "array_to_string":
             v = _var()
             return f"array_join(transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))}), {xs[1]}, {xs[2]})"  # type: ignore[arg-type]
