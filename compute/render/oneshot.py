@@ -22,9 +22,9 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render.scalar import lit, quote, raise_error, render_scalar, sql_type
+from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
-from sql.errors import FEATURE_NOT_SUPPORTED, INTERNAL_ERROR, SqlError
+from sql.errors import FEATURE_NOT_SUPPORTED, INTERNAL_ERROR, SqlError, unsupported
 from sql.scalar import AggregateExpr, CallVariadic, ColumnOrder, Literal
 from sql.types import SqlType
 
@@ -356,14 +356,23 @@ def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
         else:  # sum
             st = sql_type(a.typ)
             xv = f"CAST({x} AS {st})"
-            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"SUM({xv}) AS a{j}")
+            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
     return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs)
 
 
-def _minmax(x: str, func: str) -> str:
+def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
+    if t is not None and t.name == "interval":
+        # Postgres orders intervals by their total (1 mon = 30 days), not field by field
+        return f"{'min_by' if func == 'min' else 'max_by'}({x}, {interval_key(x)})"
     return f"{'MIN' if func == 'min' else 'MAX'}({x})"
+
+
+def _interval_sum(x: str) -> str:
+    """sum(interval): Postgres adds the three fields separately (weighted by diff here)."""
+    return ("CAST(named_struct(" + ", ".join(f"'{f}', SUM(CAST({x}.{f} AS BIGINT) * diff)" for f in ("months", "days", "micros"))
+            + ") AS struct<months:int,days:int,micros:bigint>)")
 
 
 def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: RenderContext) -> Rel:
@@ -372,7 +381,7 @@ def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: Rend
         r = consolidate(r, ctx)
     cols = cnames(r.arity)
     keyed, kc = _keyed(r, key, ctx)
-    exprs = [f"{_minmax(render_scalar(a.expr, cols), a.func)} AS a{j}" for j, a in enumerate(aggs)]
+    exprs = [f"{_minmax(render_scalar(a.expr, cols), a.func, a.typ)} AS a{j}" for j, a in enumerate(aggs)]
     exprs.append("MIN(diff) AS __mind")
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
     msg = "tried to build a monotonic reduction on non-monotonic input"
@@ -390,10 +399,10 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     first = [*kc, *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
     vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
-        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"{_minmax(v, a.func)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
         by = ", ".join([*kc, f"pmod(__h, {b})"])
         vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
-    final = [f"{_minmax(v, a.func)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
+    final = [f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
     # a global aggregate over empty input has no group
     return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs])
 
@@ -408,13 +417,17 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return _nonnull_diff(x)
         case "count", True:
             return f"COUNT(DISTINCT {x})"
+        case "sum", False if a.typ.name == "interval":
+            return _interval_sum(x)
+        case "sum", True if a.typ.name == "interval":
+            raise unsupported("sum(DISTINCT interval)")
         case "sum", False:
             st = sql_type(a.typ)
             return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
         case "sum", True:
             return f"SUM(DISTINCT CAST({x} AS {sql_type(a.typ)}))"
         case ("min" | "max"), _:
-            return _minmax(x, a.func)
+            return _minmax(x, a.func, a.typ)
         case ("bool_or" | "bool_and"), _:
             return f"{a.func}({x})"
         case "any_value", _:

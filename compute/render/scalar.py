@@ -162,7 +162,7 @@ def _interval(months: str, days: str, micros: str) -> str:
             " AS struct<months:int,days:int,micros:bigint>)")
 
 
-def _interval_key(x: str) -> str:
+def interval_key(x: str) -> str:
     """Postgres compares intervals as one total: (months * 30 + days) * 1 day + micros."""
     return f"((CAST({x}.months AS DECIMAL(38,0)) * 30 + {x}.days) * {_DAY_US} + {x}.micros)"
 
@@ -208,7 +208,7 @@ def _interval_arith(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType
 def _interval_arith_raw(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
     an, bn = at.name, bt.name
     if f in _COMPARISONS and an == bn == "interval":
-        return f"({_interval_key(a)} {_COMPARISONS[f]} {_interval_key(b)})"
+        return f"({interval_key(a)} {_COMPARISONS[f]} {interval_key(b)})"
     if f in ("add", "sub") and an == bn == "interval":
         op = "+" if f == "add" else "-"
         return _interval(f"({a}.months {op} {b}.months)", f"({a}.days {op} {b}.days)", f"({a}.micros {op} {b}.micros)")
@@ -602,6 +602,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "log":
             return cast(f"log({a}, {b})", t)
         case "div_avg":
+            if t.name == "interval":
+                return _interval_arith("div", a, b, at, bt, t)  # type: ignore[return-value]
             if t.name == "numeric":
                 # the count is integral: as DECIMAL(20,0) the quotient keeps Spark's full
                 # scale 10 (decimal(38,10) / decimal(38,10) would round to scale 6)
