@@ -84,8 +84,14 @@ class RenderContext:
         return f"SELECT * FROM global_temp.{name}"
 
     def materialize(self, r: Rel) -> Rel:
-        """Compute `r` once (persisted) for several readers."""
-        return Rel(self.view(self.session().sql(r.sql), persist=True), r.arity)
+        """Compute `r` once for several readers: a lazy local checkpoint, computed (and kept)
+        by the query's own job the first time it is read.
+
+        The view's plan is a leaf: a persisted view would be inlined with its whole plan
+        wherever it is read (the cache is matched only after analysis), so nested Lets —
+        the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
+        df = self.session().sql(r.sql).localCheckpoint(eager=False)
+        return Rel(self.view(df, persist=False), r.arity)
 
     def release(self) -> None:
         for df, name in self.persisted:
@@ -187,8 +193,7 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
 def render(p: lir.Plan, ctx: RenderContext) -> Rel:
     r = _render(p, ctx)
     if ctx.observed is not None:
-        df = ctx.session().sql(r.sql)
-        r = Rel(ctx.view(df, persist=True), r.arity)
+        r = ctx.materialize(r)
         ctx.observed[p.node_id] = ctx.persisted[-1][0]
     return r
 
