@@ -37,6 +37,7 @@ from sql.errors import (
     INTERNAL_ERROR,
     INVALID_TRANSACTION_STATE,
     NOT_NULL_VIOLATION,
+    QUERY_CANCELED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_SCHEMA,
@@ -633,8 +634,14 @@ class Coordinator:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
             timer.start()
+        def check_interrupt() -> None:
+            """Between the Spark jobs of a recursion: stop if the statement was cancelled."""
+            if (e := _cancel_error(session)) is not None:
+                raise e
+
         ctx = oneshot.RenderContext(spark, read_source, planner=None if record_counts is not None else (lambda: session_for(rows_read[0])),
-                                   observed={} if record_counts is not None else None, source_mfps=dict(df.source_mfps))
+                                    observed={} if record_counts is not None else None, source_mfps=dict(df.source_mfps),
+                                    check_interrupt=check_interrupt)
         fin = df.finishing
         types = df.types
         try:
@@ -649,11 +656,7 @@ class Coordinator:
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001
-            if session.cancel_reason == "timeout":
-                raise SqlError("57014", "canceling statement due to statement timeout") from None
-            if session.cancel_reason == "cancel":
-                raise SqlError("57014", "canceling statement due to user request") from None
-            raise translate_spark_error(e) from None
+            raise (_cancel_error(session) or translate_spark_error(e)) from None
         finally:
             ctx.release()
             if timer is not None:
@@ -1066,6 +1069,15 @@ def _sort_key(orders):
         return 0
 
     return cmp_to_key(cmp)
+
+
+def _cancel_error(session: Session) -> SqlError | None:
+    """The error of a statement cancelled by its timeout or by the client, if it was."""
+    if session.cancel_reason == "timeout":
+        return SqlError(QUERY_CANCELED, "canceling statement due to statement timeout")
+    if session.cancel_reason == "cancel":
+        return SqlError(QUERY_CANCELED, "canceling statement due to user request")
+    return None
 
 
 def _finish_python(rows, f, already_sorted: bool = False) -> list[tuple]:

@@ -8,6 +8,10 @@ building it with DataFrame/Column calls cost a py4j round trip per operation (ab
 a small join + group-by, ~250 ms before Spark did any work). Sources, persisted Let values and
 large constants are global temporary views (`global_temp.<name>`), visible to every session
 of the Spark context.
+
+`WITH MUTUALLY RECURSIVE` (LIR LetRec) is the one place that runs Spark jobs while rendering:
+its bindings are iterated to a fixpoint (see `_letrec`), each iteration's values stored as local
+checkpoints, and the body is rendered over the final values.
 """
 
 from __future__ import annotations
@@ -24,12 +28,21 @@ from pyspark.sql import types as T
 from compute.plan import lir
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
-from sql.errors import FEATURE_NOT_SUPPORTED, INTERNAL_ERROR, SqlError, unsupported
+from sql.errors import (
+    FEATURE_NOT_SUPPORTED,
+    INTERNAL_ERROR,
+    PROGRAM_LIMIT_EXCEEDED,
+    SqlError,
+    unsupported,
+)
+from sql.mir import RecursionLimit
 from sql.scalar import AggregateExpr, CallVariadic, ColumnOrder, Literal
 from sql.types import SqlType
 
 DIFF = "diff"
 INLINE_CONSTANT_ROWS = 2000
+# iterations of a WITH MUTUALLY RECURSIVE block without a recursion limit before we give up
+MAX_ITERATIONS = 10_000
 
 
 def cname(i: int) -> str:
@@ -59,8 +72,13 @@ class RenderContext:
     source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id
     observed: dict[int, DataFrame] | None = None
-    # persisted DataFrames and their global views, freed by release()
+    # records of nodes inside recursive bindings (their last evaluation), by node id
+    counted: dict[int, int] = field(default_factory=dict)
+    # persisted (or checkpointed) DataFrames and their global views, freed by release()
     persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
+    # raises the statement's cancellation error if it was cancelled (between Spark jobs)
+    check_interrupt: Callable[[], None] = lambda: None
+    max_iterations: int = MAX_ITERATIONS
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -93,11 +111,34 @@ class RenderContext:
         df = self.session().sql(r.sql).localCheckpoint(eager=False)
         return Rel(self.view(df, persist=False), r.arity)
 
-    def release(self) -> None:
-        for df, name in self.persisted:
-            df.unpersist()
-            self.spark.catalog.dropGlobalTempView(name)
-        self.persisted.clear()
+    def checkpoint(self, df: DataFrame, arity: int) -> Rel:
+        """Compute `df` now and keep its rows: a local checkpoint, whose plan is a scan of the
+        stored rows, so queries built on it do not grow with the plans that produced it."""
+        df = df.localCheckpoint(eager=True)
+        name = f"mzq_{uuid.uuid4().hex}"
+        df.createOrReplaceGlobalTempView(name)
+        self.persisted.append((df, name))
+        return Rel(f"SELECT * FROM global_temp.{name}", arity)
+
+    def free(self, r: Rel) -> None:
+        """Release the view (and stored rows) behind `r`, made by view/materialize/checkpoint."""
+        for k, (_, name) in enumerate(self.persisted):
+            if r.sql == f"SELECT * FROM global_temp.{name}":
+                self._drop(*self.persisted.pop(k))
+                return
+        raise AssertionError(f"not a view of this query: {r.sql}")
+
+    def release(self, since: int = 0) -> None:
+        """Free everything persisted after the first `since` entries."""
+        while len(self.persisted) > since:
+            self._drop(*self.persisted.pop())
+
+    def _drop(self, df: DataFrame, name: str) -> None:
+        df.unpersist()
+        plan = df._jdf.queryExecution().logical()
+        if plan.getClass().getSimpleName() == "LogicalRDD" and plan.rdd().getStorageLevel().useMemory():
+            plan.rdd().unpersist(False)  # a local checkpoint's blocks
+        self.spark.catalog.dropGlobalTempView(name)
 
 
 def _local_uses(p: lir.Plan, lid: str) -> int:
@@ -112,7 +153,7 @@ def _local_uses(p: lir.Plan, lid: str) -> int:
 def record_counts(ctx: RenderContext) -> dict[int, int]:
     """Records (data, diff rows) each observed node produced."""
     assert ctx.observed is not None
-    return {nid: df.count() for nid, df in sorted(ctx.observed.items())}
+    return dict(sorted({**ctx.counted, **{nid: df.count() for nid, df in ctx.observed.items()}}.items()))
 
 
 def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | None = None,
@@ -244,10 +285,146 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
-        case lir.LetRec():
-            raise SqlError(FEATURE_NOT_SUPPORTED, "WITH MUTUALLY RECURSIVE is planned but not yet executable")
+        case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
+            return _letrec(ids, vs, lims, b, ctx)
         case _:
             assert_never(n)
+
+
+def limit_exceeded(limit: int) -> SqlError:
+    """Materialize's error for a binding still changing at its ERROR AT RECURSION LIMIT."""
+    return SqlError(
+        INTERNAL_ERROR,
+        f"Evaluation error: Recursive query exceeded the recursion limit {limit}. (Use RETURN AT RECURSION LIMIT "
+        "to not error, but return the current state as the final result when reaching the limit.)",
+    )
+
+
+def fixpoint(limits: tuple[RecursionLimit | None, ...], reads: tuple[frozenset[int], ...],
+             step: Callable[[int], bool], check_interrupt: Callable[[], None] = lambda: None,
+             max_iterations: int = MAX_ITERATIONS) -> int:
+    """Iterate recursive bindings 0..n-1 as Materialize does; returns the iterations run.
+
+    All bindings start empty. An iteration re-evaluates the bindings in order, `step(k)`
+    replacing binding k's value by its value over the latest values (this iteration's for
+    bindings before k, the previous iteration's for k and those after) and returning whether
+    it changed. Iterations stop at the first one that changes nothing. A binding whose inputs
+    (`reads`: the bindings its value reads) are unchanged since its last evaluation is not
+    re-evaluated: it cannot change. At a binding's limit n (evaluation n): RETURN AT keeps the
+    value of n evaluations (no further evaluation); ERROR AT fails if evaluation n (or a later
+    one) still changes it. Without a limit, more than `max_iterations` iterations fail.
+    """
+    n = len(limits)
+    version = [0] * n  # changes of each binding so far
+    seen: list[tuple[int, ...] | None] = [None] * n  # versions of its inputs at its last evaluation
+    frozen = [False] * n
+    iteration = 0
+    while True:
+        iteration += 1
+        changed_any = False
+        for k in range(n):
+            if frozen[k]:
+                continue
+            inputs = tuple(version[j] for j in sorted(reads[k]))
+            if inputs != seen[k]:
+                check_interrupt()
+                seen[k] = inputs
+                if step(k):
+                    version[k] += 1
+                    changed_any = True
+                    lim = limits[k]
+                    if lim is not None and iteration >= lim.max_iters and not lim.return_at_limit:
+                        raise limit_exceeded(lim.max_iters)
+            lim = limits[k]
+            if lim is not None and lim.return_at_limit and iteration >= lim.max_iters:
+                frozen[k] = True
+        if not changed_any or all(frozen):
+            return iteration
+        if iteration >= max_iterations and any(lim is None for lim in limits):
+            raise SqlError(
+                PROGRAM_LIMIT_EXCEEDED,
+                f"WITH MUTUALLY RECURSIVE did not reach a fixpoint within {max_iterations} iterations",
+                hint="Add RETURN AT RECURSION LIMIT or ERROR AT RECURSION LIMIT to bound the iteration.",
+            )
+
+
+def _local_gets(p: lir.Plan, ids: frozenset[str], out: dict[str, tuple[SqlType, ...]]) -> dict[str, tuple[SqlType, ...]]:
+    """The ids among `ids` that `p` reads, with their column types."""
+    from compute.plan.pipeline import lir_children
+
+    n = p.node
+    if isinstance(n, lir.Get) and n.local and n.id in ids:
+        out[n.id] = n.types
+    for c in lir_children(n):
+        _local_gets(c, ids, out)
+    return out
+
+
+def _letrec(ids: tuple[str, ...], values: tuple[lir.Plan, ...], limits: tuple[RecursionLimit | None, ...],
+            body: lir.Plan, ctx: RenderContext) -> Rel:
+    """Iterate the bindings to a fixpoint (`fixpoint`), then render the body over them.
+
+    Each evaluation renders a binding's value over the current values in `ctx.lets`, then
+    consolidates it (negative multiplicities are kept), compares it with the old value and
+    stores it as a local checkpoint in one Spark job (`_store`), and frees what the
+    evaluation persisted and the superseded value; the final values live until
+    `ctx.release()`. Under EXPLAIN ANALYZE the nodes of a binding's value report the records
+    of its last evaluation."""
+    idset = frozenset(ids)
+    types: dict[str, tuple[SqlType, ...]] = {}
+    for p in (*values, body):
+        _local_gets(p, idset, types)
+    reads = tuple(frozenset(ids.index(i) for i in _local_gets(v, idset, {})) for v in values)
+    saved = {i: ctx.lets[i] for i in ids if i in ctx.lets}
+    stored: dict[str, Rel] = {}  # checkpointed current values (absent = empty)
+    for i in ids:
+        if i in types:
+            ctx.lets[i] = _constant((), types[i], ctx)
+
+    def step(k: int) -> bool:
+        lid = ids[k]
+        mark = len(ctx.persisted)
+        observed_before = set(ctx.observed) if ctx.observed is not None else set()
+        new, changed = _store(render(values[k], ctx), stored.get(lid), ctx)
+        if ctx.observed is not None:
+            for nid in set(ctx.observed) - observed_before:
+                ctx.counted[nid] = ctx.observed.pop(nid).count()
+        # the evaluation's temporaries are no longer needed: its rows are stored
+        kept = ctx.persisted.pop()
+        ctx.release(mark)
+        ctx.persisted.append(kept)
+        if lid in stored:
+            ctx.free(stored[lid])
+        stored[lid] = ctx.lets[lid] = new
+        return changed
+
+    try:
+        fixpoint(limits, reads, step, ctx.check_interrupt, ctx.max_iterations)
+        return render(body, ctx)
+    finally:
+        for i in ids:
+            ctx.lets.pop(i, None)
+        ctx.lets.update(saved)
+
+
+def _store(value: Rel, old: Rel | None, ctx: RenderContext) -> tuple[Rel, bool]:
+    """`value` consolidated and checkpointed, and whether it differs from `old` (consolidated;
+    `None` = empty), in one Spark job: one group-by sums each row's new and old diffs, an
+    observation counts the rows whose sums differ, and rows with a non-zero new diff are kept."""
+    from pyspark.sql import Observation
+
+    cols = cnames(value.arity)
+    sides = [f"SELECT {', '.join([*cols, 'diff AS nd', 'CAST(0 AS BIGINT) AS od'])} FROM {ctx.sub(value)}"]
+    if old is not None:
+        sides.append(f"SELECT {', '.join([*cols, 'CAST(0 AS BIGINT) AS nd', 'diff AS od'])} FROM {ctx.sub(old)}")
+    q = (f"SELECT {', '.join([*cols, 'COALESCE(SUM(nd), 0) AS nd', 'COALESCE(SUM(od), 0) AS od'])}"
+         f" FROM ({' UNION ALL '.join(sides)}) AS {ctx.alias()}")
+    if cols:
+        q += " GROUP BY " + ", ".join(cols)
+    seen = Observation()
+    df = ctx.session().sql(q).observe(seen, F.sum(F.when(F.col("nd") != F.col("od"), 1).otherwise(0)).alias("changed"))
+    new = ctx.checkpoint(df.where(F.col("nd") != 0).selectExpr(*cols, "nd AS diff"), value.arity)
+    return new, bool(seen.get["changed"])
 
 
 def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:

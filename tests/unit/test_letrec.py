@@ -1,8 +1,11 @@
 """WITH MUTUALLY RECURSIVE below the goldens: the text rewrite, MIR transforms in the
-presence of LetRec, the LIR analyses, and the renderer's refusal (tests/goldens/letrec.golden
-pins the EXPLAIN output)."""
+presence of LetRec, the LIR analyses, and the renderer's iteration driver `fixpoint` over
+Python multisets (tests/goldens/letrec.golden pins the EXPLAIN output;
+tests/integration/test_wmr.py runs it on Spark)."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
@@ -11,9 +14,11 @@ from compute.plan.lower import lower
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags, dataflow
 from compute.plan.refinements.refine_single_time_consolidation import physically_monotonic
+from compute.render.oneshot import fixpoint
 from sql import mir
 from sql import statements as st
 from sql.errors import SqlError
+from sql.mir import RecursionLimit
 from sql.optimize import optimize
 from sql.scalar import CallBinary, Column, ColumnOrder, Literal
 from sql.transforms.normalize_lets import normalize_lets
@@ -123,10 +128,85 @@ def test_physical_monotonicity_around_recursion() -> None:
     assert not non_negative(reads)
 
 
-def test_the_renderer_refuses_a_letrec() -> None:
-    from compute.render import oneshot
+class Bindings:
+    """A fake of the renderer's step: bindings are Python multisets computed by functions of
+    the current values (in `vals`), as `_letrec` evaluates Spark queries."""
+
+    def __init__(self, *fns) -> None:
+        self.fns = fns
+        self.vals: list[Counter] = [Counter() for _ in fns]
+        self.calls: list[int] = []
+
+    def step(self, k: int) -> bool:
+        self.calls.append(k)
+        new = +self.fns[k](self.vals)  # consolidated: zero counts dropped
+        new.update({r: d for r, d in self.fns[k](self.vals).items() if d < 0})  # negatives kept
+        changed = new != self.vals[k]
+        self.vals[k] = new
+        return changed
+
+
+def counter(bound: int | None, me: int = 0):
+    """cnt = {1} ∪ {i + 1 | i ∈ cnt, i < bound} (cnt is binding `me`)."""
+    return lambda v: Counter({1} | {i + 1 for i in v[me] if bound is None or i < bound})
+
+
+def test_fixpoint_evaluates_bindings_in_order_reading_the_latest_values() -> None:
+    def a(v):
+        return Counter({1} | {n + 1 for n in v[1] if n < 5})
+
+    def b(v):
+        return Counter(set(v[0]) | set(v[1]))
+
+    one = Bindings(a, b)
+    assert fixpoint((RecursionLimit(1, True),) * 2, (frozenset({1}), frozenset({0, 1})), one.step) == 1
+    assert one.vals == [Counter({1}), Counter({1})]  # b saw a's value of this iteration
+    full = Bindings(a, b)
+    fixpoint((None, None), (frozenset({1}), frozenset({0, 1})), full.step)
+    assert full.vals == [Counter(range(1, 6)), Counter(range(1, 6))]
+
+
+def test_error_at_recursion_limit_counts_the_evaluation_that_changes_nothing() -> None:
+    ok = Bindings(counter(3))
+    assert fixpoint((RecursionLimit(4),), (frozenset({0}),), ok.step) == 4
+    assert ok.vals == [Counter({1, 2, 3})]
+    with pytest.raises(SqlError) as e:
+        fixpoint((RecursionLimit(3),), (frozenset({0}),), Bindings(counter(3)).step)
+    assert e.value.sqlstate == "XX000"
+    assert e.value.message.startswith("Evaluation error: Recursive query exceeded the recursion limit 3.")
+
+
+def test_return_at_recursion_limit_keeps_the_values_of_n_iterations() -> None:
+    b = Bindings(counter(None))
+    assert fixpoint((RecursionLimit(5, True),), (frozenset({0}),), b.step) == 5
+    assert b.vals == [Counter(range(1, 6))] and b.calls == [0] * 5
+
+
+def test_a_binding_whose_inputs_did_not_change_is_not_reevaluated() -> None:
+    b = Bindings(lambda v: Counter({7}), counter(3, me=1))
+    fixpoint((None, None), (frozenset(), frozenset({1})), b.step)
+    assert b.calls.count(0) == 1 and b.calls.count(1) == 4
+
+
+def test_negative_multiplicities_are_values_like_any_other() -> None:
+    b = Bindings(lambda v: Counter({"x": -1}), lambda v: Counter({r: 2 * d for r, d in v[0].items()}))
+    fixpoint((None, None), (frozenset(), frozenset({0})), b.step)
+    assert b.vals == [Counter({"x": -1}), Counter({"x": -2})]
+
+
+def test_without_a_limit_a_divergent_block_fails_at_the_safety_limit() -> None:
+    with pytest.raises(SqlError) as e:
+        fixpoint((None,), (frozenset({0}),), Bindings(counter(None)).step, max_iterations=20)
+    assert e.value.sqlstate == "54000" and "20 iterations" in e.value.message
+
+
+def test_an_interrupt_stops_the_iteration_between_evaluations() -> None:
+    b = Bindings(counter(None))
+
+    def check() -> None:
+        if len(b.calls) == 3:
+            raise SqlError("57014", "canceling statement due to statement timeout")
 
     with pytest.raises(SqlError) as e:
-        oneshot.render(lower(_topk_letrec()), None)  # type: ignore[arg-type]
-    assert e.value.sqlstate == "0A000"
-    assert "WITH MUTUALLY RECURSIVE is planned but not yet executable" in e.value.message
+        fixpoint((None,), (frozenset({0}),), b.step, check)
+    assert e.value.sqlstate == "57014" and len(b.calls) == 3
