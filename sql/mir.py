@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, assert_never
 
 from sql.scalar import (
@@ -17,10 +17,16 @@ from sql.scalar import (
 from sql.types import SqlType
 
 
+# mir_types() memoized on the node (not an init field: dataclasses.replace never copies it)
+def _cache() -> Any:
+    return field(default=None, init=False, repr=False, compare=False)
+
+
 @dataclass(frozen=True, slots=True)
 class Constant:
     rows: tuple[tuple[tuple[Any, ...], int], ...]  # (row, diff)
     types: tuple[SqlType, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +35,7 @@ class Get:
     name: str
     types: tuple[SqlType, ...]
     local: bool = False
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +43,7 @@ class Let:
     id: str
     value: Mir
     body: Mir
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +74,14 @@ class LetRec:
 class Project:
     input: Mir
     outputs: tuple[int, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class Map:
     input: Mir
     scalars: tuple[Scalar, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +90,14 @@ class FlatMap:
     func: str
     exprs: tuple[Scalar, ...]
     types: tuple[SqlType, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class Filter:
     input: Mir
     predicates: tuple[Scalar, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +105,11 @@ class Join:
     inputs: tuple[Mir, ...]
     # each class: scalars over the concatenated input columns that must be equal (non-null)
     equivalences: tuple[tuple[Scalar, ...], ...]
-    implementation: str = "unimplemented"
+    implementation: str = "unimplemented"  # unimplemented | differential | delta
+    # chosen by JoinImplementation: one path per start input (differential: one path), each
+    # step (input, arrangement key over that input's columns; () for the streamed start)
+    paths: tuple[tuple[tuple[int, tuple[Scalar, ...]], ...], ...] = ()
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +118,7 @@ class Reduce:
     group_key: tuple[Scalar, ...]
     aggregates: tuple[AggregateExpr, ...]
     monotonic: bool = False
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,33 +129,46 @@ class TopK:
     limit: int | None
     offset: int
     monotonic: bool = False
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class Negate:
     input: Mir
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class Threshold:
     input: Mir
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class Union:
     inputs: tuple[Mir, ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)
 class ArrangeBy:
     input: Mir
     keys: tuple[tuple[Scalar, ...], ...]
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 Mir = Constant | Get | Let | LetRec | Project | Map | FlatMap | Filter | Join | Reduce | TopK | Negate | Threshold | Union | ArrangeBy
 
 
 def mir_types(r: Mir) -> tuple[SqlType, ...]:
+    t = r._types
+    if t is None:
+        t = _mir_types(r)
+        object.__setattr__(r, "_types", t)
+    return t
+
+
+def _mir_types(r: Mir) -> tuple[SqlType, ...]:
     match r:
         case Constant(types=t) | Get(types=t):
             return t
@@ -186,13 +216,18 @@ def mir_children(r: Mir) -> tuple[Mir, ...]:
             assert_never(r)
 
 
-def explain_mir(r: Mir, annotate_arity: bool = False) -> str:
+def explain_mir(r: Mir, annotate_arity: bool = False, join_impls: bool = False) -> str:
     lines: list[str] = []
-    _explain(r, 0, lines, annotate_arity)
+    _explain(r, 0, lines, annotate_arity, join_impls)
     return "\n".join(lines)
 
 
-def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
+def explain_path(path: tuple[tuple[int, tuple[Scalar, ...]], ...]) -> str:
+    """`%0 » %1[#0] » %2[#1, #2]`: inputs in join order with their arrangement keys."""
+    return " » ".join(f"%{i}" + (f"[{', '.join(explain(k) for k in key)}]" if key else "") for i, key in path)
+
+
+def _explain(r: Mir, depth: int, out: list[str], ar: bool, ji: bool = False) -> None:
     pad = "  " * depth
     suffix = f" // {{ arity: {arity(r)} }}" if ar else ""
     match r:
@@ -212,17 +247,17 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
         case Let(id=i, value=v, body=b):
             out.append(f"{pad}With")
             out.append(f"{pad}  cte {i} =")
-            _explain(v, depth + 2, out, ar)
+            _explain(v, depth + 2, out, ar, ji)
             out.append(f"{pad}Return{suffix}")
-            _explain(b, depth + 1, out, ar)
+            _explain(b, depth + 1, out, ar, ji)
             return
         case LetRec(ids=ids, values=vs, limits=lims, body=b):
             out.append(f"{pad}With Mutually Recursive")
             for i, v, lim in zip(ids, vs, lims, strict=True):
                 out.append(f"{pad}  cte {lim.explain() + ' ' if lim is not None else ''}{i} =")
-                _explain(v, depth + 2, out, ar)
+                _explain(v, depth + 2, out, ar, ji)
             out.append(f"{pad}Return{suffix}")
-            _explain(b, depth + 1, out, ar)
+            _explain(b, depth + 1, out, ar, ji)
             return
         case Project(outputs=o):
             out.append(f"{pad}Project ({', '.join(f'#{c}' for c in o)}){suffix}")
@@ -232,9 +267,13 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
             out.append(f"{pad}Filter {' AND '.join(explain(x) for x in p)}{suffix}")
         case FlatMap(func=f, exprs=xs):
             out.append(f"{pad}FlatMap {f}({', '.join(explain(x) for x in xs)}){suffix}")
-        case Join(equivalences=eq, implementation=impl):
+        case Join(equivalences=eq, implementation=impl, paths=paths):
             on = " AND ".join(" = ".join(explain(x) for x in cls) for cls in eq)
-            out.append(f"{pad}{'CrossJoin' if not eq else 'Join on=(' + on + ')'} type={impl}{suffix}" if eq else f"{pad}CrossJoin type={impl}{suffix}")
+            out.append(f"{pad}Join on=({on}) type={impl}{suffix}" if eq else f"{pad}CrossJoin type={impl}{suffix}")
+            if ji and paths:
+                out.append(f"{pad}  implementation")
+                for p in paths:
+                    out.append(f"{pad}    {explain_path(p)}")
         case Reduce(group_key=k, aggregates=a, monotonic=m):
             parts = []
             if k:
@@ -268,4 +307,4 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool) -> None:
         case _:
             assert_never(r)
     for c in mir_children(r):
-        _explain(c, depth + 1, out, ar)
+        _explain(c, depth + 1, out, ar, ji)

@@ -10,6 +10,17 @@ Format of a `.golden` file: cases separated by blank lines; `#` lines are commen
 
 A case's SQL may span several lines. `explain`/`query` cases compare the statement's rows
 (one text cell each, joined by newlines) with the block between `----` and `====`.
+
+A `transform` case runs one MIR transform on the decorrelated MIR of a SELECT (bound by the
+real Coordinator) and shows the input, `=>`, then the output (or `unchanged`):
+
+    transform <name> [after=<pipeline or transform>,..] [monotonic=<relation>,..] [lir]
+    SELECT ...
+
+`after=` first runs pipelines (`logical`, `physical`: to their fixpoint, less the transform
+under test) or single transforms, so the case starts from a realistic plan; `monotonic=` names the storage
+relations that are append-only (MonotonicFlag's parameter); `lir` adds the maintained LIR
+lowering of the output. Transform names are those of `sql.optimize.TRANSFORMS`.
 Set REWRITE_GOLDENS=1 to rewrite the expected blocks from the actual output.
 """
 
@@ -32,6 +43,7 @@ class Case:
     sql: str
     expected: str | None
     line: int
+    head: tuple[str, ...] = ()
 
 
 def parse_golden(text: str) -> list[Case]:
@@ -63,7 +75,7 @@ def parse_golden(text: str) -> list[Case]:
                 i += 1
             i += 1
             expected = "\n".join(out)
-        cases.append(Case(kind, arg, "\n".join(sql_lines), expected, start + 1))
+        cases.append(Case(kind, arg, "\n".join(sql_lines), expected, start + 1, tuple(head)))
     return cases
 
 
@@ -105,6 +117,36 @@ class GoldenSession:
         self.coord.close()
         self.tmp.cleanup()
 
+    def transform(self, case: Case) -> str:
+        """A `transform` case: input MIR, `=>`, the transform's output MIR."""
+        from functools import partial
+
+        from compute.plan import pipeline
+        from sql import mir
+        from sql.optimize import PIPELINES, TRANSFORMS, fixpoint
+
+        name, opts = case.head[1], case.head[2:]
+        after = [a for o in opts if o.startswith("after=") for a in o[6:].split(",")]
+        mono = {a for o in opts if o.startswith("monotonic=") for a in o[10:].split(",")}
+        planned = self.coord.prepare(self.session, "EXPLAIN DECORRELATED PLAN FOR " + case.sql, []).plan
+        m = pipeline.to_mir(planned.bound)  # type: ignore[union-attr]
+        for a in after:
+            if a in PIPELINES:
+                m = fixpoint(m, tuple(t for t in PIPELINES[a] if t.__name__ != name))
+            else:
+                m = TRANSFORMS[a](m)
+        t = TRANSFORMS[name]
+        if name == "monotonic_flag":
+            ids = frozenset(g.id for g in _gets(m) if g.name.split(".")[-1] in mono or g.name in mono)
+            t = partial(t, sources=ids)
+        out = t(m)
+        ji = name == "join_implementation"
+        text = mir.explain_mir(m, join_impls=ji) + "\n=>\n" + ("unchanged" if out == m else mir.explain_mir(out, join_impls=ji))
+        if "lir" in opts:
+            df = pipeline.dataflow(out, None, name="Explained Query", single_time=False)
+            text += "\n\n" + pipeline.explain_lir_text(df).rstrip("\n")
+        return text
+
     def run(self, sql: str) -> list[tuple]:
         p = self.coord.prepare(self.session, sql, [])
         r = self.coord.execute(self.session, p, [])
@@ -135,6 +177,12 @@ def run_file(path: Path) -> list[tuple[Case, str, str]]:
                 if got != c.arg:
                     failures.append((c, c.arg, got))
                 continue
+            if c.kind == "transform":
+                actual = gs.transform(c)
+                outputs[c.line] = actual
+                if (c.expected or "").rstrip("\n") != actual:
+                    failures.append((c, c.expected or "", actual))
+                continue
             try:
                 rows = gs.run(c.sql)
                 actual = "\n".join("|".join("NULL" if v is None else to_text(v, None) if not isinstance(v, str) else v for v in r) for r in rows).rstrip("\n")
@@ -149,3 +197,12 @@ def run_file(path: Path) -> list[tuple[Case, str, str]]:
         path.write_text(render_golden(cases, outputs, text))
         return [f for f in failures if f[0].kind == "statement"]
     return failures
+
+
+def _gets(m):
+    from sql import mir
+
+    if isinstance(m, mir.Get) and not m.local:
+        yield m
+    for c in mir.mir_children(m):
+        yield from _gets(c)

@@ -4,7 +4,8 @@ Chains of Map/Filter/Project fuse into one Mfp (or into the Get they read). Vari
 Reduce: no aggregates -> Distinct; only min/max -> Hierarchical (Monotonic if MIR says so,
 else Bucketed); only non-distinct sum/count -> Accumulable; otherwise Basic. TopK:
 monotonic & offset 0 & limit 1 -> MonotonicTop1; monotonic & offset 0 -> MonotonicTopK;
-otherwise Basic.
+otherwise Basic. Joins: MIR `type=differential` -> Join::Linear, `type=delta` -> Join::Delta
+(as JoinImplementation chose; an unimplemented join: Linear up to 2 inputs, else Delta).
 """
 
 from __future__ import annotations
@@ -88,9 +89,9 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             values = tuple(_lower(v, ids) for v in vs)
             body = _lower(b, ids)
             return lir.Plan(ids.take(), lir.LetRec(lids, values, lims, body))
-        case mir.Join(inputs=xs, equivalences=eq):
+        case mir.Join(inputs=xs, equivalences=eq, implementation=impl):
             ins = tuple(_lower(x, ids) for x in xs)
-            strategy = "Linear" if len(xs) <= 2 else "Delta"
+            strategy = _JOIN_STRATEGY.get(impl) or ("Linear" if len(xs) <= 2 else "Delta")
             return lir.Plan(ids.take(), lir.Join(ins, eq, strategy, tuple(mir.arity(x) for x in xs)))
         case mir.Reduce(input=i, group_key=k, aggregates=aggs, monotonic=m):
             inner = _lower(i, ids)
@@ -123,6 +124,10 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             raise AssertionError("handled above")
         case _:
             assert_never(r)
+
+
+# MIR's JoinImplementation names -> LIR join variants (unimplemented: by input count)
+_JOIN_STRATEGY = {"differential": "Linear", "delta": "Delta"}
 
 
 def _reduce_plan(aggs, monotonic: bool) -> lir.ReducePlan:

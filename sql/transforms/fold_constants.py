@@ -5,6 +5,7 @@
   input/output rules in sql.literal; anything else is left to the renderer)
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
+- Negate(Constant(rows)) = Constant((row, -diff) for rows)
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ def fold_constants(r: mir.Mir) -> mir.Mir:
             return mir.Constant(tuple(out), ts + tuple(s.typ for s in ss))
         case mir.Project(input=mir.Constant(rows=rows, types=ts), outputs=o):
             return mir.Constant(tuple((tuple(row[i] for i in o), d) for row, d in rows), tuple(ts[i] for i in o))
+        case mir.Negate(input=mir.Constant(rows=rows, types=ts)):
+            return mir.Constant(tuple((row, -d) for row, d in rows), ts)
         case mir.Filter(input=x, predicates=ps):
             keep = tuple(p for p in ps if not (isinstance(p, Literal) and p.value is True))
             if any(isinstance(p, Literal) and p.value is not True for p in keep):

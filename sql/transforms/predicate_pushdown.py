@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 
 from sql import mir
@@ -34,7 +35,7 @@ def _conjuncts(ps: tuple[Scalar, ...]) -> list[Scalar]:
 
 
 def _owner(cols: set[int], offsets: list[int]) -> int | None:
-    owners = {next(i for i in range(len(offsets) - 1) if offsets[i] <= c < offsets[i + 1]) for c in cols}
+    owners = {bisect_right(offsets, c) - 1 for c in cols}
     return owners.pop() if len(owners) == 1 else None
 
 
@@ -76,6 +77,8 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
                         pushed[oa].append(CallUnary("not", CallUnary("is_null", permute(p.expr1, {c: c - offsets[oa] for c in ua}), BOOL), BOOL))
                         continue
                 rest.append(p)
+            if len(rest) == len(preds) and r.predicates == tuple(preds):
+                return r  # nothing to push
             new_ins = tuple(predicate_pushdown(mir.Filter(i, tuple(ps))) if ps else i for i, ps in zip(ins, pushed, strict=True))
             out: mir.Mir = replace(x, inputs=new_ins, equivalences=_merge(classes))
             return mir.Filter(out, tuple(rest)) if rest else out
