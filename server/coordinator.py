@@ -410,7 +410,7 @@ class Coordinator:
         )
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
-        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types)
+        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format)
 
     def _explain_analyze(self, session: Session, bound: BoundQuery, params, param_types) -> str:
         """Run the one-shot dataflow and annotate its physical plan with the records each
@@ -447,6 +447,8 @@ class Coordinator:
                 if e.stage == "physical":
                     raise unsupported("EXPLAIN PHYSICAL PLAN FOR VIEW (a view has no dataflow; create an index on it)")
                 m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel))
+                if e.format == "json":
+                    return pipeline.explain_mir_json(m, e.stage, f"materialize.{schema}.{name}")
                 return pipeline.explain_mir_text(m, e.options)
             m = pipeline.to_mir_rel(rel)
             return self._explain_maintained(e, m, f"materialize.{schema}.{name}")
@@ -457,13 +459,14 @@ class Coordinator:
         return self._explain_maintained(e, m, f"materialize.{on.schema}.{name}")
 
     def _explain_maintained(self, e: st.Explain, m, header: str) -> str:
-        if e.stage in ("raw", "decorrelated"):
-            return pipeline.explain_mir_text(m, e.options)
-        m = pipeline.optimize(m)
-        if e.stage == "optimized":
+        if e.stage != "raw" and e.stage != "decorrelated":
+            m = pipeline.optimize(m)
+        if e.stage != "physical":
+            if e.format == "json":
+                return pipeline.explain_mir_json(m, e.stage, header)
             return pipeline.explain_mir_text(m, e.options)
         df = pipeline.dataflow(m, None, name=header, single_time=False)
-        return pipeline.explain_lir_text(df, e.options)
+        return pipeline.explain_lir_json(df) if e.format == "json" else pipeline.explain_lir_text(df, e.options)
 
     def _object_mir(self, resolver: _Resolver, item: Item):
         """MIR reading an indexed object: a view's definition, or its storage."""

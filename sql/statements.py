@@ -611,8 +611,6 @@ def _parse_explain(text: str) -> Statement:
                     raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o}")
                 opts.append(o)
         fmt = " ".join((m.group(3) or "text").lower().split())
-        if fmt == "json":
-            raise unsupported("EXPLAIN ... AS JSON")
         body = m.group(4)
         mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
         if mo:

@@ -6,18 +6,21 @@ bound HIR -> MIR (lowering) -> MIR optimizer -> LIR (lowering) -> finalize_dataf
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from compute.plan import lir
 from compute.plan.explain import explain_dataflow
+from compute.plan.explain_json import dataflow_json
 from compute.plan.lower import lower as lower_to_lir
 from sql import mir
 from sql.bind import BoundQuery
 from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Mir, explain_mir, mir_types
+from sql.mir_json import mir_json
 from sql.optimize import optimize
 from sql.scalar import Scalar
 from sql.types import SqlType
@@ -45,7 +48,17 @@ def arrange_by(m: Mir, keys: tuple[Scalar, ...]) -> Mir:
 
 
 def explain_mir_text(m: Mir, options: tuple[str, ...] = ()) -> str:
-    return explain_mir(m, "arity" in options) + "\n"
+    return explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
+
+
+def explain_mir_json(m: Mir, stage: str, name: str = "Explained Query") -> str:
+    """EXPLAIN <stage> PLAN AS JSON of a MIR plan (shape: sql/mir_json.py)."""
+    return json.dumps({"stage": stage, "plans": [{"id": name, "plan": mir_json(m)}]}, indent=2) + "\n"
+
+
+def explain_lir_json(df: lir.Dataflow) -> str:
+    """EXPLAIN PHYSICAL PLAN AS JSON (shape: compute/plan/explain_json.py)."""
+    return json.dumps(dataflow_json(df), indent=2) + "\n"
 
 
 def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
@@ -90,14 +103,16 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 
 
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
-            params: list[Any] | None = None, param_types: tuple[SqlType, ...] = ()) -> str:
-    """EXPLAIN <stage> PLAN of a one-shot SELECT."""
+            params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text") -> str:
+    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT."""
     if stage in ("raw", "decorrelated"):
-        return explain_mir(to_mir(bound, params, param_types), "arity" in options) + "\n"
+        m = to_mir(bound, params, param_types)
+        return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options) + "\n"
     m = optimized_mir(bound, params, param_types)
     if stage == "optimized":
-        return explain_mir(m, "arity" in options) + "\n"
-    return explain_dataflow(dataflow(m, bound.finishing, flags=flags), node_ids="node_ids" in options)
+        return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
+    df = dataflow(m, bound.finishing, flags=flags)
+    return explain_lir_json(df) if fmt == "json" else explain_dataflow(df, node_ids="node_ids" in options)
 
 
 def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:
