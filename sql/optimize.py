@@ -55,13 +55,17 @@ PIPELINES: dict[str, tuple[Transform, ...]] = {"logical": LOGICAL, "physical": P
 
 
 def fixpoint(r: mir.Mir, pipeline: tuple[Transform, ...], limit: int = FIXPOINT_LIMIT) -> mir.Mir:
-    """Run the transforms in order, again and again until a round changes nothing."""
-    for _ in range(limit):
-        before = r
-        for t in pipeline:
-            r = t(r)
-        if r == before:
-            return r
+    """Run the transforms in order, round after round, until every transform has seen the
+    plan without changing it (at most `limit` rounds)."""
+    unchanged = 0  # consecutive transforms that left the plan as it was
+    for step in range(limit * len(pipeline)):
+        new = pipeline[step % len(pipeline)](r)
+        if new is r or new == r:
+            unchanged += 1
+            if unchanged == len(pipeline):
+                return r
+        else:
+            r, unchanged = new, 0
     return r
 
 

@@ -24,7 +24,8 @@ from sql.scalar import columns_used, permute
 
 
 def projection_pushdown(r: mir.Mir) -> mir.Mir:
-    return _prune(r, tuple(range(mir.arity(r))), {})
+    out = _prune(r, tuple(range(mir.arity(r))), {})
+    return r if out == r else out  # unchanged plans keep their identity (cheap comparisons)
 
 
 def _project(r: mir.Mir, d: tuple[int, ...]) -> mir.Mir:
