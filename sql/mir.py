@@ -68,6 +68,7 @@ class LetRec:
     types: tuple[tuple[SqlType, ...], ...]  # each binding's declared column types
     limits: tuple[RecursionLimit | None, ...]
     body: Mir
+    _types: tuple[SqlType, ...] | None = _cache()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,10 +4,11 @@ The shape is ours, stable and documented here (keys appear in this order):
 
     {"stage": "optimized", "plans": [{"id": "Explained Query", "plan": NODE}]}
 
-NODE = {"op": <Constant|Get|Let|Project|Map|FlatMap|Filter|Join|Reduce|TopK|Negate|
+NODE = {"op": <Constant|Get|Let|LetRec|Project|Map|FlatMap|Filter|Join|Reduce|TopK|Negate|
         Threshold|Union|ArrangeBy>, <the operator's own fields>, "inputs": [NODE, ..]}
   Constant: "rows": [{"row": [VALUE, ..], "diff": n}], "types"
   Get: "id", "name", "local", "types";   Let: "id", "value": NODE, "body": NODE (no inputs)
+  LetRec: "ids", "values": [NODE], "limits": [null | {"max_iters", "return_at_limit"}], "body"
   Project: "outputs": [i, ..];  Map: "scalars";  Filter: "predicates";  FlatMap: "func", "exprs"
   Join: "equivalences": [[SCALAR, ..], ..], "implementation", "paths": [[{"input", "key"}]]
   Reduce: "group_key", "aggregates": [{"func", "expr", "distinct", "type"}], "monotonic"
@@ -81,6 +82,10 @@ def rows_json(rows, types) -> list[dict[str, Any]]:
     return [{"row": [json_value(v) for v in row], "diff": d} for row, d in rows]
 
 
+def limit_json(lim: mir.RecursionLimit | None) -> dict[str, Any] | None:
+    return None if lim is None else {"max_iters": lim.max_iters, "return_at_limit": lim.return_at_limit}
+
+
 def mir_json(r: mir.Mir) -> dict[str, Any]:
     node: dict[str, Any] = {"op": type(r).__name__}
     match r:
@@ -90,6 +95,8 @@ def mir_json(r: mir.Mir) -> dict[str, Any]:
             node |= {"id": i, "name": n, "local": loc, "types": [json_type(t) for t in ts]}
         case mir.Let(id=i, value=v, body=b):
             return node | {"id": i, "value": mir_json(v), "body": mir_json(b)}
+        case mir.LetRec(ids=ids, values=vs, limits=lims, body=b):
+            return node | {"ids": list(ids), "values": [mir_json(v) for v in vs], "limits": [limit_json(x) for x in lims], "body": mir_json(b)}
         case mir.Project(outputs=o):
             node["outputs"] = list(o)
         case mir.Map(scalars=ss):

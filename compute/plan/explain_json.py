@@ -9,7 +9,7 @@ here; scalars, aggregates, orders and values as in sql/mir_json.py):
      "target_cluster": "quickstart"}
 
 NODE = {"node_id": n, "op": <Constant|Get|Mfp|FlatMap|Join|Reduce|TopK|Negate|Threshold|
-        Union|ArrangeBy|Let>, "strategy": <variant, where LIR has one>, <fields>,
+        Union|ArrangeBy|Let|LetRec>, "strategy": <variant, where LIR has one>, <fields>,
         "inputs": [NODE, ..]}
   Constant: "rows", "types";  Get: "strategy" (PassArrangements|Collection), "id", "name",
     "local", "mfp";  Mfp: "mfp";  FlatMap: "func", "exprs"
@@ -21,6 +21,7 @@ NODE = {"node_id": n, "op": <Constant|Get|Mfp|FlatMap|Join|Reduce|TopK|Negate|Th
     "offset", and "must_consolidate" (monotonic) or "buckets" (Basic)
   Threshold: "strategy": "Basic";  Union: "consolidate_output";  ArrangeBy: "keys"
   Let: "id", "value": NODE, "body": NODE (no inputs)
+  LetRec: "ids", "values": [NODE], "limits": [null | {"max_iters", "return_at_limit"}], "body"
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 from typing import Any, assert_never
 
 from compute.plan import lir
-from sql.mir_json import agg_json, json_type, order_json, rows_json, scalar_json
+from sql.mir_json import agg_json, json_type, limit_json, order_json, rows_json, scalar_json
 
 
 def dataflow_json(df: lir.Dataflow) -> dict[str, Any]:
@@ -104,6 +105,8 @@ def plan_json(p: lir.Plan) -> dict[str, Any]:
             inputs = (i,)
         case lir.Let(id=i, value=v, body=b):
             return out | {"op": "Let", "id": i, "value": plan_json(v), "body": plan_json(b)}
+        case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
+            return out | {"op": "LetRec", "ids": list(ids), "values": [plan_json(v) for v in vs], "limits": [limit_json(x) for x in lims], "body": plan_json(b)}
         case _:
             assert_never(n)
     out["inputs"] = [plan_json(c) for c in inputs]

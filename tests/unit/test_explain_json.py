@@ -15,12 +15,15 @@ QUERIES = [
     "SELECT t.a, u.b FROM t JOIN t AS u ON t.a = u.b WHERE t.b > 1",
     "SELECT a FROM t EXCEPT SELECT b FROM t",
     "SELECT a, (SELECT max(b) FROM t AS i WHERE i.a = t.a) FROM t",
+    "WITH MUTUALLY RECURSIVE r(n int) AS (SELECT a FROM t UNION SELECT n + 1 FROM r WHERE n < 5) SELECT * FROM r",
 ]
 
 
 def _ids(node: dict) -> list[int]:
     if node["op"] == "Let":
         return _ids(node["value"]) + _ids(node["body"]) + [node["node_id"]]
+    if node["op"] == "LetRec":
+        return [i for v in node["values"] for i in _ids(v)] + _ids(node["body"]) + [node["node_id"]]
     out: list[int] = []
     for c in node["inputs"]:
         out.extend(_ids(c))
