@@ -4,7 +4,8 @@
 
 - Project(o)(x): prune(x, o[d]) re-projected
 - Map(ss)(x): scalars no demanded column depends on go; x keeps the columns the rest read
-- Filter(ps)(x), TopK(x), FlatMap(x): their input keeps d plus the columns they read
+- Filter(ps)(x), TopK(x), FlatMap(x): their input keeps d plus the columns they read (a
+  Filter stays below the narrowing Project, as predicate pushdown wants it)
 - Join(xs): each input keeps its share of d plus its equivalence columns
 - Reduce(x): undemanded aggregates go (the group key stays: it defines the groups); a
   narrowing Project directly over another operator is absorbed into the key/aggregates
@@ -29,6 +30,10 @@ def projection_pushdown(r: mir.Mir) -> mir.Mir:
 
 
 def _project(r: mir.Mir, d: tuple[int, ...]) -> mir.Mir:
+    """Project(d)(r), fused with a Project r may be, and omitted when it is the identity
+    (so the result is already what fusion would make of it)."""
+    if isinstance(r, mir.Project):
+        d, r = tuple(r.outputs[c] for c in d), r.input
     return r if d == tuple(range(mir.arity(r))) else mir.Project(r, d)
 
 
@@ -47,7 +52,9 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
         case mir.Get(id=i, local=loc):
             if loc and i in lets:
                 lets[i].update(d)
-                return mir.Project(r, d)  # always wrapped: rewritten once the value is pruned
+                if d == tuple(range(len(r.types))):
+                    return r  # reads every column: l's value will not be pruned
+                return mir.Project(r, d)  # wrapped: rewritten if l's value is pruned
             return _project(r, d)
         case mir.Let(id=i, value=v, body=b):
             lets[i] = set()
@@ -83,7 +90,13 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
             for p in ps:
                 need.extend(columns_used(p))
             keep, pos = _over(x, need, d)
-            f = mir.Filter(_prune(x, keep, lets), tuple(permute(p, pos) for p in ps))
+            inner = _prune(x, keep, lets)
+            preds = tuple(permute(p, pos) for p in ps)
+            if isinstance(inner, mir.Project):
+                # the narrowing goes above the filter (where predicate pushdown would put it)
+                f: mir.Mir = mir.Project(mir.Filter(inner.input, tuple(permute(p, inner.outputs) for p in preds)), inner.outputs)
+            else:
+                f = mir.Filter(inner, preds)
             return _project(f, tuple(pos[c] for c in d))
         case mir.FlatMap(input=x, exprs=xs, types=ts):
             n = mir.arity(x)
