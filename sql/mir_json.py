@@ -11,7 +11,8 @@ NODE = {"op": <Constant|Get|Let|LetRec|Project|Map|FlatMap|Filter|Join|Reduce|To
   LetRec: "ids", "values": [NODE], "limits": [null | {"max_iters", "return_at_limit"}], "body"
   Project: "outputs": [i, ..];  Map: "scalars";  Filter: "predicates";  FlatMap: "func", "exprs"
   Join: "equivalences": [[SCALAR, ..], ..], "implementation", "paths": [[{"input", "key"}]]
-  Reduce: "group_key", "aggregates": [{"func", "expr", "distinct", "type"}], "monotonic"
+  Reduce: "group_key", "aggregates": [{"func", "expr", "distinct", "type"[, "window"]}],
+    "monotonic" (window aggregates add "window": {"order_by", "frame", "agg"})
   TopK: "group_key": [i], "order_key": [ORDER], "limit", "offset", "monotonic"
   ArrangeBy: "keys": [[SCALAR, ..], ..]
 SCALAR = {"column": i, "type": T} | {"literal": VALUE, "type": T}
@@ -71,7 +72,15 @@ def scalar_json(e: Scalar) -> dict[str, Any]:
 
 
 def agg_json(a: AggregateExpr) -> dict[str, Any]:
-    return {"func": a.func, "expr": scalar_json(a.expr), "distinct": a.distinct, "type": json_type(a.typ)}
+    out = {"func": a.func, "expr": scalar_json(a.expr), "distinct": a.distinct, "type": json_type(a.typ)}
+    if a.window is not None:
+        w = a.window
+        out["window"] = {
+            "order_by": [order_json(o) for o in w.order_by],
+            "frame": {"units": w.frame.units, "start": list(w.frame.start), "end": list(w.frame.end)},
+            "agg": w.agg,
+        }
+    return out
 
 
 def order_json(o: ColumnOrder) -> dict[str, Any]:

@@ -5,7 +5,8 @@
 - Project(o)(x): prune(x, o[d]) re-projected
 - Map(ss)(x): scalars no demanded column depends on go; x keeps the columns the rest read
 - Filter(ps)(x), TopK(x), FlatMap(x): their input keeps d plus the columns they read (a
-  Filter stays below the narrowing Project, as predicate pushdown wants it)
+  Filter stays below the narrowing Project, as predicate pushdown wants it; a FlatMap reads
+  through a narrowing Project over another operator, like a Reduce)
 - Join(xs): each input keeps its share of d plus its equivalence columns
 - Reduce(x): undemanded aggregates go (the group key stays: it defines the groups); a
   narrowing Project directly over another operator is absorbed into the key/aggregates
@@ -22,6 +23,10 @@ from typing import assert_never
 
 from sql import mir
 from sql.scalar import columns_used, permute
+
+# a Project over one of these lowers into the same Mfp / source read; over anything else it
+# would be an Mfp operator of its own
+_MFP_OR_LEAF = (mir.Get, mir.Constant, mir.Map, mir.Filter, mir.Project)
 
 
 def projection_pushdown(r: mir.Mir) -> mir.Mir:
@@ -104,9 +109,15 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
             for e in xs:
                 need.extend(columns_used(e))
             keep, pos = _over(x, need, d)
+            inner = _prune(x, keep, lets)
+            if isinstance(inner, mir.Project) and not isinstance(inner.input, _MFP_OR_LEAF):
+                # read through the narrowing: the Project above the FlatMap absorbs it
+                pos = {c: inner.outputs[p] for c, p in pos.items()}
+                inner = inner.input
+            width = mir.arity(inner)
             for k in range(len(ts)):
-                pos[n + k] = len(keep) + k
-            fm = replace(r, input=_prune(x, keep, lets), exprs=tuple(permute(e, pos) for e in xs))
+                pos[n + k] = width + k
+            fm = replace(r, input=inner, exprs=tuple(permute(e, pos) for e in xs))
             return _project(fm, tuple(pos[c] for c in d))
         case mir.Join(inputs=xs, equivalences=eq):
             offsets = [0]
@@ -135,7 +146,7 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
                 need |= columns_used(aggs[k].expr)
             keep, pos = _over(x, list(need), d)
             inner = _prune(x, keep, lets)
-            if isinstance(inner, mir.Project) and not isinstance(inner.input, (mir.Get, mir.Constant, mir.Map, mir.Filter, mir.Project)):
+            if isinstance(inner, mir.Project) and not isinstance(inner.input, _MFP_OR_LEAF):
                 # the Reduce reads through the narrowing itself (no Mfp between two operators)
                 pos = {c: inner.outputs[p] for c, p in pos.items()}
                 inner = inner.input

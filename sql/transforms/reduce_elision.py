@@ -21,6 +21,8 @@ from sql.types import BOOL
 def _single(a: AggregateExpr) -> Scalar | None:
     """The aggregate of a one-row group, as a scalar over that row (None: unknown)."""
     e = a.expr
+    if a.window is not None:
+        return None  # a window aggregate's one-row result is a list: not simplified here
     match a.func:
         case "count":
             if e == TRUE:
