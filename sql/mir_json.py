@@ -18,7 +18,7 @@ NODE = {"op": <Constant|Get|Let|LetRec|Project|Map|FlatMap|Filter|Join|Reduce|To
 SCALAR = {"column": i, "type": T} | {"literal": VALUE, "type": T}
        | {"call": name, "args": [SCALAR, ..], "type": T} | {"if": [c, then, else], "type": T}
 ORDER = {"column": i, "desc": bool, "nulls_last": bool};  T = the type's name
-VALUE = null, a boolean, a number, or the value's text (numeric, dates, ... as strings).
+VALUE = null, a boolean, a number, or the value's Postgres text (numeric, dates, arrays, ...).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import math
 from typing import Any, assert_never
 
 from sql import mir
+from sql.literal import to_text
 from sql.scalar import (
     AggregateExpr,
     CallBinary,
@@ -41,12 +42,12 @@ from sql.scalar import (
 from sql.types import SqlType
 
 
-def json_value(v: Any) -> Any:
+def json_value(v: Any, t: SqlType | None = None) -> Any:
     if v is None or isinstance(v, (bool, int, str)):
         return v
     if isinstance(v, float) and math.isfinite(v):
         return v
-    return str(v)
+    return to_text(v, t)  # Postgres' text: numeric, dates, intervals, arrays, ...
 
 
 def json_type(t: SqlType) -> str:
@@ -58,7 +59,7 @@ def scalar_json(e: Scalar) -> dict[str, Any]:
         case Column(index=i, typ=t):
             return {"column": i, "type": json_type(t)}
         case Literal(value=v, typ=t):
-            return {"literal": json_value(v), "type": json_type(t)}
+            return {"literal": json_value(v, t), "type": json_type(t)}
         case CallUnary(func=f, expr=x, typ=t):
             return {"call": f, "args": [scalar_json(x)], "type": json_type(t)}
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
@@ -88,7 +89,7 @@ def order_json(o: ColumnOrder) -> dict[str, Any]:
 
 
 def rows_json(rows, types) -> list[dict[str, Any]]:
-    return [{"row": [json_value(v) for v in row], "diff": d} for row, d in rows]
+    return [{"row": [json_value(v, t) for v, t in zip(row, types, strict=True)], "diff": d} for row, d in rows]
 
 
 def limit_json(lim: mir.RecursionLimit | None) -> dict[str, Any] | None:
