@@ -75,7 +75,7 @@ def _unique_keys(r: mir.Mir, env: dict[str, Keys], memo: Memo | None) -> Keys:
     match r:
         case mir.Constant(rows=rows):
             seen = [row for row, _ in rows]
-            if all(d == 1 for _, d in rows) and len(set(seen)) == len(seen):
+            if all(d == 1 for _, d in rows) and _distinct(seen):
                 return frozenset({frozenset(range(len(r.types)))})
             return frozenset()
         case mir.Get(id=i, local=loc):
@@ -140,6 +140,21 @@ def _join_keys(xs: tuple[mir.Mir, ...], eq, env: dict[str, Keys], memo: Memo | N
         k = min(per[i], key=lambda s: (len(s), sorted(s)))
         key |= frozenset(offsets[i] + c for c in k)
     return frozenset({key})
+
+
+def hashable(x: object) -> bool:
+    """Array literals hold lists: such values (and scalars or plans holding them) don't hash."""
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _distinct(rows: list) -> bool:
+    if all(hashable(row) for row in rows):
+        return len(set(rows)) == len(rows)
+    return all(a != b for i, a in enumerate(rows) for b in rows[i + 1:])
 
 
 def local_ids(r: mir.Mir, acc: set[str] | None = None) -> set[str]:

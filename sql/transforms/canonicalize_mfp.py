@@ -22,6 +22,7 @@ from sql.scalar import (
     columns_used,
     permute,
 )
+from sql.transforms.analysis import hashable
 from sql.transforms.visit import map_children
 
 
@@ -46,7 +47,7 @@ def canonicalize_mfp(r: mir.Mir) -> mir.Mir:
         match node:
             case mir.Map(scalars=ss):
                 for s in ss:
-                    e = _reuse(permute(s, proj), {x: n + k for k, x in enumerate(exprs)})
+                    e = _reuse(permute(s, proj), _known(exprs, n))
                     if isinstance(e, Column):
                         proj.append(e.index)
                     elif not isinstance(e, Literal) and e in exprs:
@@ -56,7 +57,7 @@ def canonicalize_mfp(r: mir.Mir) -> mir.Mir:
                         proj.append(n + len(exprs) - 1)
             case mir.Filter(predicates=ps):
                 for p in ps:
-                    q = _reuse(permute(p, proj), {x: n + k for k, x in enumerate(exprs)})
+                    q = _reuse(permute(p, proj), _known(exprs, n))
                     if q not in preds and not (isinstance(q, Literal) and q.value is True):
                         preds.append(q)
             case mir.Project(outputs=o):
@@ -87,11 +88,15 @@ def canonicalize_mfp(r: mir.Mir) -> mir.Mir:
     return out
 
 
+def _known(exprs: list[Scalar], n: int) -> dict[Scalar, int]:
+    return {x: n + k for k, x in enumerate(exprs) if hashable(x)}
+
+
 def _reuse(e: Scalar, known: dict[Scalar, int]) -> Scalar:
     """Replace the largest subexpressions of e that are already computed by their columns."""
     if not known or isinstance(e, (Column, Literal)):
         return e
-    if e in known:
+    if hashable(e) and e in known:
         return Column(known[e], e.typ)
     match e:
         case CallUnary(expr=x):

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import fields
 
 from sql import mir
-from sql.transforms.analysis import local_ids
+from sql.transforms.analysis import hashable, local_ids
 from sql.transforms.visit import map_children
 
 
@@ -62,7 +62,10 @@ def relation_cse(r: mir.Mir) -> mir.Mir:
         kids = tuple(intern(c) for c in mir.mir_children(x))
         own = tuple(getattr(x, f) for f in _own_fields(type(x)))
         key = (type(x).__name__, own, kids)
-        s = table.setdefault(key, len(table))
+        if hashable(own):
+            s = table.setdefault(key, len(table))
+        else:  # holds an array value: never shared
+            s = -1 - len(sid)
         sid[id(x)] = s
         counts[s] += 1
         nodes.setdefault(s, x)
