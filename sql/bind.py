@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
-from sql import func
+from sql import func, jsonb
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -77,6 +77,7 @@ from sql.types import (
     INT4,
     INT8,
     INTERVAL,
+    JSONB,
     NUMERIC,
     TEXT,
     UNKNOWN,
@@ -1043,6 +1044,14 @@ class Binder:
             if args[0].typ.name == "unknown":
                 args = [self.coerce(args[0], TEXT)]
             typ = func.array_of(args[0].typ)
+        elif name in ("jsonb_agg", "jsonb_object_agg"):
+            if distinct:
+                raise unsupported(f"{name}(DISTINCT ...)")
+            if name == "jsonb_object_agg":
+                args = [self._jsonb_key(args[0]), self._to_jsonb(args[1])]
+            else:
+                args = [self._to_jsonb(args[0])]
+            typ = JSONB
         else:
             typ = func.aggregate_type(name, args[0].typ)
         keys = [self.scalar(o.this, scope) for o in ordered]
@@ -1374,6 +1383,8 @@ class Binder:
             return Exists(self._finish_nested(bq), BOOL)
         if isinstance(e, exp.Subquery) or isinstance(e, exp.Select):
             return self._scalar_subquery(e, scope)
+        if type(e) in _JSONB_NODES:
+            return self._jsonb_operator(e, scope)
         if _is_agg(e):
             where = "WHERE" if self._agg is None else "this context"
             raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
@@ -1499,6 +1510,10 @@ class Binder:
         if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
             raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
+        if name in ("jsonb_build_object", "jsonb_build_array"):
+            return self._jsonb_build(name, args)
+        if name == "to_jsonb" and len(args) == 1:
+            return self._to_jsonb(args[0])
         if name == "log10" and len(args) == 2:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
@@ -1528,7 +1543,51 @@ class Binder:
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
+        if ta.name == "jsonb" and op in ("array_contains", "array_contained"):
+            # jsonb @> jsonb / jsonb <@ jsonb
+            big, small = (a, b) if op == "array_contains" else (b, a)
+            return CallBinary("jsonb_contains", self.coerce(big, JSONB), self.coerce(small, JSONB), BOOL)
         return CallBinary(op, self.coerce(a, ta), self.coerce(b, tb), tr)
+
+    def _jsonb_operator(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        """->, ->>, #>, #>>, ?, ?|, ?& (the left operand is jsonb; typing in sql.func)."""
+        a = self.scalar(e.this, scope)
+        b = self.scalar(e.expression, scope)
+        op = _JSONB_NODES[type(e)]
+        ta, tb, tr, name = func.jsonb_operator(op, a.typ, b.typ)
+        return CallBinary(name, self.coerce(a, ta), self.coerce(b, tb), tr)
+
+    def _to_jsonb(self, h: HirScalar) -> HirScalar:
+        """to_jsonb(h) for the scalar types whose jsonb form we render exactly; literals fold."""
+        if h.typ.name == "unknown":
+            h = self.coerce(h, TEXT)
+        if isinstance(h, Literal):
+            return Literal(jsonb.literal_to_jsonb(h.value, h.typ), JSONB)
+        func.to_jsonb_check(h.typ)
+        if h.typ.name == "jsonb":
+            return h
+        return CallUnary("to_jsonb", h, JSONB)
+
+    def _jsonb_key(self, h: HirScalar) -> HirScalar:
+        """An object key: text (other types through their text form)."""
+        if h.typ.name in ("int2", "int4", "int8") or h.typ.is_string or h.typ.name == "unknown":
+            return self.coerce(h, TEXT, explicit=True)
+        raise unsupported(f"jsonb object keys of type {h.typ.pg_format()}")
+
+    def _jsonb_build(self, name: str, args: list[HirScalar]) -> HirScalar:
+        """jsonb_build_object(k, v, ...) / jsonb_build_array(v, ...)."""
+        if name == "jsonb_build_array":
+            return CallVariadic("jsonb_build_array", tuple(self._to_jsonb(a) for a in args), JSONB)
+        if len(args) % 2:
+            raise SqlError("22023", "argument list must have even number of elements",
+                           hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
+        out: list[HirScalar] = []
+        for i in range(0, len(args), 2):
+            k = self._jsonb_key(args[i])
+            if isinstance(k, Literal) and k.value is None:
+                raise SqlError("22004", f"argument {i + 1}: key must not be null")
+            out += [k, self._to_jsonb(args[i + 1])]
+        return CallVariadic("jsonb_build_object", tuple(out), JSONB)
 
     def coerce_bool(self, h: HirScalar, what: str) -> HirScalar:
         if h.typ.name == "bool":
@@ -1587,6 +1646,12 @@ def _unit_literal(unit: exp.Expression) -> exp.Expression:
     raise unsupported("a datetime unit that is not a literal")
 
 
+_JSONB_NODES: dict[type, str] = {
+    exp.JSONExtract: "->", exp.JSONExtractScalar: "->>", exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>",
+    exp.JSONBContainsTopKey: "?", exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&",
+}
+
+
 def _is_table_function(t: exp.Expression) -> bool:
     return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
 
@@ -1610,7 +1675,7 @@ _AGG_CLASSES: dict[type, str] = {
     exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
     exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and", exp.GroupConcat: "string_agg", exp.ArrayAgg: "array_agg",
     exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Variance: "var_samp",
-    exp.VariancePop: "var_pop",
+    exp.VariancePop: "var_pop", exp.JSONBObjectAgg: "jsonb_object_agg",
 }
 
 
@@ -1624,7 +1689,7 @@ _KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_ob
 
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
-    "jsonb_agg", "json_agg", "jsonb_object_agg", "jsonb_build_object", "jsonb_build_array", "to_jsonb", "jsonb_array_elements",
+    "jsonb_agg", "json_agg", "jsonb_object_agg", "json_build_object", "json_build_array", "to_json",
     "string_to_array", "unnest", "list_agg",
     "to_timestamp", "make_interval",
     "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",
@@ -1641,10 +1706,11 @@ def _agg_name(e: exp.Expression) -> str:
     return name
 
 
-ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg"})
+ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg"})
 _ANON_AGGS = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp", "var_samp": "var_samp",
               "var_pop": "var_pop", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop", "string_agg": "string_agg",
-              "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or"}
+              "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or", "jsonb_agg": "jsonb_agg",
+              "jsonb_object_agg": "jsonb_object_agg"}
 
 
 def _agg_call(e: exp.Expression) -> tuple[str, list[exp.Expression], list[exp.Ordered], bool]:

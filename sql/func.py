@@ -22,6 +22,9 @@ from sql.types import (
     SqlType,
 )
 
+JSONB = SqlType("jsonb")
+TEXT_ARRAY = SqlType("_text")
+
 # Implicit numeric promotion order (Postgres' preferred-type ladder, simplified).
 _NUM_RANK = {"int2": 0, "int4": 1, "oid": 1, "int8": 2, "uint8": 3, "numeric": 4, "float4": 5, "float8": 6}
 _DATETIME_RANK = {"date": 0, "timestamp": 1, "timestamptz": 2}
@@ -121,10 +124,16 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         if b.name == "unknown":
             b = _unknown_peer(op, a)
     na, nb = a.name, b.name
+    if op in ARRAY_OPS and na == nb == "jsonb" and op != "array_overlap":
+        return JSONB, JSONB, BOOL
     if is_array(a) or is_array(b):
         return _array_op(op, a, b)
     if op in ARRAY_OPS:
         raise op_error(op, a, b)
+    if op in COMPARE and na == nb == "jsonb" and op not in ("eq", "ne"):
+        from sql.errors import unsupported
+
+        raise unsupported(f"jsonb ordering ({_OP_SYMBOL[op]})")
     if op in ARITH:
         if na in _NUM_RANK and nb in _NUM_RANK:
             t = unify([a, b])
@@ -330,6 +339,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return _array_function(name, args)
     if name in _DATETIME_FUNCS:
         return _datetime_function(name, args)
+    if name in ("jsonb_typeof", "jsonb_array_length") and n == 1 and args[0].name in ("jsonb", "unknown"):
+        return [JSONB], TEXT if name == "jsonb_typeof" else INT4
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
     if name == "mz_now" and n == 0:
@@ -613,3 +624,52 @@ def aggregate_type(name: str, arg: SqlType) -> SqlType:
         if n == "interval":
             return INTERVAL
     raise SqlError(UNDEFINED_FUNCTION, f"function {name}({arg.pg_format()}) does not exist")
+
+
+# jsonb operators: symbol -> {right operand kind: (right type, function, result)}
+_JSONB_OPS = {
+    "->": {"text": (TEXT, "jsonb_get_field", JSONB), "int": (INT4, "jsonb_get_index", JSONB)},
+    "->>": {"text": (TEXT, "jsonb_get_field_text", TEXT), "int": (INT4, "jsonb_get_index_text", TEXT)},
+    "#>": {"text[]": (TEXT_ARRAY, "jsonb_get_path", JSONB)},
+    "#>>": {"text[]": (TEXT_ARRAY, "jsonb_get_path_text", TEXT)},
+    "?": {"text": (TEXT, "jsonb_exists", BOOL)},
+    "?|": {"text[]": (TEXT_ARRAY, "jsonb_exists_any", BOOL)},
+    "?&": {"text[]": (TEXT_ARRAY, "jsonb_exists_all", BOOL)},
+}
+
+
+def jsonb_operator(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlType, str]:
+    """(left type, right type, result type, function) of `a op b` for the jsonb operators;
+    an unknown right operand is text (or text[] for the path and key-set operators)."""
+    if a.name not in ("jsonb", "unknown"):
+        raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: {a.pg_format()} {op} {b.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    forms = _JSONB_OPS[op]
+    if b.name in ("int2", "int4") and "int" in forms:
+        kind = "int"
+    elif b.name == "unknown" or (b.is_string and "text" in forms):
+        kind = "text" if "text" in forms else "text[]"
+    elif b == TEXT_ARRAY or is_array(b) and b.element is not None and b.element.is_string:
+        kind = "text[]"
+    else:
+        kind = ""
+    if kind not in forms:
+        raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: jsonb {op} {b.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    rt, name, res = forms[kind]
+    return JSONB, rt, res, name
+
+
+# scalar types whose to_jsonb we render exactly (numeric needs its scale: a typmod)
+TO_JSONB_TYPES = frozenset({"int2", "int4", "int8", "float8", "bool", "text", "varchar", "bpchar", "name", "jsonb"})
+
+
+def to_jsonb_check(t: SqlType) -> None:
+    """0A000 unless to_jsonb(<t>) renders exactly like Postgres."""
+    from sql.errors import unsupported
+
+    if t.name in TO_JSONB_TYPES:
+        return
+    if t.name == "numeric" and t.numeric_precision_scale() is not None:
+        return
+    raise unsupported(f"to_jsonb of {'unconstrained ' if t.name == 'numeric' else ''}{t.pg_format()} values")

@@ -7,7 +7,6 @@ value. Used to type string literals against their context and to cast INSERT val
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import re
 import uuid
@@ -105,10 +104,9 @@ def parse_text(s: str, t: SqlType) -> Any:
     if n == "interval":
         return parse_interval(s)
     if n == "jsonb":
-        try:
-            return json.dumps(json.loads(s), separators=(", ", ": "), ensure_ascii=False)
-        except (ValueError, RecursionError):
-            raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid input syntax for type json", detail=f'Token "{s[:20]}" is invalid.') from None
+        from sql import jsonb
+
+        return jsonb.canonical(s)
     if n == "uuid":
         try:
             return uuid.UUID(s.strip())

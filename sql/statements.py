@@ -10,6 +10,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
 from sql.lex import leading_words, strip_comments
@@ -185,6 +186,15 @@ class _Postgres(Postgres):
         FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "DATE_PART": _anonymous("date_part"), "TO_CHAR": _anonymous("to_char"),
                      "DATE_TRUNC": _anonymous("date_trunc")}
         FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k not in ("DATE_PART", "DATE_TRUNC")}
+        # `->` / `->>` keep their right operand as written (a key or an index expression),
+        # not sqlglot's JSONPath (which loses '0' vs 0 and computed operands)
+        # Postgres has no `x -> expr` lambdas: in an argument list `j -> 'k'` is the operator
+        LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
+        JSON_OPERATORS = {
+            **Postgres.Parser.JSON_OPERATORS,
+            TokenType.ARROW: lambda self, this, path: self.expression(exp.JSONExtract(this=this, expression=path)),
+            TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
+        }
 
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
