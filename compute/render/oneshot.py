@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
+from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
@@ -590,7 +591,8 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
 
 
 # aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
-_EXPANDED = frozenset({"string_agg", "array_agg", "stddev_samp", "stddev_pop", "var_samp", "var_pop"})
+_EXPANDED = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg", "stddev_samp", "stddev_pop", "var_samp", "var_pop"})
+_LISTS = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
 
 
 def _basic_aggregate(a: AggregateExpr, x: str) -> str:
@@ -618,7 +620,7 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return f"{a.func}(CAST({x} AS DOUBLE))"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
             return f"{a.func}(DISTINCT CAST({x} AS DOUBLE))"
-        case ("string_agg" | "array_agg"), _:
+        case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
             # the records (NULL: filtered out); ordered, distinct and finished afterwards
             return f"collect_list({x})"
     raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
@@ -638,7 +640,7 @@ def _compare(order: tuple[ColumnOrder, ...]) -> str:
 
 def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
-    if a.func not in ("string_agg", "array_agg"):
+    if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
     if a.order_by:
@@ -646,6 +648,11 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     if a.func == "array_agg":
         # no rows: NULL, not an empty array
         return f"(CASE WHEN size({v}) > 0 THEN transform({recs}, s -> s.f0) END)"
+    if a.func == "jsonb_agg":
+        # the values' jsonb texts (SQL NULL is JSON null) in an array's canonical text
+        return f"(CASE WHEN size({v}) > 0 THEN concat('[', array_join(transform({recs}, s -> s.f0), ', ', 'null'), ']') END)"
+    if a.func == "jsonb_object_agg":
+        return checked(f"mz_jsonb_object_agg(transform({recs}, s -> s.f0), transform({recs}, s -> s.f1))")
     # string_agg: NULL values are skipped; every value but the first is preceded by its
     # own row's separator (a NULL separator adds nothing)
     vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
@@ -667,7 +674,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in ("string_agg", "array_agg"):
+        if a.func in _LISTS:
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:

@@ -14,6 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
+from compute.render.jsonb import checked
 from compute.render.types import spark_type, to_spark_value
 from sql.errors import unsupported
 from sql.scalar import (
@@ -114,6 +115,8 @@ def raise_error(msg: str, t: SqlType | str = "string") -> str:
 
 def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     s, d = src.name, dst.name
+    if d == "jsonb" and s != "jsonb":
+        return checked(f"mz_jsonb_in({x})")  # parse and canonicalise like jsonb_in
     if _is_array(src) and d in ("text", "varchar"):
         return _array_text(x, src)
     if _is_array(src) and _is_array(dst):
@@ -528,7 +531,51 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
     return None
 
 
+def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
+    """to_jsonb, jsonb_typeof, jsonb_array_length (None: not one of them)."""
+    match f:
+        case "to_jsonb":
+            n = xt.name
+            if n in _INTS:
+                return f"CAST({x} AS STRING)"
+            if n == "bool":
+                return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
+            if n == "numeric":
+                return f"mz_jsonb_numeric({x})"
+            if n == "float8":
+                return f"mz_jsonb_float({x})"
+            if xt.is_string:
+                return f"mz_jsonb_quote({x})"
+            if n == "jsonb":
+                return x
+            raise unsupported(f"to_jsonb of type {xt.pg_format()}")
+        case "jsonb_typeof":
+            # canonical text: the first character tells the type
+            c = f"substr({x}, 1, 1)"
+            return (f"(CASE {c} WHEN '{{' THEN 'object' WHEN '[' THEN 'array' WHEN '\"' THEN 'string'"
+                    f" WHEN 't' THEN 'boolean' WHEN 'f' THEN 'boolean' WHEN 'n' THEN 'null' WHEN '' THEN NULL"
+                    f" ELSE nvl2({x}, 'number', NULL) END)")
+        case "jsonb_array_length":
+            return checked(f"mz_jsonb_array_length({x})", "INT")
+    return None
+
+
+def _jsonb_binary(f: str, a: str, b: str, at: SqlType) -> str | None:
+    """jsonb operators of two operands (None: not one of them)."""
+    if f.startswith(("jsonb_get_", "jsonb_exists", "jsonb_contains")):
+        return f"mz_{f}({a}, {b})"
+    if f in ("eq", "ne") and at.name == "jsonb":
+        # equal texts are equal values; different texts can be equal values only when
+        # numbers differ in scale (1.0 vs 1), which needs a '.' in one of them
+        eq = (f"(CASE WHEN {a} = {b} THEN TRUE WHEN instr({a}, '.') = 0 AND instr({b}, '.') = 0 THEN"
+              f" FALSE ELSE mz_jsonb_eq({a}, {b}) END)")
+        return eq if f == "eq" else f"(NOT {eq})"
+    return None
+
+
 def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
+    if (j := _jsonb_unary(f, x, xt)) is not None:
+        return j
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
     if f in ("justify_days", "justify_hours", "justify_interval"):
@@ -571,6 +618,8 @@ _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": "
 
 
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
+    if (j := _jsonb_binary(f, a, b, at)) is not None:
+        return j
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
         return arr
     if "interval" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):
@@ -670,6 +719,13 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return "(" + f" {f.upper()} ".join(xs) + ")"
         case "array_create":
             return f"array({', '.join(xs)})"
+        case "jsonb_build_array":
+            return f"concat('[', array_join(array({', '.join(xs)}), ', ', 'null'), ']')" if xs else "'[]'"
+        case "jsonb_build_object":
+            if not xs:
+                return "'{}'"
+            ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
+            return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
             return f"make_date({', '.join(xs)})"
         case "width_bucket":

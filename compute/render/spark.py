@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
+from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+from compute.render import jsonb
 
 _lock = threading.Lock()
 _spark: SparkSession | None = None
@@ -20,6 +24,11 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             return _spark
         os.environ.setdefault("PYSPARK_PIN_THREAD", "true")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        # Python UDF workers (compute.render.jsonb) run this interpreter (pyarrow) and
+        # import this project's packages
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        root = str(Path(__file__).resolve().parents[2])
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
         w = workers or _default_workers(master)
         b = (
             SparkSession.builder.master(master)
@@ -44,6 +53,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         for k, v in (conf or {}).items():
             b = b.config(k, v)
         _spark = b.getOrCreate()
+        jsonb.register(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -78,6 +88,7 @@ def session_for(rows: int) -> SparkSession:
             s = _spark.newSession()
             for k, v in _SIBLINGS[kind].items():
                 s.conf.set(k, v)
+            jsonb.register(s)
             _sessions[kind] = s
         return s
 

@@ -1,0 +1,76 @@
+"""jsonb in Spark: Arrow-optimised Python UDFs over canonical jsonb text (sql.jsonb).
+
+Spark's JSON functions do not reproduce Postgres' jsonb (key order, numeric forms,
+containment), so the renderer calls these UDFs by name from the SQL text; `register` adds
+them to a SparkSession (each session has its own function registry).
+
+Spark evaluates a Python UDF for every row reaching its operator, even inside a CASE branch
+the row does not take, so UDFs never raise: those that can fail return `ERR + "[SQLSTATE]
+message"` and `checked` turns that into a `raise_error` evaluated only where the value is
+used (the branch actually taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sql import jsonb
+from sql.errors import SqlError
+
+ERR = "\u0001"
+
+
+def _list(x) -> list | None:
+    return None if x is None else list(x)
+
+
+def _guard(fn: Callable) -> Callable:
+    """Errors become ERR-tagged strings (the result must be a string column)."""
+    def run(*args):
+        try:
+            r = fn(*args)
+        except SqlError as e:
+            return f"{ERR}[{e.sqlstate}] {e.message}"
+        return None if r is None else str(r)
+    return run
+
+
+_S, _B = T.StringType(), T.BooleanType()
+
+# name -> (python function, Spark result type)
+_UDFS: dict[str, tuple[Callable, T.DataType]] = {
+    "mz_jsonb_in": (_guard(jsonb.canonical), _S),
+    "mz_jsonb_get_field": (lambda j, k: jsonb.get(j, k), _S),
+    "mz_jsonb_get_field_text": (lambda j, k: jsonb.get(j, k, as_text=True), _S),
+    "mz_jsonb_get_index": (lambda j, i: None if i is None else jsonb.get(j, int(i)), _S),
+    "mz_jsonb_get_index_text": (lambda j, i: None if i is None else jsonb.get(j, int(i), as_text=True), _S),
+    "mz_jsonb_get_path": (lambda j, p: jsonb.get_path(j, _list(p)), _S),
+    "mz_jsonb_get_path_text": (lambda j, p: jsonb.get_path(j, _list(p), as_text=True), _S),
+    "mz_jsonb_contains": (jsonb.contains, _B),
+    "mz_jsonb_exists": (jsonb.exists, _B),
+    "mz_jsonb_exists_any": (lambda j, ks: jsonb.exists_any(j, _list(ks)), _B),
+    "mz_jsonb_exists_all": (lambda j, ks: jsonb.exists_all(j, _list(ks)), _B),
+    "mz_jsonb_eq": (jsonb.equal, _B),
+    "mz_jsonb_array_length": (_guard(jsonb.array_length), _S),
+    "mz_jsonb_numeric": (lambda d: None if d is None else jsonb.number_text(d), _S),
+    "mz_jsonb_float": (lambda x: jsonb.from_float(None if x is None else float(x)), _S),
+    "mz_jsonb_quote": (jsonb.quote, _S),
+    "mz_jsonb_build_object": (_guard(lambda ks, vs: jsonb.build_object(_list(ks), _list(vs))), _S),
+    "mz_jsonb_object_agg": (_guard(lambda ks, vs: jsonb.object_agg(_list(ks), _list(vs))), _S),
+}
+
+
+def register(spark: SparkSession) -> None:
+    """Register every jsonb UDF in `spark`'s function registry."""
+    for name, (fn, rt) in _UDFS.items():
+        spark.udf.register(name, F.udf(fn, rt, useArrow=True))
+
+
+def checked(call: str, t: str = "STRING") -> str:
+    """The value of an ERR-guarded UDF call, failing the query where an error is used."""
+    return (f"(CASE WHEN startswith({call}, '{ERR}') THEN CAST(raise_error(substr({call}, 2)) AS {t})"
+            f" ELSE CAST({call} AS {t}) END)")
