@@ -723,6 +723,8 @@ class Binder:
             if len(args) == 2:
                 args.append(self.coerce(Literal(1, INT4), typ))
             name = func_name = "generate_series"
+        elif isinstance(fn, exp.Anonymous) and fn.name.lower() in JSONB_TABLE_FUNCTIONS:
+            return self._jsonb_table_function(t, fn, rel, scope)
         else:
             raise unsupported(f"table function {fn.sql(dialect='postgres')}")
         alias = t.args.get("alias")
@@ -737,6 +739,29 @@ class Binder:
         if ordinality:
             new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
         return out, Scope(scope.columns + new_cols)
+
+    def _jsonb_table_function(self, t: exp.Expression, fn: exp.Anonymous, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
+        """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
+        jsonb_object_keys(j): a FlatMap of the rows the function returns for each input row."""
+        name = fn.name.lower()
+        if len(fn.expressions) != 1:
+            raise SqlError(UNDEFINED_FUNCTION, f"function {name} takes one jsonb argument")
+        j = self.scalar(fn.expressions[0], scope)
+        if j.typ.name not in ("jsonb", "unknown"):
+            raise SqlError(UNDEFINED_FUNCTION, f"function {name}({j.typ.pg_format()}) does not exist",
+                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        j = self.coerce(j, JSONB)
+        names, types = JSONB_TABLE_FUNCTIONS[name]
+        alias = t.args.get("alias")
+        table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
+        cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+        if len(cols) > len(names):
+            raise SqlError("42601", f'table "{table_alias}" has {len(names)} columns available but {len(cols)} columns specified')
+        if name == "jsonb_object_keys" and not cols and alias is not None and alias.this is not None:
+            cols = [table_alias]  # a function returning a base type: the alias names its column
+        out_names = [*cols, *names[len(cols):]]
+        out = HFlatMap(rel, name, (j,), types)
+        return out, Scope(scope.columns + [ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
 
     def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
         frm = s.args.get("from_") or s.args.get("from")
@@ -1585,7 +1610,7 @@ class Binder:
         for i in range(0, len(args), 2):
             k = self._jsonb_key(args[i])
             if isinstance(k, Literal) and k.value is None:
-                raise SqlError("22004", f"argument {i + 1}: key must not be null")
+                raise SqlError("22023", f"argument {i + 1}: key must not be null")
             out += [k, self._to_jsonb(args[i + 1])]
         return CallVariadic("jsonb_build_object", tuple(out), JSONB)
 
@@ -1645,6 +1670,13 @@ def _unit_literal(unit: exp.Expression) -> exp.Expression:
         return unit
     raise unsupported("a datetime unit that is not a literal")
 
+
+# jsonb table functions: name -> (column names, column types)
+JSONB_TABLE_FUNCTIONS: dict[str, tuple[tuple[str, ...], tuple[SqlType, ...]]] = {
+    "jsonb_array_elements": (("value",), (JSONB,)), "jsonb_array_elements_text": (("value",), (TEXT,)),
+    "jsonb_each": (("key", "value"), (TEXT, JSONB)), "jsonb_each_text": (("key", "value"), (TEXT, TEXT)),
+    "jsonb_object_keys": (("jsonb_object_keys",), (TEXT,)),
+}
 
 _JSONB_NODES: dict[type, str] = {
     exp.JSONExtract: "->", exp.JSONExtractScalar: "->>", exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>",

@@ -95,6 +95,11 @@ def _text(v: Json) -> str | None:
     return dumps(v)
 
 
+def as_text(j: str | None) -> str | None:
+    """The ->> form of a whole jsonb value (strings unquoted, null is SQL NULL)."""
+    return None if j is None else _text(parse(j))
+
+
 def _index(v: list, i: int) -> Json:
     if i < 0:
         i += len(v)
@@ -320,7 +325,7 @@ def build_object(keys: list[str | None] | None, vals: list[str | None] | None) -
     out: dict[str, Json] = {}
     for i, (k, v) in enumerate(zip(keys or [], vals or [], strict=True)):
         if k is None:
-            raise SqlError("22004", f"argument {2 * i + 1}: key must not be null")
+            raise SqlError("22023", f"argument {2 * i + 1}: key must not be null")
         out[k] = None if v is None else parse(v)
     return dumps(out)
 

@@ -41,6 +41,26 @@ def _guard(fn: Callable) -> Callable:
 
 _S, _B = T.StringType(), T.BooleanType()
 
+
+def _rows(kind: str, j: str | None) -> list[list[str | None]]:
+    """The rows of a jsonb table function as [key, value] pairs."""
+    try:
+        match kind:
+            case "elements":
+                return [[None, v] for v in jsonb.elements(j)]
+            case "elements_text":
+                return [[None, jsonb.as_text(v)] for v in jsonb.elements(j)]
+            case "each":
+                return [[k, v] for k, v in jsonb.each(j)]
+            case "each_text":
+                return [[k, jsonb.as_text(v)] for k, v in jsonb.each(j)]
+            case "keys":
+                return [[k, None] for k in jsonb.object_keys(j)]
+    except SqlError as e:
+        err = f"{ERR}[{e.sqlstate}] {e.message}"
+        return [[err, err]]
+    raise ValueError(kind)
+
 # name -> (python function, Spark result type)
 _UDFS: dict[str, tuple[Callable, T.DataType]] = {
     "mz_jsonb_in": (_guard(jsonb.canonical), _S),
@@ -61,6 +81,7 @@ _UDFS: dict[str, tuple[Callable, T.DataType]] = {
     "mz_jsonb_quote": (jsonb.quote, _S),
     "mz_jsonb_build_object": (_guard(lambda ks, vs: jsonb.build_object(_list(ks), _list(vs))), _S),
     "mz_jsonb_object_agg": (_guard(lambda ks, vs: jsonb.object_agg(_list(ks), _list(vs))), _S),
+    "mz_jsonb_rows": (_rows, T.ArrayType(T.ArrayType(_S))),
 }
 
 

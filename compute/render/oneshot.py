@@ -442,6 +442,8 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
             return _select(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
         exploded = _select(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
         return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
+    if func.startswith("jsonb_"):
+        return _jsonb_flat_map(r, func, render_scalar(exprs[0], cols), ctx)
     if func != "generate_series":
         raise SqlError(INTERNAL_ERROR, f"no rendering for table function {func}")
     start, stop, step = (f"CAST({render_scalar(e, cols)} AS BIGINT)" for e in exprs)
@@ -453,6 +455,19 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
     )
     exploded = _select(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
     return _select(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
+
+
+def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
+    """jsonb table functions: the UDF gives each row's output rows as [key, value] pairs (an
+    error as one pair of tagged messages, raised where the row is produced)."""
+    cols = cnames(r.arity)
+    kind = {"jsonb_array_elements": "elements", "jsonb_array_elements_text": "elements_text",
+            "jsonb_each": "each", "jsonb_each_text": "each_text", "jsonb_object_keys": "keys"}[func]
+    exploded = _select(ctx, r, [*cols, f"explode(mz_jsonb_rows('{kind}', {j})) AS __v", DIFF], arity=r.arity)
+    key, val = checked("__v[0]"), checked("__v[1]")
+    outs = [f"{key} AS {cname(r.arity)}", f"{val} AS {cname(r.arity + 1)}"] if kind.startswith("each") else \
+        [f"{val if kind != 'keys' else key} AS {cname(r.arity)}"]
+    return _select(ctx, exploded, [*cols, *outs, DIFF])
 
 
 def _join(rs: list[Rel], eq, arities: tuple[int, ...], ctx: RenderContext) -> Rel:

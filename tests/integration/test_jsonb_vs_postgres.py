@@ -74,6 +74,13 @@ QUERIES = [
     "SELECT g, jsonb_object_agg(k, v ORDER BY v), jsonb_object_agg(s, w ORDER BY w) FILTER (WHERE s IS NOT NULL) FROM kv GROUP BY g",
     "SELECT jsonb_object_agg(id, j ORDER BY id) FROM js WHERE j IS NOT NULL",
     "SELECT jsonb_agg(v ORDER BY v) FROM kv WHERE g > 100",
+    # table functions
+    "SELECT id, e.value FROM js, jsonb_array_elements(j) e WHERE jsonb_typeof(j) = 'array'",
+    "SELECT id, x FROM js, jsonb_array_elements_text(j) AS e(x) WHERE id = 2",
+    "SELECT id, e.key, e.value FROM js, jsonb_each(j) e WHERE jsonb_typeof(j) = 'object'",
+    "SELECT id, key, value FROM js, jsonb_each_text(j) WHERE id IN (1, 6)",
+    "SELECT id, k FROM js, jsonb_object_keys(j) k WHERE jsonb_typeof(j) = 'object'",
+    "SELECT g, count(*), jsonb_agg(value ORDER BY value) FROM kv, jsonb_array_elements(jsonb_build_array(v, v + 1)) GROUP BY g",
     # jsonb through joins and subqueries
     "SELECT kv.k, js.j -> kv.k FROM kv JOIN js ON js.id = kv.g",
     "SELECT id FROM js WHERE j -> 'a' ->> 'b' IS NULL AND j ? 'a'",
@@ -86,6 +93,10 @@ EXPECTED_ERRORS = {
     "SELECT t::jsonb FROM (SELECT 'nope' AS t FROM js WHERE id = 1) s",
     "SELECT jsonb_build_object('a') FROM js",
     "SELECT jsonb_object_agg(s, v) FROM kv",
+    "SELECT jsonb_build_object(s, v) FROM kv",
+    "SELECT jsonb_build_object(NULL, 1) FROM js",
+    "SELECT e.value FROM js, jsonb_array_elements(j) e",
+    "SELECT k FROM js, jsonb_object_keys(j) k",
 }
 
 

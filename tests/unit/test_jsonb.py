@@ -165,3 +165,19 @@ def test_to_jsonb_types(t: str, ok: bool) -> None:
         with pytest.raises(SqlError) as e:
             func.to_jsonb_check(T(t))
         assert e.value.sqlstate == "0A000"
+
+
+def test_table_function_rows() -> None:
+    assert jsonb.elements('[1, "a", [2], null]') == ["1", '"a"', "[2]", "null"]
+    assert [jsonb.as_text(x) for x in jsonb.elements('[1, "a", [2], null]')] == ["1", "a", "[2]", None]
+    assert jsonb.each('{"bb": {"x": 1}, "a": null}') == [("a", "null"), ("bb", '{"x": 1}')]
+    assert jsonb.object_keys('{"bb": 1, "a": 2, "c": 3}') == ["a", "c", "bb"]
+    assert jsonb.elements(None) == [] and jsonb.each(None) == [] and jsonb.object_keys(None) == []
+    for fn, j, msg in [(jsonb.elements, "{}", "cannot extract elements from an object"),
+                       (jsonb.elements, "1", "cannot extract elements from a scalar"),
+                       (jsonb.each, "[]", "cannot call jsonb_each on a non-object"),
+                       (jsonb.object_keys, "[]", "cannot call jsonb_object_keys on an array"),
+                       (jsonb.object_keys, '"s"', "cannot call jsonb_object_keys on a scalar")]:
+        with pytest.raises(SqlError) as e:
+            fn(j)
+        assert (e.value.sqlstate, e.value.message) == ("22023", msg)
