@@ -64,3 +64,24 @@ def reference_postgres(prefix_name: str = "pgref-") -> Iterator[str]:
         subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"],
                        capture_output=True, timeout=60)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def paired_with_postgres(mz: psycopg.Connection, prefix_name: str, schema: str, setup: list[str],
+                         configure=None) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
+    """(mzspark, PostgreSQL) connections, each with `schema` created, on the search path and
+    filled by `setup` (statements with `{s}` for the schema); `configure(conn)` runs first."""
+    with reference_postgres(prefix_name) as dsn:
+        pg = psycopg.connect(dsn, autocommit=True)
+        try:
+            for conn in (pg, mz):
+                if configure is not None:
+                    configure(conn)
+                conn.execute(f"CREATE SCHEMA {schema}")
+                conn.execute(f"SET search_path = {schema}")
+                for st in setup:
+                    conn.execute(st.replace("{s}", schema))
+            yield mz, pg
+        finally:
+            mz.close()
+            pg.close()

@@ -16,7 +16,7 @@ import pytest
 from psycopg.types.string import TextLoader
 
 from tests.integration.harness import MzServer
-from tests.pgref import reference_postgres
+from tests.pgref import paired_with_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -176,20 +176,13 @@ def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    with reference_postgres("functions-") as dsn:
-        pg = psycopg.connect(dsn, autocommit=True)
-        mz = mz_server.connect()
-        for conn in (pg, mz):
-            # intervals compare as their text (psycopg's timedelta would fold months into days)
-            conn.adapters.register_loader("interval", TextLoader)
-            conn.execute("SET TimeZone = 'UTC'")
-            conn.execute("CREATE SCHEMA fn")
-            conn.execute("SET search_path = fn")
-            for st in SETUP:
-                conn.execute(st.replace("{s}", "fn"))
-        yield mz, pg
-        mz.close()
-        pg.close()
+    def configure(conn: psycopg.Connection) -> None:
+        # intervals compare as their text (psycopg's timedelta would fold months into days)
+        conn.adapters.register_loader("interval", TextLoader)
+        conn.execute("SET TimeZone = 'UTC'")
+
+    with paired_with_postgres(mz_server.connect(), "functions-", "fn", SETUP, configure) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -11,7 +11,7 @@ from psycopg.types.string import TextLoader
 
 from tests.integration.harness import MzServer
 from tests.integration.test_functions_vs_postgres import _rows
-from tests.pgref import reference_postgres
+from tests.pgref import paired_with_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -102,19 +102,12 @@ EXPECTED_ERRORS = {
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    with reference_postgres("jsonb-") as dsn:
-        pg = psycopg.connect(dsn, autocommit=True)
-        mz = mz_server.connect()
-        for conn in (pg, mz):
-            # jsonb compares as the exact text each server sends
-            conn.adapters.register_loader("jsonb", TextLoader)
-            conn.execute("CREATE SCHEMA jb")
-            conn.execute("SET search_path = jb")
-            for st in SETUP:
-                conn.execute(st.replace("{s}", "jb"))
-        yield mz, pg
-        mz.close()
-        pg.close()
+    def configure(conn: psycopg.Connection) -> None:
+        # jsonb compares as the exact text each server sends
+        conn.adapters.register_loader("jsonb", TextLoader)
+
+    with paired_with_postgres(mz_server.connect(), "jsonb-", "jb", SETUP, configure) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("sql", QUERIES + sorted(EXPECTED_ERRORS))

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 
 from tests.integration.harness import MzServer
-from tests.pgref import reference_postgres
+from tests.pgref import paired_with_postgres
 
 pytestmark = pytest.mark.integration
 
@@ -89,17 +89,8 @@ def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    with reference_postgres("semantics-") as dsn:
-        pg = psycopg.connect(dsn, autocommit=True)
-        mz = mz_server.connect()
-        for conn in (pg, mz):
-            conn.execute("CREATE SCHEMA sem")
-            conn.execute("SET search_path = sem")
-            for st in SETUP:
-                conn.execute(st.format(s="sem"))
-        yield mz, pg
-        mz.close()
-        pg.close()
+    with paired_with_postgres(mz_server.connect(), "semantics-", "sem", SETUP) as pair:
+        yield pair
 
 
 @pytest.mark.parametrize("sql", QUERIES)
