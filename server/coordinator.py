@@ -600,7 +600,7 @@ class Coordinator:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
-        from compute.render.spark import session_for
+        from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, session_for
 
         spark = self.spark()
         done: list[Any] = []
@@ -644,7 +644,8 @@ class Coordinator:
 
         ctx = oneshot.RenderContext(spark, read_source, planner=None if record_counts is not None else (lambda: session_for(rows_read[0])),
                                     observed={} if record_counts is not None else None, source_mfps=dict(df.source_mfps),
-                                    check_interrupt=check_interrupt)
+                                    check_interrupt=check_interrupt,
+                                    tiny=lambda: record_counts is None and rows_read[0] < TINY_INPUT_ROWS)
         fin = df.finishing
         types = df.types
         try:
@@ -652,7 +653,7 @@ class Coordinator:
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
-            table = ctx.session().sql(text).toArrow()
+            table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))

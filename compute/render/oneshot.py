@@ -80,6 +80,9 @@ class RenderContext:
     # raises the statement's cancellation error if it was cancelled (between Spark jobs)
     check_interrupt: Callable[[], None] = lambda: None
     max_iterations: int = MAX_ITERATIONS
+    # whether the inputs read so far are small enough to compute in one partition
+    # (sources are then cached as one partition: compute.render.sources)
+    tiny: Callable[[], bool] = lambda: False
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -101,6 +104,14 @@ class RenderContext:
         df.createOrReplaceGlobalTempView(name)
         self.persisted.append((df, name))
         return f"SELECT * FROM global_temp.{name}"
+
+    def single(self, q: str) -> str:
+        """`q` in one partition when the inputs are tiny: Spark then knows it is a single
+        partition (as the one-partition sources are), so the operators above it need no
+        shuffle and the whole query runs as one stage (UNION ALL and VALUES do not keep it)."""
+        if not self.tiny():
+            return q
+        return f"SELECT /*+ COALESCE(1) */ * FROM ({q}) AS {self.alias()}"
 
     def materialize(self, r: Rel) -> Rel:
         """Compute `r` once for several readers: a lazy local checkpoint, computed (and kept)
@@ -208,10 +219,12 @@ def _constant(rows, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
     if len(rows) > INLINE_CONSTANT_ROWS:
         return Rel(ctx.view(constant_df(ctx.spark, rows, types), persist=False), n)
     values = ", ".join("(" + ", ".join([*(lit(v, t) for v, t in zip(row, types, strict=True)), f"CAST({int(d)} AS BIGINT)"]) + ")" for row, d in rows)
-    return Rel(f"SELECT * FROM VALUES {values} AS {ctx.alias()}({', '.join([*cnames(n), DIFF])})", n)
+    return Rel(ctx.single(f"SELECT * FROM VALUES {values} AS {ctx.alias()}({', '.join([*cnames(n), DIFF])})"), n)
 
 
 MAX_INLINE_EXPR = 10_000
+# a binding read several times over tiny inputs is repeated in the text up to this size
+INLINE_LET_CHARS = 60_000
 
 
 def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
@@ -259,9 +272,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return _flat_map(render(i, ctx), f, xs, ts, ctx)
         case lir.Let(id=i, value=v, body=b):
             value = render(v, ctx)
-            if _local_uses(b, i) > 1 and ctx.observed is None:
+            uses = _local_uses(b, i)
+            if uses > 1 and ctx.observed is None and not (ctx.tiny() and uses * len(value.sql) <= INLINE_LET_CHARS):
                 # computed once, read several times: without this Spark recomputes it at
-                # every reference, exponentially in the nesting of such bindings
+                # every reference, exponentially in the nesting of such bindings. Over tiny
+                # inputs recomputing is cheaper than a checkpoint (~30 ms of calls), as
+                # long as the text stays small.
                 value = ctx.materialize(value)
             ctx.lets[i] = value
             try:
@@ -282,7 +298,7 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return _select(ctx, r, [*cnames(r.arity), DIFF], ["diff > 0"])
         case lir.Union(inputs=ins, consolidate_output=c):
             rs = [render(x, ctx) for x in ins]
-            out = Rel(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs), rs[0].arity)
+            out = Rel(ctx.single(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs)), rs[0].arity)
             return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)

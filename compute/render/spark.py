@@ -8,7 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 
 from compute.render import jsonb
 
@@ -100,3 +101,17 @@ def _default_workers(master: str) -> int:
             return int(inner)
         return os.cpu_count() or 2
     return 2
+
+
+def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
+    """`df.toArrow()`. For a `small` result, the Arrow batches come back as the return value
+    of one py4j call instead of through PySpark's authenticated side socket, whose set-up
+    costs ~20 ms a query (a 10-row group-by 43 -> 19 ms)."""
+    if not small:
+        return df.toArrow()
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    schema = to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
+    blobs = list(df._jdf.toArrowBatchRdd().collect())  # type: ignore[operator]
+    batches = [pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs]
+    return pa.Table.from_batches(batches, schema=schema)
