@@ -241,6 +241,7 @@ class FileResult:
     # SQLSTATE of every record that raised an error (passing `statement error` ones too)
     error_states: dict[int, str] = field(default_factory=dict)
     aborted: str | None = None  # why the file stopped early (connection lost, ...)
+    on_failure: Callable[[Failure], None] | None = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> int:
@@ -257,6 +258,8 @@ class RunOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     keep_schema: bool = False
     label_check: bool = True
+    # called with every failure as it happens (a long run's failures can be read early)
+    on_failure: Callable[[Failure], None] | None = None
 
 
 def _expected_text(rec: Record) -> str:
@@ -306,7 +309,7 @@ def run_records(
     opts: RunOptions,
     setup: Callable[[PgConnection], None] | None = None,
 ) -> FileResult:
-    res = FileResult(file_label)
+    res = FileResult(file_label, on_failure=opts.on_failure)
     t0 = time.monotonic()
     conn = conn_factory()
     if setup:
@@ -373,6 +376,8 @@ def _fail(res: FileResult, rec: Record, file_label: str, expected: str, actual: 
     res.failed += 1
     res.failed_lines[rec.line] = sqlstate or reason
     res.failures.append(Failure(file_label, rec.line, rec.sql, rec.kind, expected, actual, sqlstate))
+    if res.on_failure is not None:
+        res.on_failure(res.failures[-1])
     return reason
 
 
@@ -619,6 +624,14 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(paths[0]).resolve() if len(paths) == 1 and Path(paths[0]).is_dir() else None
     opts = RunOptions(engines=engines, limit=args.limit, timeout_s=args.timeout,
                       query_every=args.query_every)
+    lock = threading.Lock()
+    if args.failures:
+        args.failures.write_text("")
+
+        def log_failure(fl: Failure) -> None:
+            with lock, open(args.failures, "a") as f:
+                f.write(json.dumps(fl.to_json()) + "\n")
+        opts.on_failure = log_failure
 
     server = None
     tmp = None
@@ -630,7 +643,6 @@ def main(argv: list[str] | None = None) -> int:
         server = start_mzspark(tmp, args.spark_master, log)
         dsn = server.dsn
         print(f"mzspark ready on {server.host}:{server.port}", file=sys.stderr, flush=True)
-    lock = threading.Lock()
     done = [0]
 
     def progress(r: FileResult) -> None:
@@ -652,11 +664,6 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(tmp, ignore_errors=True)
     elapsed = time.monotonic() - t0
     print(format_table(results, elapsed, compare_pg=not args.record_expected))
-    if args.failures:
-        with open(args.failures, "w") as f:
-            for r in results:
-                for fl in r.failures:
-                    f.write(json.dumps(fl.to_json()) + "\n")
     if args.record_expected:
         engine = _server_version(dsn)
         write_expected(results, args.record_expected, engine)
