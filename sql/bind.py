@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from sqlglot import exp
 
@@ -170,7 +170,7 @@ _NO_WINDOWS = (WINDOWING_ERROR, "window functions are not allowed in this contex
 _WINDOW_CLAUSE = {"JOIN/ON": "JOIN conditions"}
 
 
-_BINARY = {
+_BINARY: dict[type[exp.Expression], str] = {
     exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
     exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
@@ -379,7 +379,7 @@ class Binder:
                 if tbl and not found:
                     raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{tbl}"')
                 continue
-            items.append((_output_name(e), e.unalias() if isinstance(e, exp.Alias) else e, None))
+            items.append((_output_name(e), cast(exp.Expression, e.unalias()) if isinstance(e, exp.Alias) else e, None))
         group = s.args.get("group")
         having = s.args.get("having")
         order = s.args.get("order")
@@ -401,7 +401,7 @@ class Binder:
             self._agg = _AggCtx(scope, keys)
             try:
                 with self._windows(win):
-                    exprs = [self._star_in_agg(i, scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                    exprs = [self._star_in_agg(cast(int, i), scope) if e is None else self.scalar(e, scope) for _, e, i in items]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
                 with self._windows(win):
                     order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
@@ -425,7 +425,7 @@ class Binder:
             select_scope = Scope()
         else:
             with self._windows(win):
-                exprs = [Column(i, scope.columns[i].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
+                exprs = [Column(cast(int, i), scope.columns[cast(int, i)].typ) if e is None else self.scalar(e, scope) for _, e, i in items]
                 order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
                 on_exprs = [self._on_expr(e, scope, items, exprs) for e in on_list]
         del select_scope
@@ -550,7 +550,7 @@ class Binder:
         raise unsupported(f"non-constant {what}")
 
     def _order_exprs(self, order: exp.Order, scope: Scope, items, exprs, distinct: bool):
-        out = []
+        out: list[tuple[HirScalar | int, bool, bool]] = []
         names = [n for n, _, _ in items]
         for o in order.expressions:
             e = o.this
@@ -677,12 +677,12 @@ class Binder:
             else func.unify([r[i].typ for r in bound], "VALUES")
             for i in range(width)
         )
-        cast = [[self.coerce(e, types[i]) for i, e in enumerate(r)] for r in bound]
+        coerced = [[self.coerce(e, types[i]) for i, e in enumerate(r)] for r in bound]
         names = tuple(f"column{i + 1}" for i in range(width))
-        if all(isinstance(e, Literal) for r in cast for e in r):
-            return HConstant(tuple(tuple(e.value for e in r) for r in cast), types), names, types
+        if all(isinstance(e, Literal) for r in coerced for e in r):
+            return HConstant(tuple(tuple(cast(Literal, e).value for e in r) for r in coerced), types), names, types
         unit = HConstant(((),), ())
-        parts = tuple(HMap(unit, tuple(r)) for r in cast)
+        parts = tuple(HMap(unit, tuple(r)) for r in coerced)
         return (parts[0] if len(parts) == 1 else HUnion(parts)), names, types
 
     # ---- FROM -------------------------------------------------------------------------
@@ -764,7 +764,7 @@ class Binder:
         return out, Scope(scope.columns + [ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
 
     def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
-        frm = s.args.get("from_") or s.args.get("from")
+        frm = cast(exp.From, s.args.get("from_") or s.args.get("from"))
         sources = [frm.this] + list(frm.expressions or [])
         if _is_table_function(sources[0]):
             rel, scope = self._table_function(sources[0], HConstant(((),), ()), Scope())
@@ -849,7 +849,7 @@ class Binder:
             if isinstance(t.this, exp.Func):
                 raise unsupported("table functions in FROM")
             parts = [p.name for p in t.parts]
-            alias = t.alias_or_name
+            qualifier = t.alias_or_name
             col_alias = [c.name for c in t.args["alias"].columns] if t.args.get("alias") and t.args["alias"].columns else []
             if len(parts) == 1 and parts[0] in self.ctes:
                 rel, names = self.ctes[parts[0]]
@@ -857,14 +857,14 @@ class Binder:
                 names = list(names)
                 for i, c in enumerate(col_alias):
                     names[i] = c
-                return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names, types, strict=True)])
+                return rel, Scope([ScopeColumn(qualifier, n, ty) for n, ty in zip(names, types, strict=True)])
             item = self.catalog.resolve(parts)
             if item is None:
                 raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
             names = list(item.column_names)
             for i, c in enumerate(col_alias):
                 names[i] = c
-            cols = [ScopeColumn(alias, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
+            cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
             if item.id not in self.dependencies:
                 self.dependencies.append(item.id)
             if item.hir is not None:
@@ -878,22 +878,22 @@ class Binder:
             finally:
                 self._agg = saved
             rel = self._finish_nested(b)
-            alias = t.alias_or_name or None
+            sub_qualifier = t.alias_or_name or None
             names = list(b.names)
             a = t.args.get("alias")
             if a is not None and a.columns:
                 for i, c in enumerate(a.columns):
                     names[i] = c.name
-            return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names, b.types, strict=True)])
+            return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, b.types, strict=True)])
         if isinstance(t, exp.Values):
-            rel, names, types = self._bind_values(t)
-            alias = t.alias_or_name or None
+            rel, value_names, types = self._bind_values(t)
+            values_qualifier = t.alias_or_name or None
             a = t.args.get("alias")
-            names_l = list(names)
+            names_l = list(value_names)
             if a is not None and a.columns:
                 for i, c in enumerate(a.columns):
                     names_l[i] = c.name
-            return rel, Scope([ScopeColumn(alias, n, ty) for n, ty in zip(names_l, types, strict=True)])
+            return rel, Scope([ScopeColumn(values_qualifier, n, ty) for n, ty in zip(names_l, types, strict=True)])
         raise unsupported(f"FROM item {t.key}")
 
     # ---- scalars ----------------------------------------------------------------------
@@ -1002,8 +1002,8 @@ class Binder:
             (AggregateExpr("bool_or", Column(1, BOOL), False, BOOL), AggregateExpr("bool_or", Column(2, BOOL), False, BOOL)),
         )
         hit = Literal(quantifier == "any", BOOL)
-        verdict = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
-                     If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
+        verdict: HirScalar = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
+                                 If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
         return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
 
     def _semijoin(self, lhs: HirScalar, q: exp.Expression, scope: Scope) -> HirScalar:
@@ -1108,7 +1108,7 @@ class Binder:
         else:
             if grouping and _has_agg(arg):
                 raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
-            h = self.scalar(arg, scope)
+            h = self.scalar(cast(exp.Expression, arg), scope)
             if h.typ.name == "unknown":
                 h = self.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
         if filter_where is not None:
@@ -1345,7 +1345,7 @@ class Binder:
             x = self.scalar(e.this, scope)
             lo = self.scalar(e.args["low"], scope)
             hi = self.scalar(e.args["high"], scope)
-            res = CallVariadic("and", (self._binary("ge", x, lo), self._binary("le", x, hi)), BOOL)
+            res: HirScalar = CallVariadic("and", (self._binary("ge", x, lo), self._binary("le", x, hi)), BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
         if isinstance(e, exp.In):
             if not e.expressions and e.args.get("query") is None and e.args.get("unnest") is None:
@@ -1374,9 +1374,9 @@ class Binder:
             t = func.unify([a.typ, b.typ], "CASE")
             return If(c, self.coerce(a, t), self.coerce(b, t), t)
         if isinstance(e, exp.Coalesce):
-            args = [self.scalar(x, scope) for x in [e.this, *e.expressions]]
-            t = func.unify([a.typ for a in args], "COALESCE")
-            return CallVariadic("coalesce", tuple(self.coerce(a, t) for a in args), t)
+            operands = [self.scalar(x, scope) for x in [e.this, *e.expressions]]
+            t = func.unify([a.typ for a in operands], "COALESCE")
+            return CallVariadic("coalesce", tuple(self.coerce(a, t) for a in operands), t)
         if isinstance(e, exp.Nullif):
             a = self.scalar(e.this, scope)
             b = self.scalar(e.expression, scope)
@@ -1433,10 +1433,10 @@ class Binder:
                            hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
         et = func.unify([x.typ for x in elems], "ARRAY")
         t = func.array_of(et)
-        cast = tuple(self.coerce(x, et) for x in elems)
-        if all(isinstance(x, Literal) for x in cast):
-            return Literal([x.value for x in cast], t)  # type: ignore[union-attr]
-        return CallVariadic("array_create", cast, t)
+        coerced = tuple(self.coerce(x, et) for x in elems)
+        if all(isinstance(x, Literal) for x in coerced):
+            return Literal([cast(Literal, x).value for x in coerced], t)
+        return CallVariadic("array_create", coerced, t)
 
     def _subscript(self, e: exp.Bracket, scope: Scope) -> HirScalar:
         """a[i] (1-based; NULL out of range). sqlglot stores literal subscripts 0-based."""
@@ -1543,7 +1543,7 @@ class Binder:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
             # age(x) = age(today's midnight, x)
-            today = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
+            today: HirScalar = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
             args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
         arg_types, rtype = func.function_type(name, [a.typ for a in args])
         cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
@@ -1688,7 +1688,7 @@ def _is_table_function(t: exp.Expression) -> bool:
     return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
 
 
-def _flatten(e: exp.Expression, cls: type) -> list[exp.Expression]:
+def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expression]:
     out: list[exp.Expression] = []
     stack = [e]
     while stack:

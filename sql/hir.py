@@ -53,7 +53,10 @@ class Select:
     typ: SqlType
 
 
-HirScalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If | Param | OuterColumn | Exists | Select
+HirScalar = (
+    Column | Literal | CallUnary["HirScalar"] | CallBinary["HirScalar"] | CallVariadic["HirScalar"] | If["HirScalar"]
+    | Param | OuterColumn | Exists | Select
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +114,7 @@ class HFlatMap:
 class HReduce:
     input: HirRel
     group_key: tuple[int, ...]
-    aggregates: tuple[AggregateExpr, ...]
+    aggregates: tuple[AggregateExpr[HirScalar], ...]
 
 
 @dataclass(frozen=True, slots=True)

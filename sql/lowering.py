@@ -255,7 +255,7 @@ class Lowerer:
             body: Mir = Union((inp_get, Negate(semi))) if anti else semi
             return Let(inp_id, inp, Let(d_id, distinct, body))
         r = self.rel(sub, TOP)
-        nonempty = Reduce(Project(r, ()), (), ())  # one row () iff S has rows
+        nonempty: Mir = Reduce(Project(r, ()), (), ())  # one row () iff S has rows
         if anti:
             nonempty = Union((Constant((((), 1),), ()), Negate(nonempty)))
         return Let(inp_id, inp, Project(Join((inp_get, nonempty), ()), tuple(range(width))))
@@ -264,6 +264,8 @@ class Lowerer:
         """inp (k + n columns) ++ one column: the subquery's value for each row."""
         width = ctx.k + n
         inp_id, inp_get = self._let(inp)
+        d_id: str | None
+        d_get: Mir
         if self._correlated(sub.rel):
             distinct = _distinct(inp_get)
             d_id, d_get = self._let(distinct)
@@ -589,8 +591,8 @@ def free_levels(r: HirRel, depth: int = 0) -> set[int]:
                 scal(on, d)
             case HReduce(input=i, aggregates=aggs):
                 walk(i, d)
-                for a in aggs:
-                    scal(a.expr, d)
+                for agg in aggs:
+                    scal(agg.expr, d)
             case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
                 walk(i, d)
             case HWindow(input=i, windows=ws):
@@ -647,8 +649,8 @@ def local_gets(r: HirRel) -> set[str]:
                 scal(on)
             case HReduce(input=i, aggregates=aggs):
                 walk(i)
-                for a in aggs:
-                    scal(a.expr)
+                for agg in aggs:
+                    scal(agg.expr)
             case HProject(input=i) | HDistinct(input=i) | HTopK(input=i) | HNegate(input=i) | HThreshold(input=i):
                 walk(i)
             case HWindow(input=i, windows=ws):

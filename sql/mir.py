@@ -117,7 +117,7 @@ class Join:
 class Reduce:
     input: Mir
     group_key: tuple[Scalar, ...]
-    aggregates: tuple[AggregateExpr, ...]
+    aggregates: tuple[AggregateExpr[Scalar], ...]
     monotonic: bool = False
     _types: tuple[SqlType, ...] | None = _cache()
 
@@ -273,8 +273,8 @@ def _explain(r: Mir, depth: int, out: list[str], ar: bool, ji: bool = False) -> 
             out.append(f"{pad}Join on=({on}) type={impl}{suffix}" if eq else f"{pad}CrossJoin type={impl}{suffix}")
             if ji and paths:
                 out.append(f"{pad}  implementation")
-                for p in paths:
-                    out.append(f"{pad}    {explain_path(p)}")
+                for path in paths:
+                    out.append(f"{pad}    {explain_path(path)}")
         case Reduce(group_key=k, aggregates=a, monotonic=m):
             parts = []
             if k:

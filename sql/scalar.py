@@ -12,9 +12,13 @@ emits one row per list element.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import Any, Generic, TypeVar, assert_never
 
 from sql.types import BOOL, SqlType
+
+# The operand type of a call / If / aggregate: `Scalar` in MIR; HIR (sql.hir) reuses these
+# nodes over its own scalars (`HirScalar`, with parameters and subqueries).
+S = TypeVar("S", covariant=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,36 +34,36 @@ class Literal:
 
 
 @dataclass(frozen=True, slots=True)
-class CallUnary:
+class CallUnary(Generic[S]):
     func: str
-    expr: Scalar
+    expr: S
     typ: SqlType
 
 
 @dataclass(frozen=True, slots=True)
-class CallBinary:
+class CallBinary(Generic[S]):
     func: str
-    expr1: Scalar
-    expr2: Scalar
+    expr1: S
+    expr2: S
     typ: SqlType
 
 
 @dataclass(frozen=True, slots=True)
-class CallVariadic:
+class CallVariadic(Generic[S]):
     func: str
-    exprs: tuple[Scalar, ...]
+    exprs: tuple[S, ...]
     typ: SqlType
 
 
 @dataclass(frozen=True, slots=True)
-class If:
-    cond: Scalar
-    then: Scalar
-    els: Scalar
+class If(Generic[S]):
+    cond: S
+    then: S
+    els: S
     typ: SqlType
 
 
-Scalar = Column | Literal | CallUnary | CallBinary | CallVariadic | If
+Scalar = Column | Literal | CallUnary["Scalar"] | CallBinary["Scalar"] | CallVariadic["Scalar"] | If["Scalar"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +117,7 @@ class WindowSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class AggregateExpr:
+class AggregateExpr(Generic[S]):
     """An aggregate of a Reduce: `func(expr)` over the rows of a group (with multiplicity).
 
     *Window aggregates* (`window` set; DESIGN §4.1, Materialize's shape) evaluate a window
@@ -158,7 +162,7 @@ class AggregateExpr:
     # count | sum | min | max | any_value | ...; window aggregates: row_number | rank |
     # dense_rank | lag | lead | first_value | last_value | window_agg (f in window.agg)
     func: str
-    expr: Scalar
+    expr: S
     distinct: bool
     typ: SqlType
     window: WindowSpec | None = None

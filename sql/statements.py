@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
@@ -182,7 +184,7 @@ class _Postgres(Postgres):
     generic nodes lose: date_part (float8, unlike extract's numeric), date_trunc (a column
     as its unit is not a keyword) and to_char (its patterns are not strftime's)."""
 
-    class Parser(Postgres.Parser):
+    class Parser(PostgresParser):  # Postgres.Parser, named by its class for mypy
         FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "DATE_PART": _anonymous("date_part"), "TO_CHAR": _anonymous("to_char"),
                      "DATE_TRUNC": _anonymous("date_trunc")}
         FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k not in ("DATE_PART", "DATE_TRUNC")}
@@ -219,7 +221,7 @@ def _parse_sqlglot(sql: str) -> exp.Expression:
     node = stmts[0]
     if isinstance(node, exp.Command):
         raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
-    return node
+    return cast(exp.Expression, node)
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
@@ -322,8 +324,8 @@ def classify(sql: str) -> Statement:
         m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
-        names = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
-        return DropObjects(" ".join(m.group(1).lower().split()), names, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
+        qnames = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
+        return DropObjects(" ".join(m.group(1).lower().split()), qnames, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
     if w0 == "create" and len(words) > 1 and (words[1] in ("view", "materialized") or words[1:3] == ["or", "replace"]):
         return _parse_create_view(text)
     if w0 == "create" and len(words) > 1 and (words[1] in ("index", "default") or words[1:3] == ["unique", "index"]):
@@ -656,8 +658,8 @@ def _parse_copy(text: str) -> Statement:
         return CopyTo(inner.ast, _copy_options(m.group(2)))
     m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
     if m:
-        cols = m.group(3) or "*"
-        return CopyTo(parse_sql(f"SELECT {cols} FROM {m.group(1)}"), _copy_options(m.group(4)))
+        select_list = m.group(3) or "*"
+        return CopyTo(parse_sql(f"SELECT {select_list} FROM {m.group(1)}"), _copy_options(m.group(4)))
     if re.match(r"(?is)^copy\b.*\b(from|to)\s+'", text):
         raise SqlError("42501", "COPY to or from a file is not allowed; use STDIN/STDOUT")
     raise unsupported("this COPY form")
@@ -707,7 +709,9 @@ def _parse_create_index(text: str) -> Statement:
 
 
 def _split_top_level(s: str) -> list[str]:
-    out, depth, cur, quote = [], 0, [], False
+    out: list[str] = []
+    cur: list[str] = []
+    depth, quote = 0, False
     for ch in s:
         if ch == "'" :
             quote = not quote

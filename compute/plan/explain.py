@@ -149,13 +149,13 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict
             return
         case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
             out.append(f"{pad}With Mutually Recursive{ann}")
-            for i, v, lim in zip(ids, vs, lims, strict=True):
-                out.append(f"{dpad}cte {lim.explain() + ' ' if lim is not None else ''}{i} =")
+            for i, v, rec_lim in zip(ids, vs, lims, strict=True):
+                out.append(f"{dpad}cte {rec_lim.explain() + ' ' if rec_lim is not None else ''}{i} =")
                 _node(v, depth + 2, out, node_ids, records)
             out.append(f"{pad}Return")
             _node(b, depth + 1, out, node_ids, records)
             return
         case _:
             assert_never(n)
-    for c in children:
-        _node(c, depth + 1, out, node_ids, records)
+    for child in children:
+        _node(child, depth + 1, out, node_ids, records)

@@ -105,7 +105,7 @@ ReducePlan = ReduceDistinct | ReduceAccumulable | ReduceHierarchical | ReduceBas
 class Reduce:
     input: Plan
     group_key: tuple[Scalar, ...]
-    aggregates: tuple[AggregateExpr, ...]
+    aggregates: tuple[AggregateExpr[Scalar], ...]
     plan: ReducePlan
 
 

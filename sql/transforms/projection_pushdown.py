@@ -123,14 +123,14 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
             offsets = [0]
             for x in xs:
                 offsets.append(offsets[-1] + mir.arity(x))
-            need = set(d)
+            needed = set(d)
             for cls in eq:
                 for e in cls:
-                    need |= columns_used(e)
-            pos: dict[int, int] = {}
+                    needed |= columns_used(e)
+            pos = {}
             ins = []
             for j, x in enumerate(xs):
-                local = tuple(c - offsets[j] for c in sorted(need) if offsets[j] <= c < offsets[j + 1])
+                local = tuple(c - offsets[j] for c in sorted(needed) if offsets[j] <= c < offsets[j + 1])
                 for c in local:
                     pos[offsets[j] + c] = len(pos)
                 ins.append(_prune(x, local, lets))
@@ -139,12 +139,12 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
         case mir.Reduce(input=x, group_key=key, aggregates=aggs):
             nk = len(key)
             kept = [k for k in range(len(aggs)) if nk + k in d]
-            need: set[int] = set()
+            needed = set()
             for e in key:
-                need |= columns_used(e)
+                needed |= columns_used(e)
             for k in kept:
-                need |= columns_used(aggs[k].expr)
-            keep, pos = _over(x, list(need), d)
+                needed |= columns_used(aggs[k].expr)
+            keep, pos = _over(x, list(needed), d)
             inner = _prune(x, keep, lets)
             if isinstance(inner, mir.Project) and not isinstance(inner.input, _MFP_OR_LEAF):
                 # the Reduce reads through the narrowing itself (no Mfp between two operators)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from compute.plan import lir
 from compute.plan.refinements.refine_single_time_consolidation import (
@@ -16,7 +17,10 @@ from compute.plan.refinements.refine_union_negate_consolidation import (
     refine_union_negate_consolidation,
 )
 
-Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]  # noqa: F821
+if TYPE_CHECKING:
+    from compute.plan.pipeline import PlanFlags
+
+Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]
 
 REFINEMENTS: tuple[Refinement, ...] = (
     refine_source_mfps,

@@ -47,8 +47,8 @@ def refine_source_mfps(df: lir.Dataflow, flags) -> lir.Dataflow:
             return lir.Plan(p.node_id, replace(n, mfp=mfp, strategy=strategy))
         return p
 
-    mfps = tuple((sid, m) for sid, (m, _) in pushed.items())
-    return replace(df, plan=map_plan(df.plan, rewrite), source_mfps=mfps)
+    source_mfps = tuple((sid, m) for sid, (m, _) in pushed.items())
+    return replace(df, plan=map_plan(df.plan, rewrite), source_mfps=source_mfps)
 
 
 def _uses(m: lir.Mfp, skip: tuple[Scalar, ...], n: int) -> set[int]:

@@ -12,6 +12,7 @@ def map_plan(p: lir.Plan, f: Callable[[lir.Plan], lir.Plan], enter_recursive: bo
     """Rewrite children first, then apply f to the node. With `enter_recursive=False` the
     values of LetRec bindings (and everything under them) are left as they are."""
     n = p.node
+    new: lir.Node
     match n:
         case lir.Constant() | lir.Get():
             new = n
