@@ -115,6 +115,9 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
     """
     if a.name == "unknown" and b.name == "unknown":
         a = b = TEXT
+    elif op == "concat" and "unknown" in (a.name, b.name) and not _concat_peer(b if a.name == "unknown" else a):
+        # text || anynonarray (and anynonarray || text): 'r' || 5 = 'r5'
+        a, b = (TEXT, b) if a.name == "unknown" else (a, TEXT)
     elif a.name == "unknown":
         a = b if op not in ARITH or b.name in _NUM_RANK else a
         if a.name == "unknown":
@@ -134,6 +137,10 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         from sql.errors import unsupported
 
         raise unsupported(f"jsonb ordering ({_OP_SYMBOL[op]})")
+    if (op in ("add", "sub", "mul", "div") or op in COMPARE) and "float4" in (na, nb) and na != nb \
+            and na in _NUM_RANK and nb in _NUM_RANK:
+        # real (op) integer/numeric resolves to Postgres' float48 operators: double precision
+        return (FLOAT8, FLOAT8, FLOAT8) if op not in COMPARE else (FLOAT8, FLOAT8, BOOL)
     if op in ARITH:
         if na in _NUM_RANK and nb in _NUM_RANK:
             t = unify([a, b])
@@ -203,6 +210,11 @@ def _array_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
                 raise op_error(op, a, b) from None
             return t, t, BOOL
     raise op_error(op, a, b)
+
+
+def _concat_peer(t: SqlType) -> bool:
+    """Types whose own || takes an unknown operand as the same type."""
+    return t.is_string or is_array(t) or t.name in ("jsonb", "bytea")
 
 
 def _unknown_peer(op: str, other: SqlType) -> SqlType:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import struct
 import uuid
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -85,7 +86,7 @@ def parse_text(s: str, t: SqlType) -> Any:
         v = float(st)
         if math.isinf(v):
             raise _range_err(t, s)
-        return v
+        return round_f32(v) if n == "float4" and abs(v) <= 3.4028235e38 else v
     if n == "bool":
         st = s.strip().lower()
         if st in ("t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"):
@@ -311,7 +312,7 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
         f = float(v)
         if d == "float4" and not math.isinf(f) and abs(f) > 3.4028235e38:
             raise _range_err(dst, v)
-        return f
+        return round_f32(f) if d == "float4" and not math.isinf(f) and not math.isnan(f) else f
     if d == "bool":
         if isinstance(v, int):
             return v != 0
@@ -334,33 +335,69 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
 
 
 def format_float(v: float, t: SqlType | None = None) -> str:
+    """Postgres' text output of a float8 (or, with `t` float4, a real)."""
+    return format_float4(v) if t is not None and t.name == "float4" else format_float8(v)
+
+
+def _digits_exponent(s: str) -> tuple[str, int]:
+    """Significant digits (no trailing zeros) and scientific exponent of a positive float's
+    repr-style string ('123.5', '1e-05', '1.5e+16')."""
+    mant, _, exp = s.partition("e")
+    ip, _, fp = mant.partition(".")
+    digits = ip + fp
+    stripped = digits.lstrip("0")
+    e = len(ip) - 1 - (len(digits) - len(stripped)) + (int(exp) if exp else 0)
+    return stripped.rstrip("0") or "0", e
+
+
+def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
+    """Postgres' (Ryu-based) float output: fixed notation for 1e-4 <= |v| < 10**fixed_max_exp."""
     if math.isnan(v):
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    if t is not None and t.name == "float4":
-        import struct
-        v32 = struct.unpack("f", struct.pack("f", v))[0]
-        r = f"{v32:.9g}"
-        for p in range(1, 10):
-            cand = f"{v32:.{p}g}"
-            if struct.unpack("f", struct.pack("f", float(cand)))[0] == v32:
-                r = cand
-                break
-        return _pg_float(r)
-    if v == int(v) and abs(v) < 1e15:
-        return str(int(v)) if v != 0 or math.copysign(1, v) > 0 else "-0"
-    return _pg_float(repr(v))
+    sign = "-" if math.copysign(1.0, v) < 0 else ""
+    if v == 0:
+        return sign + "0"
+    digits, e = _digits_exponent(repr_digits.lstrip("-"))
+    if -4 <= e < fixed_max_exp:
+        if e >= 0:
+            if len(digits) <= e + 1:
+                body = digits + "0" * (e + 1 - len(digits))
+            else:
+                body = digits[: e + 1] + "." + digits[e + 1 :]
+        else:
+            body = "0." + "0" * (-e - 1) + digits
+    else:
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        body = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
+    return sign + body
 
 
-def _pg_float(r: str) -> str:
-    if "e" in r:
-        mant, exp = r.split("e")
-        e = int(exp)
-        if -5 <= e < 15 and "e" in r:
-            return str(Decimal(r)).rstrip("0").rstrip(".") if "." in str(Decimal(r)) else str(Decimal(r))
-        return f"{mant}e{'+' if e >= 0 else '-'}{abs(e):02d}"
-    return r
+def format_float8(v: float) -> str:
+    v = float(v)
+    r = repr(v)
+    # Fast path: Python's repr is fixed-point for 1e-4 <= |v| < 1e16, like Postgres below 1e15.
+    if "e" not in r and 1e-4 <= abs(v) < 1e15:
+        return r[:-2] if r.endswith(".0") else r
+    return _format_shortest(v, r, 15)
+
+
+def round_f32(v: float) -> float:
+    return struct.unpack("f", struct.pack("f", v))[0]
+
+
+def format_float4(v: float) -> str:
+    v = float(v)
+    if math.isnan(v) or math.isinf(v) or v == 0:
+        return _format_shortest(v, "0", 6)
+    v32 = round_f32(v)
+    for prec in range(1, 10):
+        s = f"{v32:.{prec - 1}e}"
+        if round_f32(float(s)) == v32:
+            return _format_shortest(v32, s, 6)
+    return _format_shortest(v32, repr(v32), 6)
+
 
 
 def format_interval(iv: Interval) -> str:

@@ -149,6 +149,11 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
         return f"rtrim({x})"
+    if d in ("text", "varchar") and s in ("float4", "float8"):
+        return f"mz_{s}_text({x})"
+    if d in ("text", "varchar") and s == "numeric" and src.numeric_precision_scale() is None:
+        # as results are sent (compute.render.types): without the storage scale's zeros
+        return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
     return cast(x, dst)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb
+from compute.render import jsonb, text_udfs
 
 _lock = threading.Lock()
 _spark: SparkSession | None = None
@@ -55,6 +55,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             b = b.config(k, v)
         _spark = b.getOrCreate()
         jsonb.register(_spark)
+        text_udfs.register(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -90,6 +91,7 @@ def session_for(rows: int) -> SparkSession:
             for k, v in _SIBLINGS[kind].items():
                 s.conf.set(k, v)
             jsonb.register(s)
+            text_udfs.register(s)
             _sessions[kind] = s
         return s
 

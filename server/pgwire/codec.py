@@ -30,7 +30,13 @@ from sql.errors import (
     NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
 )
-from sql.literal import quote_array_element, split_array_text
+from sql.literal import (
+    round_f32,
+    format_float4,
+    format_float8,
+    quote_array_element,
+    split_array_text,
+)
 from sql.types import ARRAY_ELEMENT, Interval, SqlType
 
 Encoder = Callable[[Any], bytes]
@@ -92,66 +98,6 @@ def _field_overflow(text: str) -> SqlError:
 # ---------------------------------------------------------------------------------------------
 # Text output
 # ---------------------------------------------------------------------------------------------
-
-
-def _digits_exponent(s: str) -> tuple[str, int]:
-    """Significant digits (no trailing zeros) and scientific exponent of a positive float's
-    repr-style string ('123.5', '1e-05', '1.5e+16')."""
-    mant, _, exp = s.partition("e")
-    ip, _, fp = mant.partition(".")
-    digits = ip + fp
-    stripped = digits.lstrip("0")
-    e = len(ip) - 1 - (len(digits) - len(stripped)) + (int(exp) if exp else 0)
-    return stripped.rstrip("0") or "0", e
-
-
-def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
-    """Postgres' (Ryu-based) float output: fixed notation for 1e-4 <= |v| < 10**fixed_max_exp."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    sign = "-" if math.copysign(1.0, v) < 0 else ""
-    if v == 0:
-        return sign + "0"
-    digits, e = _digits_exponent(repr_digits.lstrip("-"))
-    if -4 <= e < fixed_max_exp:
-        if e >= 0:
-            if len(digits) <= e + 1:
-                body = digits + "0" * (e + 1 - len(digits))
-            else:
-                body = digits[: e + 1] + "." + digits[e + 1 :]
-        else:
-            body = "0." + "0" * (-e - 1) + digits
-    else:
-        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        body = f"{mant}e{'-' if e < 0 else '+'}{abs(e):02d}"
-    return sign + body
-
-
-def format_float8(v: float) -> str:
-    v = float(v)
-    r = repr(v)
-    # Fast path: Python's repr is fixed-point for 1e-4 <= |v| < 1e16, like Postgres below 1e15.
-    if "e" not in r and 1e-4 <= abs(v) < 1e15:
-        return r[:-2] if r.endswith(".0") else r
-    return _format_shortest(v, r, 15)
-
-
-def _round_f32(v: float) -> float:
-    return _F32.unpack(_F32.pack(v))[0]
-
-
-def format_float4(v: float) -> str:
-    v = float(v)
-    if math.isnan(v) or math.isinf(v) or v == 0:
-        return _format_shortest(v, "0", 6)
-    v32 = _round_f32(v)
-    for prec in range(1, 10):
-        s = f"{v32:.{prec - 1}e}"
-        if _round_f32(float(s)) == v32:
-            return _format_shortest(v32, s, 6)
-    return _format_shortest(v32, repr(v32), 6)
 
 
 def format_numeric(v: Any) -> str:
@@ -489,7 +435,7 @@ def _parse_float(s: str, t: SqlType) -> float:
     if t.name == "float4":
         if math.isinf(f) or abs(f) > _FLT_MAX:
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
-        f32 = _round_f32(f)
+        f32 = round_f32(f)
         if f32 == 0 and nonzero:
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
         return f32

@@ -149,6 +149,13 @@ MISC = [
     "SELECT a.id, b.id, a.s::uuid = b.s::uuid, a.s::uuid < b.s::uuid FROM uu a, uu b",
     "SELECT s::uuid FROM uubad",
     "SELECT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid, '{a0eebc999c0b4ef8bb6d6bb9bd380a12}'::uuid::text FROM one",
+    # text || anynonarray: an unknown literal beside a non-string is text
+    "SELECT i4, 'r' || i4, i8 || 'x', 'b' || b, n || '', 'f' || f8, 'd' || DATE '2024-01-02', 'a' || 'b' FROM fa",
+    "SELECT n, n::text, (-n)::text, 10.0::numeric::text, 0.0::numeric::text, (-1.25)::text, 100::numeric::text FROM fa",
+    "SELECT f8, f8::text, (f8 * 1e20::float8)::text, (f8 / 1e6::float8)::text, (0.1::float8 + 0.2::float8)::text, 1e15::float8::text,"
+    " 123456789012345.6::float8::text, f4::text, (f4 / 3)::text, 'NaN'::float8::text, (-0.0::float8)::text FROM fa",
+    # real (op) integer/numeric is double precision (Postgres' float48 operators)
+    "SELECT f4, f4 / 3, f4 + 1, f4 * 2.5, f4 - i4, f4 < 2, 0.1::real = 0.1, 0.1::real = 0.1::real FROM fa",
 ]
 
 QUERIES = AGGREGATES + ARRAYS + DATETIME + MISC

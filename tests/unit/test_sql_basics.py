@@ -11,7 +11,19 @@ from sql import statements as st
 from sql.errors import SqlError
 from sql.lex import split_statements
 from sql.literal import cast_value, parse_interval, parse_text, to_text
-from sql.types import BOOL, DATE, FLOAT8, INT2, INT4, NUMERIC, TEXT, TIMESTAMPTZ, Interval, SqlType, numeric_typmod
+from sql.types import (
+    BOOL,
+    DATE,
+    FLOAT8,
+    INT2,
+    INT4,
+    NUMERIC,
+    TEXT,
+    TIMESTAMPTZ,
+    Interval,
+    SqlType,
+    numeric_typmod,
+)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,31 @@
+"""Postgres text output of floating-point values, as Arrow Python UDFs.
+
+Spark's CAST(double AS STRING) is Java's Double.toString ("-1.0", "1.0E20"); Postgres prints
+the shortest round-trip digits in printf-like notation ("-1", "1e+20"), as `sql.literal
+.format_float` does. Casts of float4/float8 to text call these by name.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from sql.literal import format_float
+from sql.types import FLOAT4
+
+
+def _float8_text(v: float | None) -> str | None:
+    return None if v is None else format_float(v)
+
+
+def _float4_text(v: float | None) -> str | None:
+    return None if v is None else format_float(v, FLOAT4)
+
+
+UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text}
+
+
+def register(spark: SparkSession) -> None:
+    for name, fn in UDFS.items():
+        spark.udf.register(name, F.udf(fn, T.StringType(), useArrow=True))
