@@ -55,6 +55,16 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             # default page size (64 MB here) twenty-odd of them exhaust execution memory
             # (AGGREGATE_OUT_OF_MEMORY); records larger than a page still get a page of their own.
             .config("spark.buffer.pageSize", "2m")
+            # Spark's ANTLR parser caches DFA states of every statement it parses, without a
+            # bound; our generated SQL texts grew it by ~150 MB per 1,000 queries until the
+            # heap was full (GC thrashing after ~20k slt queries). Flush it at 10% of the heap.
+            .config("spark.sql.parser.manageParserCaches", "true")
+            .config("spark.sql.parser.parserDfaCacheFlushRatio", "10")
+            # the (disabled) UI's status store: keep little of finished jobs and queries
+            .config("spark.ui.retainedJobs", "100")
+            .config("spark.ui.retainedStages", "100")
+            .config("spark.ui.retainedTasks", "1000")
+            .config("spark.sql.ui.retainedExecutions", "50")
         )
         for k, v in (conf or {}).items():
             b = b.config(k, v)
