@@ -31,10 +31,10 @@ from sql.errors import (
     SqlError,
 )
 from sql.literal import (
-    round_f32,
     format_float4,
     format_float8,
     quote_array_element,
+    round_f32,
     split_array_text,
 )
 from sql.types import ARRAY_ELEMENT, Interval, SqlType
