@@ -50,10 +50,10 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             # e.g. 45 / -count(*) on a global aggregate's empty-input default row.
             .config("spark.sql.optimizer.excludedRules", "org.apache.spark.sql.catalyst.optimizer.ConstantFolding")
             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
-            # Every hash aggregate and sort of a running task holds at least one page. A
-            # one-partition query (tiny inputs) runs all its operators in one task, and at the
-            # default page size (64 MB here) twenty-odd of them exhaust execution memory
-            # (AGGREGATE_OUT_OF_MEMORY); records larger than a page still get a page of their own.
+            # Every hash aggregate and sort of a running task holds at least one page, and a
+            # one-partition query (tiny inputs) runs all its operators in one task: at the
+            # default size (64 MB here) a 20-operator query over 10 rows reserves over 1 GB.
+            # Records larger than a page still get a page of their own.
             .config("spark.buffer.pageSize", "2m")
             # Spark's ANTLR parser caches DFA states of every statement it parses, without a
             # bound; our generated SQL texts grew it by ~150 MB per 1,000 queries until the
