@@ -79,7 +79,7 @@ clean:
 # sqllogictest corpus (not part of `make test`; CI runs a subset via tests/integration).
 #   make slt SLT_JOBS=1 SLT_ARGS='--failures slt-failures.jsonl --limit 200'
 SLT_CORPUS ?= ../shared/slt/sqlite
-SLT_JOBS ?= 2
+SLT_JOBS ?= 3
 SLT_ARGS ?=
 
 .PHONY: slt slt-plans
