@@ -10,7 +10,8 @@ Ids bound by a LetRec are never in `env`: nothing is known of a recursive bindin
 
 from __future__ import annotations
 
-from typing import assert_never
+from collections.abc import Callable
+from typing import TypeVar, assert_never
 
 from sql import mir
 from sql.scalar import Column
@@ -18,15 +19,24 @@ from sql.scalar import Column
 Memo = dict[int, tuple[mir.Mir, object]]  # id(node) -> (node, result): one transform run
 
 
+_T = TypeVar("_T")
+
+
+def _memoized(analysis: Callable[[mir.Mir, dict[str, _T], Memo | None], _T], r: mir.Mir,
+              env: dict[str, _T] | None, memo: Memo | None) -> _T:
+    """`analysis(r)`, looked up in and recorded into `memo` (one transform run) when given."""
+    if memo is None:
+        return analysis(r, {} if env is None else env, None)
+    hit = memo.get(id(r))
+    if hit is not None and hit[0] is r:
+        return hit[1]  # type: ignore[return-value]
+    out = analysis(r, {} if env is None else env, memo)
+    memo[id(r)] = (r, out)
+    return out
+
+
 def non_negative(r: mir.Mir, env: dict[str, bool] | None = None, memo: Memo | None = None) -> bool:
-    if memo is not None:
-        hit = memo.get(id(r))
-        if hit is not None and hit[0] is r:
-            return hit[1]  # type: ignore[return-value]
-        out = _non_negative(r, {} if env is None else env, memo)
-        memo[id(r)] = (r, out)
-        return out
-    return _non_negative(r, {} if env is None else env, None)
+    return _memoized(_non_negative, r, env, memo)
 
 
 def _non_negative(r: mir.Mir, env: dict[str, bool], memo: Memo | None) -> bool:
@@ -58,14 +68,7 @@ Keys = frozenset[frozenset[int]]
 
 
 def unique_keys(r: mir.Mir, env: dict[str, Keys] | None = None, memo: Memo | None = None) -> Keys:
-    if memo is not None:
-        hit = memo.get(id(r))
-        if hit is not None and hit[0] is r:
-            return hit[1]  # type: ignore[return-value]
-        out = _unique_keys(r, {} if env is None else env, memo)
-        memo[id(r)] = (r, out)
-        return out
-    return _unique_keys(r, {} if env is None else env, None)
+    return _memoized(_unique_keys, r, env, memo)
 
 
 def _unique_keys(r: mir.Mir, env: dict[str, Keys], memo: Memo | None) -> Keys:
