@@ -1,15 +1,15 @@
 """The date, time, timestamp and timestamptz input functions (pure Python, one copy for
 literals and wire parameters).
 
-Accepted, as Postgres reads them: ISO 8601 dates `Y-M-D` (a first field of one or two digits
-above 31 is a two-digit year: 0-69 -> 20xx, 70-99 -> 19xx), `T` or blank before the time,
+Accepted, as Postgres reads them: ISO 8601 dates `Y-M-D` or `Y/M/D` with a year of three or
+more digits, `T` or blank before the time,
 `H:M[:S[.f]]` with fractions rounded half away from zero to microseconds, a zone `Z`, `UTC`,
 `GMT`, `+HH[:MM[:SS]]` or an IANA name (`Europe/Helsinki`), and the special words `epoch`,
 `now`, `today`, `tomorrow`, `yesterday` (`allballs` for time).
 
 Refused with 0A000 instead of a wrong value: BC dates and `infinity` (the values have no
-Spark / Python representation here), the orders that depend on DateStyle (`01/02/03`,
-`1-2-3`), `24:00:00`. Anything else is 22007; out-of-range fields are 22008.
+Spark / Python representation here), the orders that depend on DateStyle (a first field of one or two
+digits: `01/02/03`, `99-01-08`), `24:00:00`. Anything else is 22007; out-of-range fields are 22008.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sql.errors import (
 )
 
 _LABEL = {"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz": "timestamp with time zone"}
-_DATE = re.compile(r"(\d+)-(\d{1,2})-(\d{1,2})")
+_DATE = re.compile(r"(\d+)([-/])(\d{1,2})\2(\d{1,2})")
 _TIME = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
 _ZONE = re.compile(r"\s*(?:(?P<utc>Z|UTC|GMT|ZULU)|(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?(?::?(?P<s>\d{2}))?"
                    r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))\s*\Z", re.I)
@@ -67,13 +67,11 @@ def _date_part(v: str, kind: str, s: str) -> tuple[dt.date, str]:
     m = _DATE.match(v)
     if not m:
         raise _syntax(kind, s)
-    y, mo, d = m.groups()
+    y, _, mo, d = m.groups()
     year = int(y)
-    if len(y) <= 2:
-        if year <= 31:  # month or day first: its meaning depends on DateStyle
-            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported',
-                           hint="Write the year with four digits (YYYY-MM-DD).")
-        year += 2000 if year < 70 else 1900
+    if len(y) <= 2:  # month, day or two-digit year first: read by DateStyle's field order
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported',
+                       hint="Write the year with at least three digits (YYYY-MM-DD).")
     if year == 0:
         raise _overflow(s)
     try:
