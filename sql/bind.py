@@ -247,10 +247,9 @@ class Binder:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
                 tbl = e.table if isinstance(e, exp.Column) else None
                 found = False
-                for i, c in enumerate(scope.columns):
-                    if tbl is None or c.table == tbl:
-                        items.append((c.name, None, i))
-                        found = True
+                for i in scope.star_positions() if tbl is None else [i for i, c in enumerate(scope.columns) if c.table == tbl]:
+                    items.append((scope.columns[i].name, None, i))
+                    found = True
                 if tbl and not found:
                     raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{tbl}"')
                 continue
@@ -613,7 +612,7 @@ class Binder:
         new_cols = [ScopeColumn(table_alias, col, typ)]
         if ordinality:
             new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
-        return out, Scope(scope.columns + new_cols)
+        return out, scope.extended(new_cols)
 
     def _jsonb_table_function(self, t: exp.Expression, fn: exp.Anonymous, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
         """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
@@ -636,7 +635,7 @@ class Binder:
             cols = [table_alias]  # a function returning a base type: the alias names its column
         out_names = [*cols, *names[len(cols):]]
         out = HFlatMap(rel, name, (j,), types)
-        return out, Scope(scope.columns + [ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
+        return out, scope.extended([ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
 
     # ---- scalars ----------------------------------------------------------------------
     def _predicate(self, e: exp.Expression, scope: Scope, what: str) -> HirScalar:

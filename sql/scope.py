@@ -42,14 +42,28 @@ class ScopeColumn:
     typ: SqlType
     table_oid: int = 0
     attnum: int = 0
+    # a join's USING column of one side: reachable only qualified (the unqualified name is
+    # the merged column), and not in an unqualified `*`
+    hidden: bool = False
 
 
 @dataclass
 class Scope:
     columns: list[ScopeColumn] = field(default_factory=list)
+    # the positions an unqualified `*` expands to, in order (None: every column not hidden);
+    # a USING join lists its merged columns first, as Postgres does
+    star: list[int] | None = None
+
+    def star_positions(self) -> list[int]:
+        return list(self.star) if self.star is not None else [i for i, c in enumerate(self.columns) if not c.hidden]
+
+    def extended(self, more: list[ScopeColumn]) -> Scope:
+        """These columns followed by `more` (the layout of a join or FlatMap's output)."""
+        return concat(self, Scope(list(more)))
 
     def lookup(self, name: str, table: str | None) -> int:
-        hits = [i for i, c in enumerate(self.columns) if c.name == name and (table is None or c.table == table)]
+        hits = [i for i, c in enumerate(self.columns)
+                if c.name == name and (c.table == table if table is not None else not c.hidden)]
         if len(hits) == 1:
             return hits[0]
         if len(hits) > 1:
@@ -69,3 +83,10 @@ class BoundQuery:
     types: tuple[SqlType, ...]
     # for RowDescription: (table oid, attnum) per output column
     origins: tuple[tuple[int, int], ...] = ()
+
+
+def concat(a: Scope, b: Scope) -> Scope:
+    """The scope of a's columns followed by b's: `*` expands to a's then b's."""
+    n = len(a.columns)
+    star = None if a.star is None and b.star is None else a.star_positions() + [n + i for i in b.star_positions()]
+    return Scope(a.columns + b.columns, star)

@@ -12,7 +12,9 @@ import pytest
 
 from server.coordinator import Coordinator
 from sql import statements as st
+from sql.bind import BoundQuery
 from sql.errors import SqlError
+from sql.hir import HGet, HJoin
 
 
 class Planner:
@@ -26,8 +28,11 @@ class Planner:
     def ddl(self, sql: str) -> None:
         self.coord.execute(self.session, self.coord.prepare(self.session, sql, []), [])
 
+    def bound(self, sql: str) -> BoundQuery:
+        return self.coord.prepare(self.session, sql, []).plan.bound
+
     def names(self, sql: str) -> tuple[str, ...]:
-        return self.coord.prepare(self.session, sql, []).plan.bound.names
+        return self.bound(sql).names
 
     def explain(self, sql: str) -> str:
         r = self.coord.execute(self.session, self.coord.prepare(self.session, "EXPLAIN DECORRELATED PLAN FOR " + sql, []), [])
@@ -77,3 +82,58 @@ def test_names_fold_to_lower_case(planner: Planner, sql: str, names: tuple[str, 
 def test_quoted_names_keep_their_case(planner: Planner) -> None:
     assert planner.error("SELECT * FROM q").sqlstate == "42P01"
     assert planner.error("SELECT b FROM t").sqlstate == "42703"
+
+
+# ---- 2. JOIN ... USING and NATURAL JOIN ----------------------------------------------------
+
+@pytest.mark.parametrize("sql, names", [
+    ("SELECT c FROM l JOIN r USING (c)", ("c",)),
+    ("SELECT * FROM l JOIN r USING (c)", ("c", "x", "y")),
+    ("SELECT * FROM l FULL JOIN r USING (c)", ("c", "x", "y")),
+    ("SELECT c, l.c, r.c FROM l LEFT JOIN r USING (c)", ("c", "c", "c")),
+    ("SELECT l.*, r.* FROM l JOIN r USING (c)", ("c", "x", "y", "c")),
+    ("SELECT * FROM l NATURAL JOIN r", ("c", "x", "y")),
+    ("SELECT * FROM (l JOIN r USING (c)) AS j", ("c", "x", "y")),
+    ("SELECT j.c, j.y FROM (l JOIN r USING (c)) AS j", ("c", "y")),
+    ("SELECT * FROM l JOIN r USING (c) JOIN l AS l2 USING (c)", ("c", "x", "y", "x")),
+])
+def test_using_columns_merge(planner: Planner, sql: str, names: tuple[str, ...]) -> None:
+    assert planner.names(sql) == names
+
+
+def test_full_join_using_merges_with_coalesce(planner: Planner) -> None:
+    plan = planner.explain("SELECT c FROM l FULL JOIN r USING (c)")
+    assert "coalesce(#0, #3)" in plan
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT * FROM l JOIN r USING (x)", "42703"),
+    ("SELECT * FROM l JOIN r USING (c, c)", "42701"),
+    ("SELECT j.x FROM (l JOIN r USING (c)) AS j WHERE l.c = 1", "42P01"),
+])
+def test_using_errors(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
+
+
+# ---- 3. comma binds looser than JOIN; ON sees only its own join tree -----------------------
+
+def _top_join(rel: object) -> HJoin:
+    while not isinstance(rel, HJoin):
+        rel = rel.input  # type: ignore[attr-defined]
+    return rel
+
+
+def test_comma_binds_looser_than_join(planner: Planner) -> None:
+    """FROM t, l RIGHT JOIN r ON .. = t CROSS JOIN (l RIGHT JOIN r ON ..)."""
+    j = _top_join(planner.bound("SELECT * FROM t, l RIGHT JOIN r ON l.c = r.c").rel)
+    assert j.kind == "inner" and isinstance(j.left, HGet) and j.left.name.endswith(".t")
+    assert isinstance(j.right, HJoin) and j.right.kind == "right"
+
+
+@pytest.mark.parametrize("sql, state, message", [
+    ("SELECT * FROM t, l JOIN r ON t.a = r.c", "42P01", 'invalid reference to FROM-clause entry for table "t"'),
+    ("SELECT * FROM t, l JOIN r ON a = r.c", "42703", 'column "a" does not exist'),
+])
+def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, message: str) -> None:
+    e = planner.error(sql)
+    assert (e.sqlstate, e.message) == (state, message)
