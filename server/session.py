@@ -84,12 +84,15 @@ def normalize_datestyle(value: str, current: str) -> str:
 
 
 def normalize_intervalstyle(value: str) -> str:
-    """IntervalStyle: only 'postgres' output is implemented; the other styles are refused."""
+    """IntervalStyle: postgres, postgres_verbose and iso_8601 print results (server.pgwire
+    codec; intervals never become text inside queries). sql_standard also changes how
+    interval input reads a leading minus sign, which is not implemented: refused."""
     v = value.strip().lower()
-    if v == "postgres":
+    if v in ("postgres", "postgres_verbose", "iso_8601"):
         return v
-    if v in ("postgres_verbose", "sql_standard", "iso_8601"):
-        raise SqlError(FEATURE_NOT_SUPPORTED, f'IntervalStyle "{v}" is not supported', hint="Only the postgres output style is supported.")
+    if v == "sql_standard":
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'IntervalStyle "{v}" is not supported',
+                       hint="Supported: postgres, postgres_verbose, iso_8601.")
     raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "IntervalStyle": "{value}"',
                    hint='Available values: postgres, postgres_verbose, sql_standard, iso_8601.')
 

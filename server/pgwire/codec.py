@@ -19,7 +19,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from sql import datetime_text
+from sql import datetime_text, interval_text
 from sql.errors import (
     CHARACTER_NOT_IN_REPERTOIRE,
     DATETIME_FIELD_OVERFLOW,
@@ -149,34 +149,9 @@ def _as_interval(v: Any) -> Interval:
     raise TypeError(f"not an interval: {v!r}")
 
 
-def _trunc_divmod(a: int, b: int) -> tuple[int, int]:
-    """C-style division: quotient truncated toward zero, remainder has a's sign."""
-    q = abs(a) // abs(b)
-    if (a < 0) != (b < 0):
-        q = -q
-    return q, a - q * b
-
-
-def format_interval(v: Any) -> str:
-    """IntervalStyle = postgres (EncodeInterval, INTSTYLE_POSTGRES)."""
-    iv = _as_interval(v)
-    year, mon = _trunc_divmod(iv.months, 12)
-    hour, rem = _trunc_divmod(iv.micros, _USECS_PER_HOUR)
-    minute, rem = _trunc_divmod(rem, _USECS_PER_MINUTE)
-    sec, fsec = _trunc_divmod(rem, _USECS_PER_SEC)
-    parts: list[str] = []
-    is_before = False
-    for value, unit in ((year, "year"), (mon, "mon"), (iv.days, "day")):
-        if value == 0:
-            continue
-        plus = "+" if is_before and value > 0 else ""
-        parts.append(f"{plus}{value} {unit}{'s' if value != 1 else ''}")
-        is_before = value < 0
-    if not parts or hour or minute or sec or fsec:
-        minus = hour < 0 or minute < 0 or sec < 0 or fsec < 0
-        sign = "-" if minus else ("+" if is_before else "")
-        parts.append(f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(sec):02d}{_frac(abs(fsec))}")
-    return " ".join(parts)
+def format_interval(v: Any, style: str = "postgres") -> str:
+    """EncodeInterval in the session's IntervalStyle (sql.interval_text)."""
+    return interval_text.format_interval(_as_interval(v), style)
 
 
 def format_bytea(v: bytes) -> str:
@@ -217,10 +192,13 @@ _TEXT_ENCODERS: dict[str, Encoder] = {
 }
 
 
-def text_encoder(t: SqlType) -> Encoder:
-    """The text-format encoder for values of type `t` (str() for types without a rule)."""
+def text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
+    """The text-format encoder for values of type `t` (str() for types without a rule);
+    intervals print in `interval_style` (the session's IntervalStyle)."""
     if t.name in ARRAY_ELEMENT:
-        return _array_text_encoder(t)
+        return _array_text_encoder(t, interval_style)
+    if t.name == "interval" and interval_style != "postgres":
+        return lambda v: format_interval(v, interval_style).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 
@@ -754,9 +732,9 @@ _VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
 _quote_array_element = quote_array_element
 
 
-def _array_text_encoder(t: SqlType) -> Encoder:
+def _array_text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
     elem = SqlType(ARRAY_ELEMENT[t.name])
-    enc = text_encoder(elem)
+    enc = text_encoder(elem, interval_style)
     if t.name in _VECTOR_TYPES:
         return lambda v: b" ".join(enc(x) for x in v)
     delim = b";" if elem.name == "box" else b","

@@ -519,3 +519,38 @@ def test_special_words_are_today() -> None:
     assert parse_date("tomorrow", now) == dt.date(2024, 3, 1)
     assert parse_timestamp("yesterday", tz=False, now=now) == dt.datetime(2024, 2, 28)
     assert parse_timestamp("now", tz=True, now=now) == now
+
+
+OUTPUT_SAMPLES = ["0", "1 year 2 mons", "1 day 02:03:04", "-1 years -2 mons", "-1 day -02:03:04", "1 day -1 hours",
+                  "-1 days +1 hours", "1 years 2 months -3 days 4 hours 5 minutes 6.789 seconds", "-23 hours 45 min 12.34 sec",
+                  "-1 year 2 months 1 day 23 hours 45 min 12.34 sec", "@ 14 seconds ago", "-0.1 seconds", "1 second",
+                  "-1 second", "1 mon 1 day 00:00:01", "-2147483648 months -2147483648 days -9223372036854775808 us",
+                  "-10 mons -3 days +03:55:06.70", "7 days", "0.7 seconds", "-1.000001 seconds", "1 min -1 sec"]
+
+
+@pytest.mark.parametrize("style", ["postgres", "postgres_verbose", "sql_standard", "iso_8601"])
+def test_interval_output_styles_match_postgres(pg: Any, style: str) -> None:
+    from sql.interval_text import format_interval as encode
+
+    pg.execute(f"SET IntervalStyle = {style}")
+    try:
+        for text in OUTPUT_SAMPLES:
+            expected = pg.execute(f"SELECT (interval {_quote(text)})::text").fetchone()[0]
+            assert encode(parse_interval(text, sql_standard=style == "sql_standard"), style) == expected, text
+    finally:
+        pg.execute("SET IntervalStyle = postgres")
+
+
+def test_set_refuses_output_styles_it_does_not_implement() -> None:
+    from server.session import Session
+
+    s = Session("materialize", "materialize", {})
+    for name, value in (("DateStyle", "German"), ("DateStyle", "Postgres, MDY"), ("DateStyle", "SQL, DMY"),
+                        ("IntervalStyle", "sql_standard")):
+        with pytest.raises(SqlError) as e:
+            s.set(name, value)
+        assert e.value.sqlstate == "0A000"
+    s.set("DateStyle", "DMY")
+    assert s.get("DateStyle") == "ISO, DMY"
+    s.set("IntervalStyle", "ISO_8601")
+    assert s.get("IntervalStyle") == "iso_8601"
