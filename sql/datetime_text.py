@@ -30,7 +30,12 @@ _LABEL = {"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz
 _DATE = re.compile(r"(\d+)([-/])(\d{1,2})\2(\d{1,2})")
 _TIME = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
 _ZONE = re.compile(r"\s*(?:(?P<utc>Z|UTC|GMT|ZULU)|(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?(?::?(?P<s>\d{2}))?"
-                   r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))\s*\Z", re.I)
+                   r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)|(?P<abbrev>[A-Za-z]{2,5}))\s*\Z", re.I)
+_AMPM = re.compile(r"\s*(am|pm)\b", re.I)
+# time zone abbreviations of Postgres' default set (hours east of UTC)
+_ABBREVS = {"est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6, "pst": -8, "pdt": -7, "akst": -9,
+            "akdt": -8, "hst": -10, "ut": 0, "wet": 0, "west": 1, "cet": 1, "cest": 2, "met": 1, "mest": 2, "eet": 2,
+            "eest": 3, "msk": 3, "jst": 9, "nzst": 12, "nzdt": 13, "aest": 10, "aedt": 11, "awst": 8}
 _SPECIAL_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
 
@@ -88,6 +93,12 @@ def _time_part(v: str, kind: str, s: str) -> tuple[int, str]:
     hh, mm, ss, frac = m.groups()
     h, mi, sec = int(hh), int(mm), int(ss or 0)
     us = _frac_micros(frac)
+    rest = v[m.end():]
+    if ampm := _AMPM.match(rest):
+        if h > 12:
+            raise _overflow(s)
+        h = (h % 12) + (12 if ampm.group(1).lower() == "pm" else 0)
+        rest = rest[ampm.end():]
     if not (0 <= h <= 24 and 0 <= mi < 60 and 0 <= sec <= 60) or us > 1_000_000:
         raise _overflow(s)
     total = ((h * 60 + mi) * 60 + sec) * 1_000_000 + us
@@ -95,7 +106,7 @@ def _time_part(v: str, kind: str, s: str) -> tuple[int, str]:
         raise _overflow(s)
     if total == 86_400_000_000 and kind == "time":
         raise SqlError(FEATURE_NOT_SUPPORTED, "time value 24:00:00 is not supported")
-    return total, v[m.end():]
+    return total, rest
 
 
 def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedelta:
@@ -104,6 +115,10 @@ def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedel
         raise _syntax(kind, s)
     if z.group("utc"):
         return dt.timedelta(0)
+    if z.group("abbrev"):
+        if (hours := _ABBREVS.get(z.group("abbrev").lower())) is None:
+            raise _syntax(kind, s)
+        return dt.timedelta(hours=hours)
     if z.group("name"):
         try:
             tz = zoneinfo.ZoneInfo(z.group("name"))

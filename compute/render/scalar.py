@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import assert_never
 
 from compute.render.jsonb import checked
-from compute.render.scalar_datetime import fit_typmod
+from compute.render.scalar_datetime import fit_typmod, make_date, year_start
 from compute.render.types import spark_type, to_spark_value
 from sql.errors import unsupported
 from sql.scalar import (
@@ -328,7 +328,7 @@ def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> s
             y = f"year({x})"
             start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
                      "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
-            return cast(f"make_timestamp_ntz({start}, 1, 1, 0, 0, 0)", t)
+            return cast(year_start(start, "timestamp_ntz", raise_error), t)
         return cast(f"date_trunc('{spark_unit}', {x})", t)
     if n == "interval" and unit == "epoch" and f == "date_part":
         # Postgres computes this one in float8, term by term
@@ -732,7 +732,7 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
             return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
-            return f"make_date({', '.join(xs)})"
+            return make_date(*xs, raise_error)
         case "width_bucket":
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sql.interval import (
     DAY,
     FULL_PRECISION,
@@ -66,3 +68,22 @@ def _fit_interval(x: str, typmod: int) -> str:
         us = _round_half_away(us, prec)
     return (f"(CASE WHEN {x} IS NOT NULL THEN CAST(named_struct('months', {months}, 'days', {days}, 'micros', {us})"
             " AS struct<months:int,days:int,micros:bigint>) END)")
+
+
+_BC = "[0A000] dates before year 1 (BC) are not supported"
+
+
+def make_date(y: str, m: str, d: str, raise_error: Callable[[str, str], str]) -> str:
+    """make_date(y, m, d): 22008 for a day that does not exist (Spark would fail with its own
+    message), 0A000 for a BC year (negative; there is no year 0)."""
+    bad = raise_error("[22008] date field value out of range", "date")
+    return (f"(CASE WHEN {y} IS NULL OR {m} IS NULL OR {d} IS NULL THEN NULL"
+            f" WHEN {y} < 0 THEN {raise_error(_BC, 'date')}"
+            f" WHEN {y} = 0 OR {m} < 1 OR {m} > 12 OR {d} < 1 OR {d} > day(last_day(make_date({y}, {m}, 1))) THEN {bad}"
+            f" ELSE make_date({y}, {m}, {d}) END)")
+
+
+def year_start(start: str, t: str, raise_error: Callable[[str, str], str]) -> str:
+    """The first instant of year `start` (date_trunc to a decade, century, millennium);
+    0A000 when that is before year 1 (Postgres' decade of year 1-9 starts in 1 BC)."""
+    return f"(CASE WHEN {start} < 1 THEN {raise_error(_BC, t)} ELSE make_timestamp_ntz({start}, 1, 1, 0, 0, 0) END)"

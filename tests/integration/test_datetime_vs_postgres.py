@@ -52,6 +52,9 @@ QUERIES = [
     "SELECT timestamptz '2050-07-10 17:32:01 Europe/Helsinki', timestamptz '2050-01-10 17:32:01 Europe/Helsinki',"
     " timestamptz '2020-01-02 03:04:05-07:30', timestamptz '2020-01-02 03:04:05Z' FROM one",
     "SELECT date 'epoch', timestamp 'epoch', date 'today' = current_date, timestamptz 'now' <= now() FROM one",
+    "SELECT make_date(2013, 2, 30) FROM one",
+    "SELECT make_date(2020, 2, 29), make_date(2024, 12, 31) FROM one",
+    "SELECT time '11:59:59.99 PM', time '02:03 PST', timestamptz '2020-01-02 03:04:05 EST' FROM one",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",
@@ -61,7 +64,8 @@ QUERIES = [
 STYLED = [(style, "SELECT id, iv FROM d") for style in ("postgres_verbose", "iso_8601")]
 
 # what we refuse (0A000) instead of answering differently from Postgres
-REFUSED = ["SELECT date 'infinity'", "SELECT date '0044-03-15 BC'", "SELECT date '01/02/03'", "SET DateStyle = 'German'",
+REFUSED = ["SELECT date 'infinity'", "SELECT DATE_TRUNC('DECADE', DATE '0004-12-25') FROM one",
+           "SELECT make_date(-44, 3, 15) FROM one", "SELECT date '0044-03-15 BC'", "SELECT date '01/02/03'", "SET DateStyle = 'German'",
            "SET IntervalStyle = 'sql_standard'"]
 
 
