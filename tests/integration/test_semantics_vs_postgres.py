@@ -75,6 +75,9 @@ QUERIES = [
     "SELECT a, (SELECT max(r) FROM (SELECT rank() OVER (ORDER BY y) AS r FROM t2 WHERE t2.x = t1.a) s) FROM t1",
     "SELECT x, avg(y) OVER (PARTITION BY x), min(y) FILTER (WHERE y > 100) OVER (PARTITION BY x ORDER BY y) "
     "FROM t2 WHERE x IN (1, 2)",
+    # a filtered read of a pruned binding (the right join's matched rows): found by tests/oracle
+    "SELECT count(*), min(b) FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE true) s",
+    "SELECT 1 FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE t1.a > 1) s",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
 ]

@@ -175,10 +175,25 @@ class Oracle:
                     f.minimized = self.minimize(seed, q, f.kind)
         return found
 
+    def planning_error(self, sql: str) -> Outcome | None:
+        """mzspark's error for `sql` when planning alone raises it (EXPLAIN runs no Spark job);
+        None when the plan is fine or PostgreSQL cannot plan it."""
+        o = execute(self.mz, f"EXPLAIN PHYSICAL PLAN FOR {sql}")
+        if o.ok or o.sqlstate == "0A000":
+            return None
+        return o if execute(self.pg, f"EXPLAIN {sql}").ok else None
+
     def minimize(self, seed: int, q: Query, kind: str, budget: int = 250) -> str:
         def fails(tree: N) -> bool:
             cand = q.with_tree(tree)
             return any(f.kind == kind for f in self.check(seed, cand))
+
+        if kind == "mz-error" and q.other_fmt is None:
+            first = self.planning_error(q.sql())
+            if first is not None:
+                def fails(tree: N) -> bool:  # noqa: F811  (cheap: planning only)
+                    o = self.planning_error(tree.render())
+                    return o is not None and (o.sqlstate, o.message) == (first.sqlstate, first.message)
 
         small = minimize(q.tree, fails, budget=budget, keep_root=q.other_fmt is not None)
         return q.with_tree(small).sql() + ("" if q.other_fmt is None else "  /  " + (q.with_tree(small).other_sql() or ""))
