@@ -78,6 +78,10 @@ QUERIES = [
     # a filtered read of a pruned binding (the right join's matched rows): found by tests/oracle
     "SELECT count(*), min(b) FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE true) s",
     "SELECT 1 FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE t1.a > 1) s",
+    # IS [NOT] DISTINCT FROM: never NULL (found unsupported by tests/oracle)
+    "SELECT a, b, a IS DISTINCT FROM b / 10, a IS NOT DISTINCT FROM NULL, NULL IS DISTINCT FROM NULL FROM t1",
+    "SELECT * FROM t1 JOIN t2 ON t1.a IS NOT DISTINCT FROM t2.x",
+    "SELECT count(*) FROM t1 WHERE b IS DISTINCT FROM 20",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
 ]

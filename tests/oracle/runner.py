@@ -55,9 +55,10 @@ class Finding:
     other_mz: Outcome | None = None
     known: str = ""
     minimized: str | None = None
+    tier: str = "full"
 
     def report(self) -> str:
-        lines = [f"=== seed {self.seed} [{self.mode}] {self.kind}" + (f" (known: {self.known})" if self.known else ""),
+        lines = [f"=== seed {self.seed} {self.tier} [{self.mode}] {self.kind}" + (f" (known: {self.known})" if self.known else ""),
                  f"SQL: {self.sql}"]
         if self.minimized:
             lines.append(f"MINIMIZED: {self.minimized}")
@@ -85,7 +86,8 @@ class Stats:
 
 class Oracle:
     def __init__(self, mz: psycopg.Connection, pg: psycopg.Connection, *, block: int = SCHEMA_BLOCK,
-                 prefix: str = "o") -> None:
+                 prefix: str = "o", tier: str = "full") -> None:
+        self.tier = tier
         self.mz, self.pg = mz, pg
         self.block_size = block
         self.prefix = prefix
@@ -136,7 +138,7 @@ class Oracle:
         return fut.result(), mz
 
     def query_for(self, seed: int) -> Query:
-        return generate(seed, random_schema(seed // self.block_size))
+        return generate(seed, random_schema(seed // self.block_size), self.tier)
 
     def check(self, seed: int, q: Query) -> list[Finding]:
         """Run `q`; the findings (discrepancies, unsupported, known) it produced."""
@@ -158,6 +160,7 @@ class Oracle:
                     found.append(Finding(seed, q.mode, q.mode, sql, pg, mz, other, omz))
         for f in found:
             f.known = known_reason(f)
+            f.tier = self.tier
         return found
 
     def run_seed(self, seed: int, do_minimize: bool = False) -> list[Finding]:
