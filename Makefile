@@ -5,6 +5,7 @@
 #   make lint   # ruff + import-linter + mypy
 #   make slt    # the whole sqllogictest corpus (../shared/slt/sqlite) against mzspark (slow)
 #   make slt-plans  # plan every corpus query without Spark; rewrites tests/slt/PLAN_FAILURES.md
+#   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -89,3 +90,16 @@ slt: $(STAMP)
 
 slt-plans: $(STAMP)
 	$(PY) -m tests.slt.plans --write-md tests/slt/PLAN_FAILURES.md $(SLT_CORPUS)
+
+# Random-query oracle (tests/oracle): SEEDS=START:COUNT, TIER=full|light; starts its own
+# mzspark server and PostgreSQL 15, prints every discrepancy (seed, SQL, both outcomes,
+# minimized SQL) and a summary with queries/s; findings also go to ORACLE_OUT (JSON lines).
+SEEDS ?= 0:100000
+TIER ?= full
+ORACLE_OUT ?= oracle-findings.jsonl
+ORACLE_ARGS ?= --minimize
+
+.PHONY: oracle
+
+oracle: $(STAMP) deps-test
+	$(PY) -m tests.oracle --seed-start $(word 1,$(subst :, ,$(SEEDS))) --count $(word 2,$(subst :, ,$(SEEDS))) --tier $(TIER) --out $(ORACLE_OUT) $(ORACLE_ARGS)

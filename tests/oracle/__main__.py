@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize", action="store_true", help="shrink each discrepancy (delta debugging)")
     ap.add_argument("--out", help="append findings as JSON lines here")
     ap.add_argument("--show-unsupported", action="store_true")
+    ap.add_argument("--max-seconds", type=float, default=0, help="stop (with the summary) after this long")
     ap.add_argument("--progress", type=int, default=500, help="print a summary every N seeds")
     args = ap.parse_args(argv)
 
@@ -74,7 +75,11 @@ def main(argv: list[str] | None = None) -> int:
         bad = 0
         t0 = time.monotonic()
         try:
+            last = args.seed_start - 1
             for i, seed in enumerate(range(args.seed_start, args.seed_start + args.count)):
+                if args.max_seconds and time.monotonic() - t0 > args.max_seconds:
+                    break
+                last = seed
                 for f in oracle.run_seed(seed, args.minimize):
                     if is_discrepancy(f):
                         bad += 1
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
             oracle.close()
             if out:
                 out.close()
-        print(f"SUMMARY {args.tier} seeds {args.seed_start}..{args.seed_start + args.count - 1}: "
+        print(f"SUMMARY {args.tier} seeds {args.seed_start}..{last}: "
               f"{oracle.stats.summary(time.monotonic() - t0)}; discrepancies={bad}", flush=True)
         return 1 if bad else 0
 

@@ -129,10 +129,13 @@ class Oracle:
 
     # ---- running ----------------------------------------------------------------------
 
+    def run_mz(self, sql: str) -> Outcome:
+        return execute(self.mz, sql)
+
     def both(self, sql: str) -> tuple[Outcome, Outcome]:
         fut = self.pool.submit(execute, self.pg, sql)
         t0 = time.monotonic()
-        mz = execute(self.mz, sql)
+        mz = self.run_mz(sql)
         self.stats.mz_seconds += time.monotonic() - t0
         self.stats.queries += 1
         return fut.result(), mz
@@ -181,7 +184,7 @@ class Oracle:
     def planning_error(self, sql: str) -> Outcome | None:
         """mzspark's error for `sql` when planning alone raises it (EXPLAIN runs no Spark job);
         None when the plan is fine or PostgreSQL cannot plan it."""
-        o = execute(self.mz, f"EXPLAIN PHYSICAL PLAN FOR {sql}")
+        o = self.run_mz(f"EXPLAIN PHYSICAL PLAN FOR {sql}")
         if o.ok or o.sqlstate == "0A000":
             return None
         return o if execute(self.pg, f"EXPLAIN {sql}").ok else None
