@@ -1082,6 +1082,8 @@ class Binder:
             else:
                 raise unsupported(f"IS {rhs.sql()}")
             return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+        if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self._not_distinct(e, scope)
         if isinstance(e, exp.Between):
             x = self.scalar(e.this, scope)
             lo = self.scalar(e.args["low"], scope)
@@ -1306,6 +1308,15 @@ class Binder:
         if len(cargs) == 2:
             return CallBinary(name, cargs[0], cargs[1], rtype)
         return CallVariadic(name, cargs, rtype)
+
+    def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
+        """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
+        a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
+        a = self.scalar(e.this, scope)
+        b = self.scalar(e.expression, scope)
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
