@@ -661,7 +661,8 @@ class Coordinator:
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
             table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
-            if table.nbytes > session.max_result_bytes():
+            # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
+            if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
                 raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
