@@ -1259,6 +1259,9 @@ class Binder:
                 pos = (e.args.get("position") or "BOTH").upper()
                 name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
             raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+        elif isinstance(e, exp.Pad):  # sqlglot parses lpad/rpad as one Pad node
+            name = "lpad" if e.args.get("is_left") else "rpad"
+            raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
         else:
             raw_args = []
             for k in type(e).arg_types:

@@ -275,6 +275,8 @@ def unary_op(op: str, a: SqlType) -> SqlType:
 
 
 # Scalar functions: name -> (arity range, typing rule)
+# the one integer argument of these string functions (the others are text)
+_INT_ARG = {"split_part": 2, "lpad": 1, "rpad": 1}
 _STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
 _INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
 
@@ -340,7 +342,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
-            if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
+            if name in ("substr", "repeat", "left", "right", "chr") and i >= 1 or i == _INT_ARG.get(name):
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":
                 casts.append(INT8)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
+from compute.render import limits
 from compute.render.jsonb import checked
 from compute.render.types import spark_type, to_spark_value
 from sql.errors import unsupported
@@ -680,7 +681,9 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
-            return f"repeat({a}, greatest({b}, 0))"
+            return limits.repeat(a, b)
+        case "lpad" | "rpad":
+            return limits.pad(f, a, b, quote(" "))
         case "left" | "right" | "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
@@ -754,5 +757,5 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
         case "substr":
             return _substr3(xs[0], xs[1], xs[2])
         case "lpad" | "rpad":
-            return f"{f}({', '.join(xs if len(xs) == 3 else [*xs, quote(' ')])})"
+            return limits.pad(f, xs[0], xs[1], xs[2] if len(xs) == 3 else quote(" "))
     raise unsupported(f"function {f}")
