@@ -300,7 +300,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in ("ceil", "ceiling", "floor", "sign") and n == 1:
         t = args[0] if args[0].name != "unknown" else NUMERIC
         if t.name in ("int2", "int4", "int8"):
-            t = FLOAT8 if name != "sign" else t
+            t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
             return [t], t
     if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
@@ -690,3 +690,14 @@ def to_jsonb_check(t: SqlType) -> None:
     if t.name == "numeric" and t.numeric_precision_scale() is not None:
         return
     raise unsupported(f"to_jsonb of {'unconstrained ' if t.name == 'numeric' else ''}{t.pg_format()} values")
+
+
+# Every scalar function name `function_type` types (as the user writes it: `div`, not the
+# internal `intdiv`); the binder adds the jsonb constructors and the SQL value functions.
+SCALAR_FUNCTIONS = frozenset(
+    {"abs", "round", "trunc", "ceil", "ceiling", "floor", "sign", "sqrt", "exp", "ln", "log", "log10", "cbrt", "sin",
+     "cos", "tan", "asin", "acos", "atan", "atan2", "radians", "degrees", "gcd", "lcm", "div", "mod", "power", "pow",
+     "width_bucket", "starts_with", "regexp_replace", "regexp_match", "greatest", "least", "jsonb_typeof",
+     "jsonb_array_length", "now", "mz_now", "substring"}
+    | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
+)
