@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import func, func_names, jsonb
+from sql import datetime_typmods, func, func_names, jsonb
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
 from sql.errors import (
@@ -76,7 +76,6 @@ from sql.types import (
     BOOL,
     INT4,
     INT8,
-    INTERVAL,
     JSONB,
     NUMERIC,
     TEXT,
@@ -133,6 +132,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
             raise unsupported(f"type {dt.sql(dialect='postgres')}")
         return func.array_of(sql_type_of(dt.expressions[0]))
+    if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
+        return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -155,6 +156,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if params and params[0] is not None:
             return SqlType(name, params[0] + 4)
         return SqlType(name, 5 if name == "bpchar" else -1)
+    if name in ("timestamp", "timestamptz", "time", "interval") and params and params[0] is not None:
+        return SqlType(name, datetime_typmods.precision_typmod(name, params[0]))
     return SqlType(name)
 
 
@@ -1140,13 +1143,11 @@ class Binder:
         if isinstance(e, exp.Bracket):
             return self._subscript(e, scope)
         if isinstance(e, exp.Interval):
-            unit = e.args.get("unit")
             text = e.this.this if isinstance(e.this, exp.Literal) else None
             if text is None:
                 raise unsupported("non-literal INTERVAL")
-            if unit is not None:
-                text = f"{text} {unit.name}"
-            return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
+            typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
+            return self.coerce(Literal(text, UNKNOWN), typ, explicit=True)
         if isinstance(e, exp.Exists):
             bq = self._subquery(e.this, scope)
             return Exists(self._finish_nested(bq), BOOL)

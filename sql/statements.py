@@ -222,6 +222,15 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
+            """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
+            string and drops what its pattern misses ('.001 second' -> '001' SECOND,
+            '1-2 3:4 5 day' -> '5' DAY); interval_in reads the text itself."""
+            iv = super()._parse_interval_span(this, parse_function_unit)
+            if this is not None and this.is_string and isinstance(iv.this, exp.Literal) and iv.this.name != this.name:
+                return self.expression(exp.Interval(this=this, unit=None))
+            return iv
+
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
     try:
