@@ -11,9 +11,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
-from catalog.storage.arrow_types import rows_to_arrow
+from catalog.storage.arrow_types import (
+    arrow_to_rows,
+    arrow_type,
+    batch_schema,
+    column_name,
+    rows_to_arrow,
+)
 from compute.plan import lir, pipeline
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags
@@ -840,7 +849,7 @@ class Coordinator:
     def _check_not_null(self, item: Item, rows: list[tuple]) -> None:
         for i, c in enumerate(item.columns):
             if not c.nullable and any(r[i] is None for r in rows):
-                raise SqlError(NOT_NULL_VIOLATION, f'null value in column "{c.name}" of relation "{item.name}" violates not-null constraint')
+                raise _not_null_error(item, c.name)
 
     def _commit(self, session: Session, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
         """Write batches durably and record them at one fresh timestamp. Caller holds
@@ -852,7 +861,7 @@ class Coordinator:
                 if not rows:
                     continue
                 assert item.shard_id is not None
-                table = rows_to_arrow([c.type for c in item.columns], rows, ts, diffs)
+                table = _batch_table(item, rows, diffs, ts)
                 files.append((item.shard_id, self.catalog.storage.write_batch(item.shard_id, table)))
         except BaseException:
             self.catalog.storage.delete_files([bf.path for _, bf in files])
@@ -1045,19 +1054,23 @@ class Coordinator:
         csv = fmt == "csv"
         descs = tuple(ColumnDesc(c, item.columns[names.index(c)].type) for c in cols)
 
-        def write(rows: list[tuple]) -> str:
-            full = []
-            idx = [cols.index(n) if n in cols else None for n in names]
-            for r in rows:
-                full.append(tuple(r[i] if i is not None else None for i in idx))
-            self._check_not_null(item, full)
+        def write(table: pa.Table) -> str:
+            n = table.num_rows
+            full = pa.Table.from_arrays(
+                [table.column(cols.index(c.name)) if c.name in cols else pa.nulls(n, arrow_type(c.type))
+                 for c in item.columns],
+                names=[column_name(i) for i in range(len(item.columns))])
+            for i, c in enumerate(item.columns):
+                if not c.nullable and full.column(i).null_count:
+                    raise _not_null_error(item, c.name)
             if session.txn is not None:
+                rows = arrow_to_rows(full, [c.type for c in item.columns])
                 session.txn.kind = "write"
-                session.txn.writes.append((item, full, [1] * len(full)))
-            else:
+                session.txn.writes.append((item, rows, [1] * len(rows)))
+            elif n:
                 with self.write_lock:
-                    self._commit(session, [(item, full, [1] * len(full))])
-            return f"COPY {len(full)}"
+                    self._commit(session, [(item, full, [1] * n)])
+            return f"COPY {n}"
 
         return CopyInResult(
             descs, write, csv=csv,
@@ -1065,6 +1078,20 @@ class Coordinator:
             null=s.options.get("null", "" if csv else "\\N"),
             header=s.options.get("header", "false").lower() in ("true", "on", "1"),
         )
+
+
+def _not_null_error(item: Item, column: str) -> SqlError:
+    return SqlError(NOT_NULL_VIOLATION, f'null value in column "{column}" of relation "{item.name}" violates not-null constraint')
+
+
+def _batch_table(item: Item, rows: list[tuple] | pa.Table, diffs: list[int], ts: int) -> pa.Table:
+    """A shard batch `c0..cN, time, diff` of Python rows or of a table of the data columns."""
+    types = [c.type for c in item.columns]
+    if not isinstance(rows, pa.Table):
+        return rows_to_arrow(types, rows, ts, diffs)
+    n = rows.num_rows
+    arrays = [*rows.columns, pa.array(np.full(n, ts, dtype=np.int64)), pa.array(np.asarray(diffs, dtype=np.int64))]
+    return pa.Table.from_arrays(arrays, schema=batch_schema(types))
 
 
 def _sort_key(orders):

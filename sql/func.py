@@ -333,7 +333,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t, t], t
     if name in _INT_FUNCS:
         if all(a.is_string or a.name in ("unknown", "bytea") for a in args):
-            return [TEXT if a.name != "bytea" else a for a in args], INT4
+            # octet_length(character) counts the blank padding (bpcharoctetlen); the others
+            # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
+            keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
+            return [a if a.name in keep else TEXT for a in args], INT4
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):

@@ -145,11 +145,17 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     if ps is None or not d.is_finite():
         return d
     p, sc = ps
+    if d.adjusted() >= p - sc and d != 0:  # also keeps quantize within its context's precision
+        raise _numeric_overflow(p, sc)
     q = d.quantize(Decimal(1).scaleb(-sc), rounding=ROUND_HALF_UP)
     if q.adjusted() >= p - sc and q != 0:
-        raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
-                       detail=f"A field with precision {p}, scale {sc} must round to an absolute value less than 10^{p - sc}.")
+        raise _numeric_overflow(p, sc)
     return q
+
+
+def _numeric_overflow(p: int, sc: int) -> SqlError:
+    return SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                    detail=f"A field with precision {p}, scale {sc} must round to an absolute value less than 10^{p - sc}.")
 
 
 _DATE_RE = re.compile(r"\s*(\d{1,4})-(\d{1,2})-(\d{1,2})\s*")
@@ -279,6 +285,8 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
         return parse_text(str(v), dst)
     if d in ("text", "varchar", "bpchar", "name"):
         txt = v if isinstance(v, str) else to_text(v, src)
+        if s == "bpchar" and d != "bpchar":
+            txt = txt.rstrip(" ")  # char(n) -> text/varchar drops the blank padding
         return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
     if d == "mz_timestamp":
         if isinstance(v, dt.datetime):

@@ -126,6 +126,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == "varchar" and s == "bpchar":
+        x = f"rtrim({x})"  # char(n) -> varchar drops the blank padding (rtrim1), then fits
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
         y = f"substring(CAST({x} AS STRING), 1, {n})"
         return f"rpad({y}, {n}, ' ')" if d == "bpchar" else y
@@ -148,7 +150,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
-        return f"rtrim({x})"
+        return x if d == "varchar" else f"rtrim({x})"
     if d in ("text", "varchar") and s in ("float4", "float8"):
         return f"mz_{s}_text({x})"
     if d in ("text", "varchar") and s == "numeric" and src.numeric_precision_scale() is None:
