@@ -6,6 +6,7 @@
 #   make slt    # the whole sqllogictest corpus (../shared/slt/sqlite) against mzspark (slow)
 #   make slt-plans  # plan every corpus query without Spark; rewrites tests/slt/PLAN_FAILURES.md
 #   make tpch SF=0.1 # TPC-H: mzspark vs spark.sql vs DuckDB vs PostgreSQL (benches/tpch.py)
+#   make pg-regress # PostgreSQL's regression scripts vs a real PostgreSQL 15; rewrites tests/pg_regress/RESULTS.md
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -105,3 +106,13 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 
 tpch: $(BENCH_STAMP) deps-test
 	$(PY) benches/tpch.py --sf $(SF) $(TPCH_ARGS)
+
+# PostgreSQL 15's regression scripts, statement by statement against a throwaway PostgreSQL 15
+# (not part of `make test`; CI runs a sample via tests/integration/test_pg_regress_sample.py).
+#   make pg-regress PG_REGRESS_ARGS='--files select,case --failures pg-regress-failures.jsonl'
+PG_REGRESS_ARGS ?= --failures pg-regress-failures.jsonl
+
+.PHONY: pg-regress
+
+pg-regress: $(STAMP) deps-test
+	$(PY) -m tests.pg_regress.runner --write-md tests/pg_regress/RESULTS.md $(PG_REGRESS_ARGS)

@@ -58,7 +58,7 @@ from sql.errors import (
 from sql.hir import HConstant, HirRel, HMap, HProject
 from sql.lex import split_statements
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Constant
+from sql.mir import Constant, Mir
 from sql.optimize import optimize
 from sql.scalar import Column as ColRef
 from sql.scalar import Literal
@@ -419,13 +419,24 @@ class Coordinator:
         )
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
-        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format)
+        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
+                                sizes=lambda m: self._sizes(m, self._read_ts(session)))
+
+    def _sizes(self, m: Mir, ts: int) -> dict[str, int]:
+        """Rows of the storage collections `m` reads, at `ts` (from the catalog's batch
+        metadata; no data is read): the join planner's sizes."""
+        out: dict[str, int] = {}
+        for i in pipeline.storage_ids(m):
+            item = self.catalog.get_item_by_id(i)
+            if item is not None and item.shard_id is not None and item.kind == "table":
+                out[i] = sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
+        return out
 
     def _explain_analyze(self, session: Session, bound: BoundQuery, params, param_types) -> str:
         """Run the one-shot dataflow and annotate its physical plan with the records each
         node produced."""
         ts = self._read_ts(session)
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
         df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session))
         counts: dict[int, int] = {}
         self._run(session, df, ts, bound, record_counts=counts)
@@ -590,7 +601,7 @@ class Coordinator:
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
         ts = self._read_ts(session)  # also enforces the transaction's read/write mode
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
         columns = self._columns(bound)
         f = bound.finishing
         if isinstance(m, Constant):

@@ -221,7 +221,17 @@ def _parse_sqlglot(sql: str) -> exp.Expression:
     node = stmts[0]
     if isinstance(node, exp.Command):
         raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
-    return cast(exp.Expression, node)
+    return fold_identifiers(cast(exp.Expression, node))
+
+
+def fold_identifiers(node: exp.Expression) -> exp.Expression:
+    """Postgres folds unquoted identifiers to lower case wherever they appear (relation,
+    column, alias, schema, CTE and function names); quoted identifiers keep their case.
+    Done once on the parsed tree, so the binder and every statement handler see folded names."""
+    for n in node.walk():
+        if isinstance(n, exp.Identifier) and not n.quoted:
+            n.set("this", n.this.lower())
+    return node
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'

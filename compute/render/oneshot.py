@@ -284,8 +284,8 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
                 return render(b, ctx)
             finally:
                 del ctx.lets[i]
-        case lir.Join(inputs=ins, equivalences=eq, arities=ar):
-            return _join([render(x, ctx) for x in ins], eq, ar, ctx)
+        case lir.Join(inputs=ins, equivalences=eq, arities=ar, paths=paths):
+            return _join([render(x, ctx) for x in ins], eq, ar, paths, ctx)
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
             return _reduce(render(i, ctx), k, aggs, rp, ctx)
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
@@ -486,37 +486,53 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
     return _select(ctx, exploded, [*cols, *outs, DIFF])
 
 
-def _join(rs: list[Rel], eq, arities: tuple[int, ...], ctx: RenderContext) -> Rel:
-    """Inner equi-join of all inputs; the output diff is the product of the input diffs."""
+def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext) -> Rel:
+    """Inner equi-join of all inputs; the output diff is the product of the input diffs.
+
+    The inputs are joined in the order of the planner's first path (a delta join, in one
+    shot, is its linear equivalent): the source, then one keyed join per stage, each ON the
+    equivalences that the stage makes checkable (null-safe `<=>`, which Spark executes as
+    join keys). Spark keeps this order (without cost-based reordering it only moves inputs
+    that share no condition with their predecessors, and every stage shares one) and
+    broadcasts the lookups its statistics find small."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
+    order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
     renamed = []
     for k, r in enumerate(rs):
         sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
         renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
-    source = renamed[0]
-    joined_upto = arities[0]
-    pending = list(eq)
-    for k in range(1, len(renamed)):
-        joined_upto += arities[k]
-        conds: list[str] = []
-        rest = []
-        for cls in pending:
-            if all(max(columns_used(x), default=-1) < joined_upto for x in cls):
-                rendered = [render_scalar(x, allcols) for x in cls]
-                conds.extend(f"({rendered[0]} <=> {x})" for x in rendered[1:])
-            else:
-                rest.append(cls)
-        pending = rest
+    have: set[int] = set()
+
+    def checkable(cols: set[int]) -> list[str]:
+        """Conditions over the columns `cols` that the columns `have` did not decide yet."""
+        conds = []
+        for cls in eq:
+            before = [x for x in cls if columns_used(x) <= have]
+            new = [x for x in cls if columns_used(x) <= cols and x not in before]
+            ref = before[0] if before else (new[0] if new else None)
+            conds.extend(f"({render_scalar(ref, allcols)} <=> {render_scalar(x, allcols)})" for x in new if x is not ref)
+        return conds
+
+    first = order[0]
+    cols = set(range(offsets[first], offsets[first + 1]))
+    source = renamed[first]
+    where = checkable(cols)
+    have = cols
+    for k in order[1:]:
+        cols = have | set(range(offsets[k], offsets[k + 1]))
+        conds = checkable(cols)
         source += f" JOIN {renamed[k]} ON {' AND '.join(conds)}" if conds else f" CROSS JOIN {renamed[k]}"
+        have = cols
     diff = " * ".join(f"d{k}" for k in range(len(rs)))
     sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    return Rel(f"SELECT {', '.join(sel)} FROM {source}", total)
+    q = f"SELECT {', '.join(sel)} FROM {source}"
+    return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
