@@ -60,6 +60,18 @@ def normalize_bool(name: str, value: str) -> str:
     raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a Boolean value')
 
 
+_BYTE_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "kib": 1 << 10, "mb": 1 << 20, "mib": 1 << 20,
+               "gb": 1 << 30, "gib": 1 << 30, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_bytes(name: str, value: str) -> int:
+    """A memory size setting ("1GB", "512 MB", "1048576"; units are powers of 1024)."""
+    m = re.fullmatch(r"(\d+)\s*([a-z]*)", value.strip().lower())
+    if not m or m.group(2) not in _BYTE_UNITS:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"')
+    return int(m.group(1)) * _BYTE_UNITS[m.group(2)]
+
+
 _DATE_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuropean": "MDY", "dmy": "DMY", "european": "DMY", "euro": "DMY", "ymd": "YMD"}
 _DATE_STYLES = {"iso": "ISO", "sql": "SQL", "postgres": "Postgres", "german": "German"}
 
@@ -198,6 +210,8 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
+        elif key == "max_query_result_size":
+            parse_bytes(key, value)
         elif key == "transaction_isolation":
             v = value.lower()
             if v not in ("serializable", "strict serializable"):
@@ -220,6 +234,9 @@ class Session:
 
     def search_path(self) -> list[str]:
         return [p.strip().strip('"') for p in self.vars["search_path"].split(",") if p.strip()]
+
+    def max_result_bytes(self) -> int:
+        return parse_bytes("max_query_result_size", self.vars["max_query_result_size"])
 
     def statement_timeout_ms(self) -> int:
         return parse_duration_ms(self.vars["statement_timeout"])
