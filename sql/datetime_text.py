@@ -32,10 +32,11 @@ _TIME = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
 _ZONE = re.compile(r"\s*(?:(?P<utc>Z|UTC|GMT|ZULU)|(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?(?::?(?P<s>\d{2}))?"
                    r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)|(?P<abbrev>[A-Za-z]{2,5}))\s*\Z", re.I)
 _AMPM = re.compile(r"\s*(am|pm)\b", re.I)
-# time zone abbreviations of Postgres' default set (hours east of UTC)
+# the fixed-offset time zone abbreviations of Postgres' default set (hours east of UTC); the
+# others (MSK, ...) stand for a zone's offset at that date and are not accepted
 _ABBREVS = {"est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6, "pst": -8, "pdt": -7, "akst": -9,
             "akdt": -8, "hst": -10, "ut": 0, "wet": 0, "west": 1, "cet": 1, "cest": 2, "met": 1, "mest": 2, "eet": 2,
-            "eest": 3, "msk": 3, "jst": 9, "nzst": 12, "nzdt": 13, "aest": 10, "aedt": 11, "awst": 8}
+            "eest": 3}
 _SPECIAL_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
 
@@ -117,16 +118,19 @@ def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedel
         return dt.timedelta(0)
     if z.group("abbrev"):
         if (hours := _ABBREVS.get(z.group("abbrev").lower())) is None:
-            raise _syntax(kind, s)
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'time zone abbreviation "{z.group("abbrev")}" is not supported',
+                           hint="Use a numeric offset or a full time zone name (Europe/Moscow).")
         return dt.timedelta(hours=hours)
     if z.group("name"):
         try:
             tz = zoneinfo.ZoneInfo(z.group("name"))
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise SqlError("22023", f'time zone "{z.group("name")}" not recognized') from None
-        off = local.replace(tzinfo=tz).utcoffset()
-        assert off is not None
-        return off
+        # in a spring-forward gap the offset before the transition, in a fall-back overlap
+        # the one after it (Postgres' DetermineTimeZoneOffset)
+        before, after = local.replace(tzinfo=tz, fold=0).utcoffset(), local.replace(tzinfo=tz, fold=1).utcoffset()
+        assert before is not None and after is not None
+        return after if before > after else before
     h, mi, sec = int(z.group("h")), int(z.group("m") or 0), int(z.group("s") or 0)
     if h > 15 or mi > 59 or sec > 59:
         raise SqlError("22009", f'time zone displacement out of range: "{s}"')
