@@ -16,7 +16,7 @@ from typing import assert_never
 
 from compute.render import limits
 from compute.render.jsonb import checked
-from compute.render.scalar_datetime import fit_typmod, make_date, year_start
+from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -782,7 +782,7 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
             return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
-            return cast(f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))", t)
+            return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
             # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
             v = _var()

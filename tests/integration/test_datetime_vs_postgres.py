@@ -53,6 +53,10 @@ QUERIES = [
     " timestamptz '2020-01-02 03:04:05-07:30', timestamptz '2020-01-02 03:04:05Z' FROM one",
     "SELECT date 'epoch', timestamp 'epoch', date 'today' = current_date, timestamptz 'now' <= now() FROM one",
     "SELECT make_date(2013, 2, 30) FROM one",
+    "SELECT make_timestamp(2013, 2, 28, 24, 0, 0), make_timestamp(2013, 2, 28, 23, 59, 60), make_timestamp(2013, 2, 28, 1, 2, 3.5) FROM one",
+    "SELECT make_timestamp(2013, 2, 28, 24, 0, 1) FROM one",
+    "SELECT make_timestamp(0, 7, 15, 12, 30, 15) FROM one",
+    "SELECT interval '1.234' second(2), interval '12:34.5678' minute to second(2), interval '1 2:03:04.5678' day to second(2) FROM one",
     "SELECT make_date(2020, 2, 29), make_date(2024, 12, 31) FROM one",
     "SELECT time '11:59:59.99 PM', time '02:03 PST', timestamptz '2020-01-02 03:04:05 EST' FROM one",
     # justify_*
@@ -65,7 +69,7 @@ STYLED = [(style, "SELECT id, iv FROM d") for style in ("postgres_verbose", "iso
 
 # what we refuse (0A000) instead of answering differently from Postgres
 REFUSED = ["SELECT date 'infinity'", "SELECT DATE_TRUNC('DECADE', DATE '0004-12-25') FROM one",
-           "SELECT make_date(-44, 3, 15) FROM one", "SELECT date '0044-03-15 BC'", "SELECT date '01/02/03'", "SET DateStyle = 'German'",
+           "SELECT make_date(-44, 3, 15) FROM one", "SELECT to_char(ts, 'HH24 SSSS') FROM d", "SELECT date '0044-03-15 BC'", "SELECT date '01/02/03'", "SET DateStyle = 'German'",
            "SET IntervalStyle = 'sql_standard'"]
 
 
