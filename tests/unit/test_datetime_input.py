@@ -554,6 +554,12 @@ def test_set_refuses_output_styles_it_does_not_implement() -> None:
         with pytest.raises(SqlError) as e:
             s.set(name, value)
         assert e.value.sqlstate == "0A000"
+    with pytest.raises(SqlError) as e:
+        s.set("TimeZone", "America/New_York")  # Postgres accepts it: not supported here
+    assert e.value.sqlstate == "0A000"
+    with pytest.raises(SqlError) as e:
+        s.set("TimeZone", "Nowhere/Land")  # Postgres rejects it too
+    assert e.value.sqlstate == "22023"
     s.set("DateStyle", "DMY")
     assert s.get("DateStyle") == "ISO, DMY"
     s.set("IntervalStyle", "ISO_8601")
