@@ -56,6 +56,7 @@ QUERIES = [
     "SELECT make_timestamp(2013, 2, 28, 24, 0, 0), make_timestamp(2013, 2, 28, 23, 59, 60), make_timestamp(2013, 2, 28, 1, 2, 3.5) FROM one",
     "SELECT make_timestamp(2013, 2, 28, 24, 0, 1) FROM one",
     "SELECT make_timestamp(0, 7, 15, 12, 30, 15) FROM one",
+    "SELECT interval(2) '1 day 01:23:45.6789', interval(0) '1 day 01:23:45.6789' FROM one",
     "SELECT interval '1.234' second(2), interval '12:34.5678' minute to second(2), interval '1 2:03:04.5678' day to second(2) FROM one",
     "SELECT make_date(2020, 2, 29), make_date(2024, 12, 31) FROM one",
     "SELECT time '11:59:59.99 PM', time '02:03 PST', timestamptz '2020-01-02 03:04:05 EST' FROM one",
