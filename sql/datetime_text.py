@@ -2,14 +2,15 @@
 literals and wire parameters).
 
 Accepted, as Postgres reads them: ISO 8601 dates `Y-M-D` or `Y/M/D` with a year of three or
-more digits, `T` or blank before the time,
-`H:M[:S[.f]]` with fractions rounded half away from zero to microseconds, a zone `Z`, `UTC`,
-`GMT`, `+HH[:MM[:SS]]` or an IANA name (`Europe/Helsinki`), and the special words `epoch`,
-`now`, `today`, `tomorrow`, `yesterday` (`allballs` for time).
+more digits, `T` or blank before the time, `H:M[:S[.f]]` (AM/PM) with fractions rounded half
+away from zero to microseconds, a zone `Z`, `UTC`, `GMT`, `+HH[:MM[:SS]]`, a fixed-offset
+abbreviation (`PST`) or an IANA name (`Europe/Helsinki`), and the special words `epoch`, `now`,
+`today`, `tomorrow`, `yesterday` (`allballs` for time).
 
-Refused with 0A000 instead of a wrong value: BC dates and `infinity` (the values have no
-Spark / Python representation here), the orders that depend on DateStyle (a first field of one or two
-digits: `01/02/03`, `99-01-08`), `24:00:00`. Anything else is 22007; out-of-range fields are 22008.
+Refused with 0A000 instead of a wrong value: BC dates, `infinity` and years after 9999 (no
+Spark / Python representation here), the orders that depend on DateStyle (a first field of
+one or two digits: `01/02/03`, `99-01-08`), date-dependent zone abbreviations (`MSK`), time
+`24:00:00`. Anything else is 22007; out-of-range fields are 22008.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ def _date_part(v: str, kind: str, s: str) -> tuple[dt.date, str]:
                        hint="Write the year with at least three digits (YYYY-MM-DD).")
     if year == 0:
         raise _overflow(s)
+    if year > 9999:
+        raise SqlError(FEATURE_NOT_SUPPORTED, f"{_LABEL[kind]} values after year 9999 are not supported")
     try:
         return dt.date(year, int(mo), int(d)), v[m.end():]
     except ValueError:
