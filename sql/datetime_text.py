@@ -141,6 +141,80 @@ def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedel
     return -off if z.group("sign") == "-" else off
 
 
+_MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_MONTH_NAMES = {**_MONTHS, "january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8,
+                "sept": 9, "september": 9, "october": 10, "november": 11, "december": 12}
+_DAY_NAMES = frozenset("""sun mon tue tues wed weds thu thur thurs fri sat sunday monday tuesday wednesday thursday
+friday saturday""".split())
+_TEXT_TIME = re.compile(r"(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)(am|pm)?", re.I)
+
+
+def _two_digit_year(y: int) -> int:
+    return y + (2000 if y < 70 else 1900)
+
+
+def _textual(v: str, kind: str, s: str) -> str | None:
+    """A date with a month name ('Mon Feb 10 17:32:01 1997 PST', 'January 8, 1999',
+    '1999-Jan-08') or in concatenated digits ('19990108', '990108 173201') rewritten as
+    'YYYY-MM-DD [time] [zone]'; None when it is neither. A two-digit year beside a month name
+    is read by DateStyle's field order: refused."""
+    if re.fullmatch(r"(?i)\d+\.\d{3}|j\d+", v.split(" ")[0]):
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" (day of year / Julian day) is not supported')
+    month = None
+    numbers: list[str] = []
+    time = zone = ""
+    for chunk in re.split(r"[\s,]+", v.strip()):
+        if not chunk:
+            continue
+        if t := _TEXT_TIME.fullmatch(chunk):
+            time = t.group(1) + (" " + t.group(2) if t.group(2) else "")
+            continue
+        if re.fullmatch(r"[+-]\d{1,4}(?::\d{2})?", chunk) or "/" in chunk and chunk[0].isalpha():
+            zone = chunk
+            continue
+        if re.fullmatch(r"[A-Za-z]+[+-][\d:]+", chunk):  # POSIX 'GMT+8': the sign is reversed
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}": POSIX-style time zones are not supported')
+        parts = re.findall(r"[A-Za-z]+|\d+", chunk) if re.search(r"[A-Za-z]", chunk) else [chunk]
+        if len(parts) > 1 and "".join(parts) != re.sub(r"[-/.]", "", chunk):
+            return None
+        for part in parts:
+            low = part.lower()
+            if low in _MONTH_NAMES and month is None:
+                month = _MONTH_NAMES[low]
+            elif low in _DAY_NAMES or low == "ad":
+                continue
+            elif low in ("am", "pm") and time:
+                time += " " + low
+            elif part.isdigit():
+                numbers.append(part)
+            elif part.isalpha() and not zone and low not in _MONTH_NAMES:
+                zone = part
+            else:
+                return None
+    if month is not None:
+        if len(numbers) != 2:
+            return None
+        long = [n for n in numbers if len(n) >= 3]
+        if len(long) == 1:
+            year, day = int(long[0]), int(next(n for n in numbers if n is not long[0]))
+        else:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported')
+        if len(str(day)) > 2:
+            return None
+    elif numbers and len(numbers[0]) in (6, 8) and len(numbers) <= 2:
+        d = numbers[0]
+        year = int(d[:4]) if len(d) == 8 else _two_digit_year(int(d[:2]))
+        month, day = int(d[-4:-2]), int(d[-2:])
+        if len(numbers) == 2:
+            if time or len(numbers[1]) not in (4, 6):
+                return None
+            t = numbers[1]
+            time = f"{t[:2]}:{t[2:4]}" + (f":{t[4:6]}" if len(t) == 6 else "")
+    else:
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}" + (f" {time}" if time else "") + (f" {zone}" if zone else "")
+
+
 def parse_date(s: str, now: dt.datetime | None = None) -> dt.date:
     v = s.strip()
     low = v.lower()
@@ -149,6 +223,8 @@ def parse_date(s: str, now: dt.datetime | None = None) -> dt.date:
         return dt.date(1970, 1, 1)
     if low in _SPECIAL_DAYS or low == "now":
         return _now(now).date() + dt.timedelta(days=_SPECIAL_DAYS.get(low, 0))
+    if not re.match(r"\d+[-/]\d", v) and (alt := _textual(v, "date", s)) is not None:
+        v = alt
     day, rest = _date_part(v, "date", s)
     if rest.strip():
         tail = rest[1:] if rest[0] in " T" else None
@@ -178,6 +254,8 @@ def parse_timestamp(s: str, tz: bool, now: dt.datetime | None = None) -> dt.date
         value = dt.datetime(d.year, d.month, d.day)
         rest = zone_word
     if value is None:
+        if not re.match(r"\d+[-/]\d", v) and (alt := _textual(v, kind, s)) is not None:
+            v = alt
         day, rest = _date_part(v, kind, s)
         us = 0
         if rest and not rest[0].isspace() and rest[0] not in "Tt" and not _ZONE.match(rest):
