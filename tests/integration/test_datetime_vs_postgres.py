@@ -59,6 +59,7 @@ QUERIES = [
     "SELECT interval(2) '1 day 01:23:45.6789', interval(0) '1 day 01:23:45.6789' FROM one",
     "SELECT interval '1.234' second(2), interval '12:34.5678' minute to second(2), interval '1 2:03:04.5678' day to second(2) FROM one",
     "SELECT make_date(2020, 2, 29), make_date(2024, 12, 31) FROM one",
+    "SELECT date 'January 8, 1999', timestamptz 'Mon Feb 10 17:32:01 1997 PST', timestamp '19970210 173201' FROM one",
     "SELECT time '11:59:59.99 PM', time '02:03 PST', timestamptz '2020-01-02 03:04:05 EST' FROM one",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
