@@ -81,6 +81,8 @@ def _date_part(v: str, kind: str, s: str) -> tuple[dt.date, str]:
                        hint="Write the year with at least three digits (YYYY-MM-DD).")
     if year == 0:
         raise _overflow(s)
+    if year > (5874897 if kind == "date" else 294276):  # beyond Postgres' range too
+        raise SqlError(DATETIME_FIELD_OVERFLOW, f'{_LABEL[kind]} out of range: "{s}"')
     if year > 9999:
         raise SqlError(FEATURE_NOT_SUPPORTED, f"{_LABEL[kind]} values after year 9999 are not supported")
     try:
