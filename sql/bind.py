@@ -165,7 +165,8 @@ class Binder:
             if t is not None and t.name != "unknown":
                 self.params[i + 1] = t
         self._agg: _AggCtx | None = None
-        self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+        # WITH names in scope: (relation, column names, depth of self.outer where bound)
+        self.ctes: dict[str, tuple[HirRel, list[str], int]] = {}
         # INSERT ... VALUES: target column types for VALUES columns of unknown type only
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
@@ -199,6 +200,14 @@ class Binder:
 
     # ---- queries ----------------------------------------------------------------------
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        """A query; the WITH names it binds are in scope only inside it."""
+        saved = dict(self.ctes)
+        try:
+            return self._bind_query(q, top)
+        finally:
+            self.ctes = saved
+
+    def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
         if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
             return bind_wmr(self, q, w, top)
@@ -1648,6 +1657,10 @@ def _output_name(e: exp.Expression) -> str:
         return e.alias
     if isinstance(e, exp.Column):
         return e.name
+    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
+        return _query_output_name(e)
+    if isinstance(e, exp.Exists):
+        return "exists"
     if isinstance(e, exp.Cast):
         inner = e.this
         if isinstance(inner, exp.Column):
@@ -1677,6 +1690,20 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Func):
         key = e.key.lower()
         return _FUNC_OUTPUT_NAMES.get(key, key)
+    return "?column?"
+
+
+def _query_output_name(q: exp.Expression) -> str:
+    """A scalar subquery is named by its query's first output column (Postgres)."""
+    while isinstance(q, (exp.Subquery, exp.Paren)):
+        q = q.this
+    if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+        return _query_output_name(q.this)
+    if isinstance(q, exp.Values):
+        return "column1"
+    if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
+            and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
+        return _output_name(q.expressions[0])
     return "?column?"
 
 

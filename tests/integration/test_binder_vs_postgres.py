@@ -66,6 +66,15 @@ QUERIES = [
     "SELECT * FROM ta, tb JOIN tc ON a = c",
     "SELECT * FROM ta, tb JOIN tc ON ta.a = c",
     "SELECT * FROM l, LATERAL (SELECT l.x + 1 AS q) t",
+    # 4. WITH scoping: an inner WITH shadows only inside its query; correlated CTEs
+    "WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
+    "UNION ALL (SELECT * FROM foo))",
+    "WITH x AS (SELECT 1), x AS (SELECT 2) SELECT * FROM x",
+    "SELECT x, (WITH w AS (SELECT y FROM r WHERE r.c = l.c) SELECT max(y) FROM w) FROM l",
+    "SELECT x FROM l WHERE EXISTS (WITH w AS (SELECT y FROM r WHERE r.c = l.c) SELECT * FROM w)",
+    "SELECT x, (WITH w AS (SELECT l.x AS v) SELECT (SELECT v FROM w)) FROM l",
+    "SELECT x, (WITH w AS (SELECT y FROM r WHERE r.c = l.c) SELECT (SELECT count(*) FROM w)) FROM l",
+    "SELECT (SELECT c AS k FROM l ORDER BY x LIMIT 1), (VALUES (1)), EXISTS (SELECT 1)",
 ]
 
 

@@ -5,6 +5,7 @@ queries against PostgreSQL 15."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Iterator
 
@@ -14,7 +15,8 @@ from server.coordinator import Coordinator
 from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
-from sql.hir import HGet, HJoin
+from sql.hir import HGet, HJoin, OuterColumn
+from sql.scalar import Literal
 
 
 class Planner:
@@ -137,3 +139,42 @@ def test_comma_binds_looser_than_join(planner: Planner) -> None:
 def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == (state, message)
+
+
+# ---- 4. WITH scoping -------------------------------------------------------------------------
+
+def test_inner_with_shadows_only_inside_its_query(planner: Planner) -> None:
+    b = planner.bound("WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
+                      "UNION ALL (SELECT * FROM foo))")
+    assert [x.value for x in _walk(b.rel) if isinstance(x, Literal)] == [1, 2, 1]
+
+
+def test_duplicate_with_name(planner: Planner) -> None:
+    e = planner.error("WITH x AS (SELECT 1), x AS (SELECT 2) SELECT * FROM x")
+    assert (e.sqlstate, e.message) == ("42712", 'WITH query name "x" specified more than once')
+
+
+def test_correlated_cte_read_deeper_reaches_the_right_scope(planner: Planner) -> None:
+    """w is bound one scope inside t's query and read two scopes inside: its reference to
+    t.a must point two levels out there."""
+    b = planner.bound("SELECT (WITH w AS (SELECT t.a AS v) SELECT (SELECT v FROM w)) FROM t")
+    outer = [x for x in _walk(b.rel) if isinstance(x, OuterColumn)]
+    assert [o.level for o in outer] == [2]
+
+
+@pytest.mark.parametrize("sql, names", [
+    ("SELECT (SELECT max(c) FROM l)", ("max",)),
+    ("SELECT (SELECT c AS k FROM l LIMIT 1), (VALUES (1)), EXISTS (SELECT 1)", ("k", "column1", "exists")),
+])
+def test_scalar_subquery_names(planner: Planner, sql: str, names: tuple[str, ...]) -> None:
+    assert planner.names(sql) == names
+
+
+def _walk(x: object) -> Iterator[object]:
+    yield x
+    if isinstance(x, tuple):
+        for v in x:
+            yield from _walk(v)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            yield from _walk(getattr(x, f.name))
