@@ -17,6 +17,7 @@ from sqlglot import exp
 from sql import datetime_typmods, func, func_names, jsonb
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_rows import is_row, row_comparison, row_not_distinct
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -396,9 +397,17 @@ class Binder:
             if not 1 <= k <= len(names):
                 raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
             return k - 1
-        if isinstance(e, exp.Column) and not e.table and e.name in names:
+        if isinstance(e, exp.Column) and not e.table:
+            if e.name not in names:
+                raise SqlError(UNDEFINED_COLUMN, f'column "{e.name}" does not exist')
+            if names.count(e.name) > 1:
+                raise SqlError(AMBIGUOUS_COLUMN, f'ORDER BY "{e.name}" is ambiguous')
             return names.index(e.name)
-        raise unsupported("ORDER BY on an expression of a set operation")
+        if isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{e.table}"')
+        # Postgres: only result column names or positions order a UNION / INTERSECT / EXCEPT
+        raise SqlError("0A000", "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                       detail="Only result column names can be used, not expressions or functions.")
 
     def _finish_nested(self, b: BoundQuery) -> HirRel:
         """A nested query's ORDER BY + LIMIT/OFFSET becomes a TopK; ORDER BY alone is dropped."""
@@ -1062,6 +1071,8 @@ class Binder:
             if not isinstance(q, (exp.Subquery, exp.Select)):
                 return self._array_quantified(op, self.scalar(e.this, scope), q, scope, quant)
             return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
+        if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+            return row_comparison(self, _BINARY[type(e)], e.this, e.expression, scope)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
             a = self.scalar(e.this, scope)
@@ -1317,11 +1328,14 @@ class Binder:
     def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
         """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
         a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
-        a = self.scalar(e.this, scope)
-        b = self.scalar(e.expression, scope)
-        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
-        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        if is_row(e.this) or is_row(e.expression):
+            return row_not_distinct(self, e.this, e.expression, scope, isinstance(e, exp.NullSafeNEQ))
+        same = self._same(self.scalar(e.this, scope), self.scalar(e.expression, scope))
         return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
+
+    def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)

@@ -16,7 +16,8 @@ from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
 from sql.hir import HGet, HJoin, OuterColumn
-from sql.scalar import Literal
+from sql.scalar import CallVariadic, Column, Literal
+from sql.types import BOOL, INT4
 
 
 class Planner:
@@ -178,3 +179,36 @@ def _walk(x: object) -> Iterator[object]:
     elif dataclasses.is_dataclass(x) and not isinstance(x, type):
         for f in dataclasses.fields(x):
             yield from _walk(getattr(x, f.name))
+
+
+# ---- 7. row comparisons, ORDER BY of set operations, CREATE TABLE AS, INHERITS ----------------
+
+def test_row_comparison_is_lexicographic(planner: Planner) -> None:
+    """(a, b) < (c, d) = a < c OR (a = c AND b < d)."""
+    b = planner.bound("SELECT (c, x) < (x, c) FROM l")
+    pred = next(x for x in _walk(b.rel) if isinstance(x, CallVariadic) and x.func == "or")
+    a, rest = pred.exprs
+    assert (a.func, a.expr1, a.expr2) == ("lt", Column(0, INT4), Column(1, INT4))
+    assert rest.func == "and" and [(x.func, x.expr1.index, x.expr2.index) for x in rest.exprs] == [("eq", 0, 1), ("lt", 1, 0)]
+    assert b.types == (BOOL,)
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT (1, 2) = (1, 2, 3)", "42601"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY x + 1", "0A000"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY y", "42703"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY t.x", "42P01"),
+])
+def test_row_and_set_operation_errors(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
+
+
+def test_create_table_as_takes_the_query_columns(planner: Planner) -> None:
+    planner.ddl("CREATE TABLE ctas AS SELECT 1 AS a, 'x' AS b, 2.5 AS \"C\" WITH NO DATA")
+    planner.ddl("CREATE TABLE ctas2 (p) AS SELECT c, x FROM l WITH NO DATA")
+    assert planner.names("SELECT * FROM ctas") == ("a", "b", "C")
+    assert [str(c.type) for c in planner.coord.catalog.get_item("public", "ctas").columns] == ["integer", "text", "numeric"]
+    assert planner.names("SELECT * FROM ctas2") == ("p", "x")
+    with pytest.raises(SqlError) as e:
+        planner.ddl("CREATE TABLE inh (y int) INHERITS (l)")
+    assert e.value.sqlstate == "0A000"
