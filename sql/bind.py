@@ -178,6 +178,8 @@ class Binder:
         self.dependencies: list[str] = []
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
+        # self.outer[i] of a query that aggregates: its aggregate context (see _outer_aggregate)
+        self._outer_agg: dict[int, _AggCtx] = {}
         # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
@@ -229,10 +231,25 @@ class Binder:
         raise unsupported(f"query form {q.key.upper()}")
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
-        with self._windows(None, _NO_WINDOWS):
-            return self._bind_select_body(s, top)
+        """A SELECT; it aggregates when it has GROUP BY, HAVING or an aggregate of its level,
+        which may sit in one of its subqueries (see _outer_aggregate): then it is bound again,
+        aggregating."""
+        depth = len(self.outer)
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, False)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, True)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in this context") from None
 
-    def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
+    def _bind_select_body(self, s: exp.Select, top: bool, aggregating: bool) -> BoundQuery:
         bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
@@ -277,8 +294,8 @@ class Binder:
             on = distinct.args["on"]
             on_list = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
             distinct = None  # DISTINCT ON is a TopK, not a Distinct
-        has_agg = bool(group) or having is not None or any(
-            e is not None and _has_agg(e) for _, e, _ in items
+        has_agg = aggregating or bool(group) or having is not None or any(
+            self._agg_level(a, scope) == 0 for _, e, _ in items if e is not None for a in _local_aggs(e)
         )
         select_scope = scope
         if has_agg:
@@ -673,6 +690,8 @@ class Binder:
     def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
         if isinstance(e, exp.Window):
             return self._window(e, scope)
+        if (_is_agg(e) or isinstance(e, exp.Filter) and _is_agg(e.this)) and (level := self._agg_level(e, scope)) > 0:
+            return self._outer_aggregate(e, level)
         agg = self._agg
         if agg is not None:
             if _is_agg(e):
@@ -683,8 +702,13 @@ class Binder:
                 self._agg = None
                 try:
                     h = self.scalar(e, agg.input_scope)
+                except _OuterAggregate:
+                    # a subquery holding an aggregate of this query: bound as a whole below
+                    h = None
                 finally:
                     self._agg = agg
+                if h is None:
+                    return self._scalar(e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
                 if isinstance(e, exp.Column):
@@ -720,10 +744,54 @@ class Binder:
                 return OuterColumn(level, i, outer.columns[i].typ)
             raise
 
+    def _agg_level(self, e: exp.Expression, scope: Scope) -> int:
+        """How many query levels out the aggregate call `e` belongs (Postgres: the innermost
+        level of the columns its arguments and FILTER read; its own level when it reads none,
+        reads a subquery, or a name does not resolve)."""
+        if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
+            return 0
+        levels = [self._column_level(col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
+        return min(levels, default=0)
+
+    def _column_level(self, col: exp.Column, scope: Scope) -> int:
+        table = col.table or None
+        scopes = [scope] + [self._outer_agg[i].input_scope if i in self._outer_agg else s
+                            for i, s in reversed(list(enumerate(self.outer)))]
+        for level, sc in enumerate(scopes):
+            try:
+                sc.lookup(col.name, table)
+                return level
+            except SqlError as err:
+                if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                    return 0
+        return 0
+
+    def _outer_aggregate(self, e: exp.Expression, level: int) -> HirScalar:
+        """An aggregate of the query `level` scopes out: computed by that query's Reduce (over
+        its input, with the scopes it sees) and read here as its output column. When that
+        query does not aggregate yet, it is bound again, aggregating."""
+        idx = len(self.outer) - level
+        outer_agg = self._outer_agg.get(idx)
+        if outer_agg is None:
+            raise _OuterAggregate(idx)
+        saved = (self.outer, self._outer_agg, self._agg)
+        self.outer = self.outer[:idx]
+        self._outer_agg = {i: a for i, a in self._outer_agg.items() if i < idx}
+        try:
+            if isinstance(e, exp.Filter):
+                col = self._aggregate(e.this, outer_agg, e.expression.this)
+            else:
+                col = self._aggregate(e, outer_agg)
+        finally:
+            self.outer, self._outer_agg, self._agg = saved
+        assert isinstance(col, Column)
+        return OuterColumn(level, col.index, col.typ)
+
     def _subquery(self, q: exp.Expression, scope: Scope) -> BoundQuery:
         """Bind a subquery expression's query with `scope` as its enclosing scope."""
         saved_agg, saved_ctes = self._agg, dict(self.ctes)
         if saved_agg is not None:
+            self._outer_agg[len(self.outer)] = saved_agg
             # After GROUP BY the enclosing query's columns are its group keys (then its
             # aggregates, which a subquery cannot name): outer references resolve to keys.
             scope = Scope([
@@ -736,6 +804,7 @@ class Binder:
             bq = self.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
         finally:
             self.outer.pop()
+            self._outer_agg.pop(len(self.outer), None)
             self._agg = saved_agg
             self.ctes = saved_ctes
         return bq
@@ -1549,6 +1618,28 @@ def _nulls_last(o: exp.Ordered) -> bool:
     if nf is None:
         return not o.args.get("desc")
     return not nf
+
+
+class _OuterAggregate(Exception):  # noqa: N818 (a signal, caught by Binder._bind_select)
+    """An aggregate of the query bound at `depth` was met before that query aggregates."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(depth)
+        self.depth = depth
+
+
+def _local_aggs(e: exp.Expression) -> Iterator[exp.Expression]:
+    """The aggregate calls in e outside its subqueries (with their FILTER, if any)."""
+    if isinstance(e, exp.Filter) and _is_agg(e.this):
+        yield e
+        return
+    if _is_agg(e):
+        yield e
+        return
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return
+    for c in (_window_parts(e) if isinstance(e, exp.Window) else e.iter_expressions()):
+        yield from _local_aggs(c)
 
 
 def _has_agg(e: exp.Expression | None) -> bool:

@@ -75,6 +75,12 @@ QUERIES = [
     "SELECT x, (WITH w AS (SELECT l.x AS v) SELECT (SELECT v FROM w)) FROM l",
     "SELECT x, (WITH w AS (SELECT y FROM r WHERE r.c = l.c) SELECT (SELECT count(*) FROM w)) FROM l",
     "SELECT (SELECT c AS k FROM l ORDER BY x LIMIT 1), (VALUES (1)), EXISTS (SELECT 1)",
+    # 6. an aggregate of outer columns only belongs to the outer query
+    "SELECT (SELECT count(*) FILTER (WHERE outer_c <> 0) FROM (VALUES (1)) t0(inner_c)) FROM (VALUES (2), (3)) t1(outer_c)",
+    "SELECT (SELECT count(*) FILTER (WHERE outer_c <> 0) FROM (VALUES (1), (2)) t0(inner_c)) FROM (VALUES (2), (3)) t1(outer_c)",
+    "SELECT c, (SELECT sum(l.x) + count(*) FROM r WHERE r.c = 1) FROM l GROUP BY c",
+    "SELECT (SELECT max(l.x) FROM r) FROM l",
+    "SELECT c FROM l WHERE x > (SELECT max(l.x) FROM r)",
     # 7. row comparisons (NULLs decide where Postgres says they do)
     "SELECT (1, 2) < (3, 4), (1, NULL) < (1, 2), (NULL, 1) < (2, 0), (1, NULL) < (2, 0), ROW(1, 2) = ROW(1, 2), "
     "(1, NULL) = (2, 2), (1, NULL) <> (2, 2), (1, 2) <= (1, 2), (1, 2) > (1, 2), (2, 1, 0) >= (2, 1, NULL), "

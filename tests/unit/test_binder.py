@@ -15,7 +15,7 @@ from server.coordinator import Coordinator
 from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
-from sql.hir import HGet, HJoin, OuterColumn
+from sql.hir import HGet, HJoin, HReduce, OuterColumn
 from sql.scalar import CallVariadic, Column, Literal
 from sql.types import BOOL, INT4
 
@@ -212,3 +212,28 @@ def test_create_table_as_takes_the_query_columns(planner: Planner) -> None:
     with pytest.raises(SqlError) as e:
         planner.ddl("CREATE TABLE inh (y int) INHERITS (l)")
     assert e.value.sqlstate == "0A000"
+
+
+# ---- 6. an aggregate belongs to the innermost query whose columns it reads ------------------
+
+def test_aggregate_of_outer_columns_aggregates_the_outer_query(planner: Planner) -> None:
+    b = planner.bound("SELECT (SELECT count(*) FILTER (WHERE t.a <> 0) FROM l) FROM t")
+    reduces = [x for x in _walk(b.rel) if isinstance(x, HReduce)]
+    # one Reduce, of t (the outer query), read by the subquery as an outer column
+    assert len(reduces) == 1 and isinstance(reduces[0].input, HGet) and reduces[0].input.name.endswith(".t")
+    assert any(isinstance(x, OuterColumn) and x.level == 1 for x in _walk(b.rel))
+    assert b.names == ("count",)
+
+
+def test_aggregate_of_own_columns_stays_inside(planner: Planner) -> None:
+    b = planner.bound("SELECT (SELECT count(l.x) FILTER (WHERE t.a <> 0) FROM l) FROM t")
+    reduces = [x for x in _walk(b.rel) if isinstance(x, HReduce)]
+    assert len(reduces) == 1 and not (isinstance(reduces[0].input, HGet) and reduces[0].input.name.endswith(".t"))
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a FROM t WHERE a > (SELECT max(t.a) FROM l)",
+    "SELECT * FROM t, LATERAL (SELECT sum(t.a) FROM l) s",
+])
+def test_outer_aggregate_where_the_outer_query_cannot_aggregate(planner: Planner, sql: str) -> None:
+    assert planner.error(sql).sqlstate == "42803"
