@@ -17,6 +17,7 @@ from sqlglot import exp
 from sql import datetime_typmods, func, func_names, jsonb
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_rows import is_row, row_comparison, row_not_distinct
 from sql.datetime_special import special_now
 from sql.errors import (
     AMBIGUOUS_COLUMN,
@@ -170,13 +171,16 @@ class Binder:
             if t is not None and t.name != "unknown":
                 self.params[i + 1] = t
         self._agg: _AggCtx | None = None
-        self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+        # WITH names in scope: (relation, column names, depth of self.outer where bound)
+        self.ctes: dict[str, tuple[HirRel, list[str], int]] = {}
         # INSERT ... VALUES: target column types for VALUES columns of unknown type only
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
+        # self.outer[i] of a query that aggregates: its aggregate context (see _outer_aggregate)
+        self._outer_agg: dict[int, _AggCtx] = {}
         # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
@@ -204,6 +208,14 @@ class Binder:
 
     # ---- queries ----------------------------------------------------------------------
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        """A query; the WITH names it binds are in scope only inside it."""
+        saved = dict(self.ctes)
+        try:
+            return self._bind_query(q, top)
+        finally:
+            self.ctes = saved
+
+    def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
         if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
             return bind_wmr(self, q, w, top)
@@ -220,10 +232,25 @@ class Binder:
         raise unsupported(f"query form {q.key.upper()}")
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
-        with self._windows(None, _NO_WINDOWS):
-            return self._bind_select_body(s, top)
+        """A SELECT; it aggregates when it has GROUP BY, HAVING or an aggregate of its level,
+        which may sit in one of its subqueries (see _outer_aggregate): then it is bound again,
+        aggregating."""
+        depth = len(self.outer)
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, False)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, True)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in this context") from None
 
-    def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
+    def _bind_select_body(self, s: exp.Select, top: bool, aggregating: bool) -> BoundQuery:
         bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
@@ -268,8 +295,8 @@ class Binder:
             on = distinct.args["on"]
             on_list = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
             distinct = None  # DISTINCT ON is a TopK, not a Distinct
-        has_agg = bool(group) or having is not None or any(
-            e is not None and _has_agg(e) for _, e, _ in items
+        has_agg = aggregating or bool(group) or having is not None or any(
+            self._agg_level(a, scope) == 0 for _, e, _ in items if e is not None for a in _local_aggs(e)
         )
         select_scope = scope
         if has_agg:
@@ -388,9 +415,17 @@ class Binder:
             if not 1 <= k <= len(names):
                 raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
             return k - 1
-        if isinstance(e, exp.Column) and not e.table and e.name in names:
+        if isinstance(e, exp.Column) and not e.table:
+            if e.name not in names:
+                raise SqlError(UNDEFINED_COLUMN, f'column "{e.name}" does not exist')
+            if names.count(e.name) > 1:
+                raise SqlError(AMBIGUOUS_COLUMN, f'ORDER BY "{e.name}" is ambiguous')
             return names.index(e.name)
-        raise unsupported("ORDER BY on an expression of a set operation")
+        if isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{e.table}"')
+        # Postgres: only result column names or positions order a UNION / INTERSECT / EXCEPT
+        raise SqlError("0A000", "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                       detail="Only result column names can be used, not expressions or functions.")
 
     def _finish_nested(self, b: BoundQuery) -> HirRel:
         """A nested query's ORDER BY + LIMIT/OFFSET becomes a TopK; ORDER BY alone is dropped."""
@@ -656,6 +691,8 @@ class Binder:
     def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
         if isinstance(e, exp.Window):
             return self._window(e, scope)
+        if (_is_agg(e) or isinstance(e, exp.Filter) and _is_agg(e.this)) and (level := self._agg_level(e, scope)) > 0:
+            return self._outer_aggregate(e, level)
         agg = self._agg
         if agg is not None:
             if _is_agg(e):
@@ -666,8 +703,13 @@ class Binder:
                 self._agg = None
                 try:
                     h = self.scalar(e, agg.input_scope)
+                except _OuterAggregate:
+                    # a subquery holding an aggregate of this query: bound as a whole below
+                    h = None
                 finally:
                     self._agg = agg
+                if h is None:
+                    return self._scalar(e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
                 if isinstance(e, exp.Column):
@@ -703,10 +745,54 @@ class Binder:
                 return OuterColumn(level, i, outer.columns[i].typ)
             raise
 
+    def _agg_level(self, e: exp.Expression, scope: Scope) -> int:
+        """How many query levels out the aggregate call `e` belongs (Postgres: the innermost
+        level of the columns its arguments and FILTER read; its own level when it reads none,
+        reads a subquery, or a name does not resolve)."""
+        if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
+            return 0
+        levels = [self._column_level(col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
+        return min(levels, default=0)
+
+    def _column_level(self, col: exp.Column, scope: Scope) -> int:
+        table = col.table or None
+        scopes = [scope] + [self._outer_agg[i].input_scope if i in self._outer_agg else s
+                            for i, s in reversed(list(enumerate(self.outer)))]
+        for level, sc in enumerate(scopes):
+            try:
+                sc.lookup(col.name, table)
+                return level
+            except SqlError as err:
+                if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                    return 0
+        return 0
+
+    def _outer_aggregate(self, e: exp.Expression, level: int) -> HirScalar:
+        """An aggregate of the query `level` scopes out: computed by that query's Reduce (over
+        its input, with the scopes it sees) and read here as its output column. When that
+        query does not aggregate yet, it is bound again, aggregating."""
+        idx = len(self.outer) - level
+        outer_agg = self._outer_agg.get(idx)
+        if outer_agg is None:
+            raise _OuterAggregate(idx)
+        saved = (self.outer, self._outer_agg, self._agg)
+        self.outer = self.outer[:idx]
+        self._outer_agg = {i: a for i, a in self._outer_agg.items() if i < idx}
+        try:
+            if isinstance(e, exp.Filter):
+                col = self._aggregate(e.this, outer_agg, e.expression.this)
+            else:
+                col = self._aggregate(e, outer_agg)
+        finally:
+            self.outer, self._outer_agg, self._agg = saved
+        assert isinstance(col, Column)
+        return OuterColumn(level, col.index, col.typ)
+
     def _subquery(self, q: exp.Expression, scope: Scope) -> BoundQuery:
         """Bind a subquery expression's query with `scope` as its enclosing scope."""
         saved_agg, saved_ctes = self._agg, dict(self.ctes)
         if saved_agg is not None:
+            self._outer_agg[len(self.outer)] = saved_agg
             # After GROUP BY the enclosing query's columns are its group keys (then its
             # aggregates, which a subquery cannot name): outer references resolve to keys.
             scope = Scope([
@@ -719,6 +805,7 @@ class Binder:
             bq = self.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
         finally:
             self.outer.pop()
+            self._outer_agg.pop(len(self.outer), None)
             self._agg = saved_agg
             self.ctes = saved_ctes
         return bq
@@ -1054,6 +1141,8 @@ class Binder:
             if not isinstance(q, (exp.Subquery, exp.Select)):
                 return self._array_quantified(op, self.scalar(e.this, scope), q, scope, quant)
             return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
+        if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+            return row_comparison(self, _BINARY[type(e)], e.this, e.expression, scope)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
             a = self.scalar(e.this, scope)
@@ -1309,11 +1398,14 @@ class Binder:
     def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
         """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
         a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
-        a = self.scalar(e.this, scope)
-        b = self.scalar(e.expression, scope)
-        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
-        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        if is_row(e.this) or is_row(e.expression):
+            return row_not_distinct(self, e.this, e.expression, scope, isinstance(e, exp.NullSafeNEQ))
+        same = self._same(self.scalar(e.this, scope), self.scalar(e.expression, scope))
         return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
+
+    def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
@@ -1532,6 +1624,28 @@ def _nulls_last(o: exp.Ordered) -> bool:
     return not nf
 
 
+class _OuterAggregate(Exception):  # noqa: N818 (a signal, caught by Binder._bind_select)
+    """An aggregate of the query bound at `depth` was met before that query aggregates."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(depth)
+        self.depth = depth
+
+
+def _local_aggs(e: exp.Expression) -> Iterator[exp.Expression]:
+    """The aggregate calls in e outside its subqueries (with their FILTER, if any)."""
+    if isinstance(e, exp.Filter) and _is_agg(e.this):
+        yield e
+        return
+    if _is_agg(e):
+        yield e
+        return
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return
+    for c in (_window_parts(e) if isinstance(e, exp.Window) else e.iter_expressions()):
+        yield from _local_aggs(c)
+
+
 def _has_agg(e: exp.Expression | None) -> bool:
     """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
     function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
@@ -1659,6 +1773,10 @@ def _output_name(e: exp.Expression) -> str:
         return e.alias
     if isinstance(e, exp.Column):
         return e.name
+    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
+        return _query_output_name(e)
+    if isinstance(e, exp.Exists):
+        return "exists"
     if isinstance(e, exp.Cast):
         inner = e.this
         if isinstance(inner, exp.Column):
@@ -1685,6 +1803,20 @@ def _output_name(e: exp.Expression) -> str:
         return "nullif"
     if isinstance(e, exp.Func):
         return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
+    return "?column?"
+
+
+def _query_output_name(q: exp.Expression) -> str:
+    """A scalar subquery is named by its query's first output column (Postgres)."""
+    while isinstance(q, (exp.Subquery, exp.Paren)):
+        q = q.this
+    if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+        return _query_output_name(q.this)
+    if isinstance(q, exp.Values):
+        return "column1"
+    if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
+            and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
+        return _output_name(q.expressions[0])
     return "?column?"
 
 
