@@ -377,11 +377,14 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
     pg = pair.pg.run(sql, copy_data)
     mz = pair.mz.run(sql, copy_data)
     if not mz.ok and pair.mz.broken:
-        collateral = mz.kind == "crash" and pair.mz_generation in ctx.mz.stuck_kills
+        killed = pair.mz_generation in ctx.mz.stuck_kills
         pair.reconnect_mz()
-        if collateral:
-            # the server was killed for another session's hung statement: run this one again
+        if killed:
+            # the server was killed for a hung statement — maybe another session's (the
+            # server runs one statement at a time): run this one again, once, on the new one
             mz = pair.mz.run(sql, copy_data)
+            if not mz.ok and pair.mz.broken:
+                pair.reconnect_mz()
     if na is not None:
         verdict = Verdict(Cls.NA, na)
     else:
