@@ -176,6 +176,11 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs); lpad/rpad render only as variadic calls
+# (their fill argument is optional)
+_VARIADIC_ONLY = frozenset({"concat", "lpad", "rpad"})
+
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 _DTYPES: dict[str, str] = {
@@ -1502,6 +1507,8 @@ class Binder:
     def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
         name = (e.name if isinstance(e, exp.Anonymous) else e.key).lower()
         name = self._FUNC_NAMES.get(name, name)
+        if isinstance(e, exp.Pad):  # sqlglot's one node for lpad and rpad
+            name = "lpad" if e.args.get("is_left") else "rpad"
         if isinstance(e, exp.Anonymous):
             raw_args = list(e.expressions)
         elif isinstance(e, exp.ArrayPrepend):
@@ -1513,6 +1520,8 @@ class Binder:
             if e.args.get("zone") is not None or unit is None:
                 raise unsupported("date_trunc with a time zone")
             raw_args = [_unit_literal(unit), e.this]
+        elif isinstance(e, exp.Pad):
+            raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
         elif isinstance(e, exp.Trim):
             if e.args.get("position") or e.args.get("collation"):
                 pos = (e.args.get("position") or "BOTH").upper()
@@ -1562,6 +1571,8 @@ class Binder:
             if not isinstance(cargs[1], Literal) or cargs[1].value is None:
                 raise unsupported("to_char with a pattern that is not a literal")
             func.to_char_pattern(cargs[1].value)
+        if name in _VARIADIC_ONLY:
+            return CallVariadic(name, cargs, rtype)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:

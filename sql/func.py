@@ -337,7 +337,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
-            if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
+            if (name in ("substr", "repeat", "left", "right", "chr") and i >= 1
+                    or name in ("lpad", "rpad") and i == 1 or name == "split_part" and i == 2):
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":
                 casts.append(INT8)
