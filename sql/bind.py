@@ -117,6 +117,10 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs)
+_VARIADIC_ONLY = frozenset({"concat"})
+
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 _DTYPES: dict[str, str] = {
@@ -1389,6 +1393,8 @@ class Binder:
             if not isinstance(cargs[1], Literal) or cargs[1].value is None:
                 raise unsupported("to_char with a pattern that is not a literal")
             func.to_char_pattern(cargs[1].value)
+        if name in _VARIADIC_ONLY:
+            return CallVariadic(name, cargs, rtype)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:

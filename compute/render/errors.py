@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import re
 
 from sql.errors import SqlError
+
+log = logging.getLogger(__name__)
 
 _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "DIVIDE_BY_ZERO": ("22012", "division by zero"),
@@ -63,6 +66,8 @@ def translate_spark_error(e: BaseException) -> SqlError:
         return SqlError("53200", "out of memory")
     if "cancelled" in text.lower() or "canceled" in text.lower():
         return SqlError("57014", "canceling statement due to user request")
+    # the client sees one line; the server log keeps the whole error (the Java cause) for triage
+    log.warning("internal error in Spark: %s", text)
     return SqlError("XX000", f"internal error in Spark: {_first_line(text)}")
 
 

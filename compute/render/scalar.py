@@ -188,7 +188,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "bool" and s in _INTS:
         return f"({x} <> 0)"
     if d in _INTS and s == "bool":
-        return cast(f"(CASE WHEN {x} THEN 1 ELSE 0 END)", dst)
+        return cast(f"(CASE WHEN {x} THEN 1 WHEN NOT {x} THEN 0 END)", dst)  # NULL stays NULL
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
