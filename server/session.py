@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sql.errors import INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
+from sql.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
 
 _pids = itertools.count(1000)
 
 # name -> (default, reported to the client as ParameterStatus)
 SESSION_VARS: dict[str, tuple[str, bool]] = {
     "application_name": ("", True),
+    "bytea_output": ("hex", False),
     "client_encoding": ("UTF8", True),
     "client_min_messages": ("notice", False),
     "cluster": ("quickstart", False),
@@ -164,6 +165,14 @@ class Session:
             value = v
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
             raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+        elif key == "bytea_output":
+            v = value.strip().lower()
+            if v == "escape":
+                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
+            if v != "hex":
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
+                               hint="Available values: escape, hex.")
+            value = v
         elif key == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
             raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
         self.vars[key] = value

@@ -902,7 +902,7 @@ def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
     cols = []
     for i, t in enumerate(types):
         vals = table.column(cname(i)).to_pylist()
-        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric") or t.element is not None:
+        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric", "record") or t.element is not None:
             vals = [from_arrow_value(v, t) for v in vals]
         cols.append(vals)
     diffs = table.column(DIFF).to_pylist()
