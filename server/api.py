@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sql.types import SqlType
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +72,13 @@ class CopyOutResult:
 @dataclass
 class CopyInResult:
     """COPY ... FROM STDIN: pgwire sends CopyInResponse, parses the text-format stream
-    (tab-delimited, \\N nulls, backslash escapes, optional CSV when `csv` is set) into rows
-    of Python values of `columns`' types, and calls `write(rows)` once with all of them;
-    `write` makes them durable and returns the command tag ("COPY n")."""
+    (tab-delimited, \\N nulls, backslash escapes, optional CSV when `csv` is set) into an
+    Arrow table of `columns`' storage types (columns `c0..`, `server.pgwire.copy`), and
+    calls `write(table)` once with all of it; `write` makes it durable and returns the
+    command tag ("COPY n")."""
 
     columns: tuple[ColumnDesc, ...]
-    write: Callable[[list[tuple[Any, ...]]], str]
+    write: Callable[[pa.Table], str]
     csv: bool = False
     delimiter: str = "\t"
     null: str = "\\N"

@@ -11,9 +11,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
-from catalog.storage.arrow_types import rows_to_arrow
+from catalog.storage.arrow_types import (
+    arrow_to_rows,
+    arrow_type,
+    batch_schema,
+    column_name,
+    rows_to_arrow,
+)
 from compute.plan import lir, pipeline
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags
@@ -26,6 +35,7 @@ from server.api import (
     Result,
     RowsResult,
 )
+from server.compute import Compute
 from server.session import SESSION_VARS, Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of
@@ -37,6 +47,7 @@ from sql.errors import (
     INTERNAL_ERROR,
     INVALID_TRANSACTION_STATE,
     NOT_NULL_VIOLATION,
+    OUT_OF_MEMORY,
     QUERY_CANCELED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
@@ -49,7 +60,7 @@ from sql.errors import (
 from sql.hir import HConstant, HirRel, HMap, HProject
 from sql.lex import split_statements
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Constant
+from sql.mir import Constant, Mir
 from sql.optimize import optimize
 from sql.scalar import Column as ColRef
 from sql.scalar import Literal
@@ -150,10 +161,7 @@ class Coordinator:
         self.oracle = TimestampOracle(self.catalog)
         self.password = password
         self.write_lock = threading.Lock()
-        self._spark_args = (spark_master, workers, spark_conf or {})
-        self._spark = None
-        self._sources = None
-        self._spark_lock = threading.RLock()
+        self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
         self._closed = False
@@ -163,25 +171,12 @@ class Coordinator:
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
-        with self._spark_lock:
-            if self._spark is None:
-                from compute.render.spark import spark_session
-
-                master, workers, conf = self._spark_args
-                self._spark = spark_session(master, workers, conf)
-            return self._spark
-
-    def sources(self):
-        """The per-shard cache of imported storage collections (compute/render/sources.py)."""
-        with self._spark_lock:
-            if self._sources is None:
-                from compute.render.sources import SourceCache
-
-                self._sources = SourceCache(self.spark())
-            return self._sources
+        """The SparkSession (started, or restarted after a loss, on demand: server.compute)."""
+        return self.compute.spark()
 
     def close(self) -> None:
         self._closed = True
+        self.compute.close()
         self.catalog.close()
 
     # ---- server.api.Coordinator -----------------------------------------------------
@@ -217,9 +212,10 @@ class Coordinator:
         if tag is None:
             return
         session.cancel_reason = reason
-        if self._spark is not None:
+        spark = self.compute.current
+        if spark is not None:
             try:
-                self._spark.sparkContext.cancelJobGroup(tag)
+                spark.sparkContext.cancelJobGroup(tag)
             except Exception:  # noqa: BLE001 - best effort
                 log.exception("cancelJobGroup failed")
 
@@ -294,9 +290,12 @@ class Coordinator:
             if session.txn is not None:
                 session.txn.failed = True
             raise
-        except Exception:
+        except Exception as e:
             if session.txn is not None:
                 session.txn.failed = True
+            lost = self.compute.lost_error(self.compute.current, e)
+            if lost is not None:
+                raise lost from None
             raise
 
     def _replan(self, session: Session, prepared: Prepared) -> _Planned:
@@ -354,10 +353,7 @@ class Coordinator:
                         session.notice(f'schema "{n}" does not exist, skipping')
                         continue
                     dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
-                    if self._sources is not None:
-                        for it in dropped:
-                            if it.shard_id:
-                                self._sources.drop(it.shard_id)
+                    self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)
@@ -410,13 +406,24 @@ class Coordinator:
         )
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
-        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format)
+        return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
+                                sizes=lambda m: self._sizes(m, self._read_ts(session)))
+
+    def _sizes(self, m: Mir, ts: int) -> dict[str, int]:
+        """Rows of the storage collections `m` reads, at `ts` (from the catalog's batch
+        metadata; no data is read): the join planner's sizes."""
+        out: dict[str, int] = {}
+        for i in pipeline.storage_ids(m):
+            item = self.catalog.get_item_by_id(i)
+            if item is not None and item.shard_id is not None and item.kind == "table":
+                out[i] = sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
+        return out
 
     def _explain_analyze(self, session: Session, bound: BoundQuery, params, param_types) -> str:
         """Run the one-shot dataflow and annotate its physical plan with the records each
         node produced."""
         ts = self._read_ts(session)
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
         df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session))
         counts: dict[int, int] = {}
         self._run(session, df, ts, bound, record_counts=counts)
@@ -581,7 +588,7 @@ class Coordinator:
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
         ts = self._read_ts(session)  # also enforces the transaction's read/write mode
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts)
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
         columns = self._columns(bound)
         f = bound.finishing
         if isinstance(m, Constant):
@@ -622,7 +629,7 @@ class Coordinator:
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
-            view, release = self.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
+            view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
             done.append(release)
             return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
@@ -632,7 +639,6 @@ class Coordinator:
         session.cancel_reason = None
         session.running_tag = tag
         sc = spark.sparkContext
-        sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
         if timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
@@ -649,26 +655,33 @@ class Coordinator:
         fin = df.finishing
         types = df.types
         try:
+            sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
             table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
+            # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
+            if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
+                raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise (_cancel_error(session) or translate_spark_error(e)) from None
+            raise (self.compute.lost_error(spark, e) or _cancel_error(session) or translate_spark_error(e)) from None
         finally:
-            ctx.release()
             if timer is not None:
                 timer.cancel()
             session.running_tag = None
-            sc.setLocalProperty("spark.jobGroup.id", None)
-            for release in done:
-                release()
+            # frees Spark state of a driver that may be gone: each step on its own
+            for release in [ctx.release, lambda: sc.setLocalProperty("spark.jobGroup.id", None), *done]:
+                try:
+                    release()
+                except Exception as e:  # noqa: BLE001
+                    if self.compute.lost_error(spark, e) is None:
+                        raise
         if any(d < 0 for _, d in rows):
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
@@ -829,7 +842,7 @@ class Coordinator:
     def _check_not_null(self, item: Item, rows: list[tuple]) -> None:
         for i, c in enumerate(item.columns):
             if not c.nullable and any(r[i] is None for r in rows):
-                raise SqlError(NOT_NULL_VIOLATION, f'null value in column "{c.name}" of relation "{item.name}" violates not-null constraint')
+                raise _not_null_error(item, c.name)
 
     def _commit(self, session: Session, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
         """Write batches durably and record them at one fresh timestamp. Caller holds
@@ -841,7 +854,7 @@ class Coordinator:
                 if not rows:
                     continue
                 assert item.shard_id is not None
-                table = rows_to_arrow([c.type for c in item.columns], rows, ts, diffs)
+                table = _batch_table(item, rows, diffs, ts)
                 files.append((item.shard_id, self.catalog.storage.write_batch(item.shard_id, table)))
         except BaseException:
             self.catalog.storage.delete_files([bf.path for _, bf in files])
@@ -993,9 +1006,7 @@ class Coordinator:
             shards = [i.shard_id for i in (self.catalog.get_item_by_id(x) for x in ids) if i is not None and i.shard_id]
             with self.write_lock:
                 self.catalog.drop_items(list(dict.fromkeys(ids)))
-            if self._sources is not None:
-                for sid in shards:
-                    self._sources.drop(sid)
+            self.compute.drop_cached(shards)
         tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
         return CommandResult(tag)
 
@@ -1034,19 +1045,23 @@ class Coordinator:
         csv = fmt == "csv"
         descs = tuple(ColumnDesc(c, item.columns[names.index(c)].type) for c in cols)
 
-        def write(rows: list[tuple]) -> str:
-            full = []
-            idx = [cols.index(n) if n in cols else None for n in names]
-            for r in rows:
-                full.append(tuple(r[i] if i is not None else None for i in idx))
-            self._check_not_null(item, full)
+        def write(table: pa.Table) -> str:
+            n = table.num_rows
+            full = pa.Table.from_arrays(
+                [table.column(cols.index(c.name)) if c.name in cols else pa.nulls(n, arrow_type(c.type))
+                 for c in item.columns],
+                names=[column_name(i) for i in range(len(item.columns))])
+            for i, c in enumerate(item.columns):
+                if not c.nullable and full.column(i).null_count:
+                    raise _not_null_error(item, c.name)
             if session.txn is not None:
+                rows = arrow_to_rows(full, [c.type for c in item.columns])
                 session.txn.kind = "write"
-                session.txn.writes.append((item, full, [1] * len(full)))
-            else:
+                session.txn.writes.append((item, rows, [1] * len(rows)))
+            elif n:
                 with self.write_lock:
-                    self._commit(session, [(item, full, [1] * len(full))])
-            return f"COPY {len(full)}"
+                    self._commit(session, [(item, full, [1] * n)])
+            return f"COPY {n}"
 
         return CopyInResult(
             descs, write, csv=csv,
@@ -1054,6 +1069,20 @@ class Coordinator:
             null=s.options.get("null", "" if csv else "\\N"),
             header=s.options.get("header", "false").lower() in ("true", "on", "1"),
         )
+
+
+def _not_null_error(item: Item, column: str) -> SqlError:
+    return SqlError(NOT_NULL_VIOLATION, f'null value in column "{column}" of relation "{item.name}" violates not-null constraint')
+
+
+def _batch_table(item: Item, rows: list[tuple] | pa.Table, diffs: list[int], ts: int) -> pa.Table:
+    """A shard batch `c0..cN, time, diff` of Python rows or of a table of the data columns."""
+    types = [c.type for c in item.columns]
+    if not isinstance(rows, pa.Table):
+        return rows_to_arrow(types, rows, ts, diffs)
+    n = rows.num_rows
+    arrays = [*rows.columns, pa.array(np.full(n, ts, dtype=np.int64)), pa.array(np.asarray(diffs, dtype=np.int64))]
+    return pa.Table.from_arrays(arrays, schema=batch_schema(types))
 
 
 def _sort_key(orders):

@@ -10,11 +10,13 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import func, func_names, jsonb, srf
+from sql import datetime_typmods, func, func_names, jsonb, srf
+from sql.bind_cte import bind_with, bind_wmr
+from sql.bind_from import bind_from
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -36,11 +38,8 @@ from sql.hir import (
     HDistinct,
     HFilter,
     HFlatMap,
-    HGet,
     HirRel,
     HirScalar,
-    HJoin,
-    HLetRec,
     HMap,
     HNegate,
     HProject,
@@ -56,7 +55,6 @@ from sql.hir import (
     hir_types,
 )
 from sql.literal import cast_value
-from sql.mir import RecursionLimit
 from sql.scalar import (
     CURRENT_ROW,
     DEFAULT_FRAME,
@@ -73,12 +71,12 @@ from sql.scalar import (
     Literal,
     WindowFrame,
 )
-from sql.statements import WMR_META, WmrBinding
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.statements import WMR_META
 from sql.types import (
     BOOL,
     INT4,
     INT8,
-    INTERVAL,
     JSONB,
     NUMERIC,
     TEXT,
@@ -87,66 +85,6 @@ from sql.types import (
     numeric_typmod,
     record_type,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ItemRef:
-    id: str
-    schema: str
-    name: str
-    kind: str
-    column_names: tuple[str, ...]
-    column_types: tuple[SqlType, ...]
-    oid: int = 0
-    nullable: tuple[bool, ...] = ()
-    # a (non-materialized) view: its definition, inlined where it is read
-    hir: HirRel | None = None
-
-    @property
-    def qualified(self) -> str:
-        return f"materialize.{self.schema}.{self.name}"
-
-
-class CatalogReader(Protocol):
-    def resolve(self, parts: list[str]) -> ItemRef | None:
-        """Resolve a (possibly schema-qualified) relation name via the search path."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class ScopeColumn:
-    table: str | None
-    name: str
-    typ: SqlType
-    table_oid: int = 0
-    attnum: int = 0
-
-
-@dataclass
-class Scope:
-    columns: list[ScopeColumn] = field(default_factory=list)
-
-    def lookup(self, name: str, table: str | None) -> int:
-        hits = [i for i, c in enumerate(self.columns) if c.name == name and (table is None or c.table == table)]
-        if len(hits) == 1:
-            return hits[0]
-        if len(hits) > 1:
-            ref = f"{table}.{name}" if table else name
-            raise SqlError(AMBIGUOUS_COLUMN, f'column reference "{ref}" is ambiguous')
-        if table is not None and not any(c.table == table for c in self.columns):
-            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
-        ref = f"{table}.{name}" if table else name
-        raise SqlError(UNDEFINED_COLUMN, f'column "{ref}" does not exist' if table is None else f"column {ref} does not exist")
-
-
-@dataclass(frozen=True, slots=True)
-class BoundQuery:
-    rel: HirRel
-    finishing: Finishing
-    names: tuple[str, ...]
-    types: tuple[SqlType, ...]
-    # for RowDescription: (table oid, attnum) per output column
-    origins: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass
@@ -195,6 +133,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
             raise unsupported(f"type {dt.sql(dialect='postgres')}")
         return func.array_of(sql_type_of(dt.expressions[0]))
+    if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
+        return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -217,6 +157,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if params and params[0] is not None:
             return SqlType(name, params[0] + 4)
         return SqlType(name, 5 if name == "bpchar" else -1)
+    if name in ("timestamp", "timestamptz", "time", "interval") and params and params[0] is not None:
+        return SqlType(name, datetime_typmods.precision_typmod(name, params[0]))
     return SqlType(name)
 
 
@@ -264,7 +206,7 @@ class Binder:
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
         if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
-            return self._bind_wmr(q, w, top)
+            return bind_wmr(self, q, w, top)
         if isinstance(q, exp.Subquery):
             inner = self.bind_query(q.this, top=False)
             return self._apply_modifiers(inner, q, top)
@@ -277,77 +219,13 @@ class Binder:
             return BoundQuery(rel, Finishing((), None, 0, tuple(range(len(types)))), names, types)
         raise unsupported(f"query form {q.key.upper()}")
 
-    def _with(self, q: exp.Expression) -> None:
-        w = q.args.get("with_") or q.args.get("with")
-        if not w:
-            return
-        if w.args.get("recursive"):
-            raise unsupported("WITH RECURSIVE")
-        for cte in w.expressions:
-            b = self.bind_query(cte.this, top=False)
-            rel = self._finish_nested(b)
-            names = list(b.names)
-            cols = cte.args.get("alias").columns if cte.args.get("alias") else []
-            for i, c in enumerate(cols):
-                names[i] = c.name
-            self.ctes[cte.alias_or_name] = (rel, names)
-
-    def _bind_wmr(self, q: exp.Expression, w: exp.With, top: bool) -> BoundQuery:
-        """WITH MUTUALLY RECURSIVE b1 (..) AS (q1), .. body = HLetRec: the bindings are in
-        scope in every qi and in the body (only there); each qi is assignment-cast to its
-        declared types."""
-        decls: list[WmrBinding] = [c.meta[WMR_META] for c in w.expressions]
-        saved = dict(self.ctes)
-        block = dict(self.ctes)
-        ids: list[str] = []
-        types: list[tuple[SqlType, ...]] = []
-        for d in decls:
-            if d.name in (x.name for x in decls[: len(ids)]):
-                raise SqlError("42712", f'WITH query name "{d.name}" specified more than once')
-            rid = f"r{self._next_rec}"
-            self._next_rec += 1
-            ts = tuple(sql_type_of(t) for t in d.types)
-            ids.append(rid)
-            types.append(ts)
-            block[d.name] = (HGet(rid, d.name, ts, local=True), list(d.columns))
-        values: list[HirRel] = []
-        try:
-            for cte, d, ts in zip(w.expressions, decls, types, strict=True):
-                self.ctes = dict(block)
-                b = self.bind_query(cte.this, top=False)
-                values.append(self._wmr_cast(d.name, self._finish_nested(b), b.types, ts))
-            self.ctes = dict(block)
-            body_q = q.copy()
-            body_q.set("with_" if "with_" in q.args else "with", None)
-            bq = self.bind_query(body_q, top)
-        finally:
-            self.ctes = saved
-        limit = RecursionLimit(*decls[0].limit) if decls[0].limit is not None else None
-        rel = HLetRec(tuple(ids), tuple(d.name for d in decls), tuple(types), tuple(values), limit, bq.rel)
-        return BoundQuery(rel, bq.finishing, bq.names, bq.types, bq.origins)
-
-    def _wmr_cast(self, name: str, rel: HirRel, have: tuple[SqlType, ...], want: tuple[SqlType, ...]) -> HirRel:
-        """A binding's query, assignment-cast to its declared types (an unknown-typed column,
-        e.g. a bare string literal or NULL, counts as text)."""
-        seen = tuple(TEXT if t.name == "unknown" else t for t in have)
-        if len(seen) != len(want) or not all(assignment_castable(a, b) for a, b in zip(seen, want, strict=True)):
-            raise SqlError(DATATYPE_MISMATCH, f'WITH MUTUALLY RECURSIVE query "{name}" declared types ({", ".join(t.pg_format() for t in want)}), '
-                           f'but query returns types ({", ".join(t.pg_format() for t in seen)})')
-        if have == want:
-            return rel
-        if isinstance(rel, HConstant):
-            return self._cast_rel(rel, have, want)
-        n = len(have)
-        casts = tuple(self.coerce(Column(i, have[i]), want[i], explicit=True) for i in range(n))
-        return HProject(HMap(rel, casts), tuple(range(n, 2 * n)))
-
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
         with self._windows(None, _NO_WINDOWS):
             return self._bind_select_body(s, top)
 
     def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
         s = srf.lift_select_list_srfs(s, _output_name, _has_agg)
-        self._with(s)
+        bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
                 raise unsupported(f"SELECT ... {bad.upper()}")
@@ -357,7 +235,7 @@ class Binder:
                 raise SqlError(WINDOWING_ERROR, f'window "{wdef.name}" is already defined')
             win.named[wdef.name] = wdef
         if s.args.get("from_") or s.args.get("from"):
-            rel, scope = self._bind_from(s)
+            rel, scope = bind_from(self, s)
         else:
             rel, scope = HConstant(((),), ()), Scope()
         if (w := s.args.get("where")) is not None:
@@ -375,10 +253,9 @@ class Binder:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
                 tbl = e.table if isinstance(e, exp.Column) else None
                 found = False
-                for i, c in enumerate(scope.columns):
-                    if tbl is None or c.table == tbl:
-                        items.append((c.name, None, i))
-                        found = True
+                for i in scope.star_positions() if tbl is None else [i for i, c in enumerate(scope.columns) if c.table == tbl]:
+                    items.append((scope.columns[i].name, None, i))
+                    found = True
                 if tbl and not found:
                     raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{tbl}"')
                 continue
@@ -619,7 +496,7 @@ class Binder:
         raise SqlError(GROUPING_ERROR, f'column "{ref}" must appear in the GROUP BY clause or be used in an aggregate function')
 
     def _bind_setop(self, q: exp.Expression, top: bool) -> BoundQuery:
-        self._with(q)
+        bind_with(self, q)
         left = self.bind_query(q.this, top=False)
         right = self.bind_query(q.expression, top=False)
         lrel, rrel = self._finish_nested(left), self._finish_nested(right)
@@ -741,7 +618,7 @@ class Binder:
         new_cols = [ScopeColumn(table_alias, col, typ)]
         if ordinality:
             new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
-        return out, Scope(scope.columns + new_cols)
+        return out, scope.extended(new_cols)
 
     def _jsonb_table_function(self, t: exp.Expression, fn: exp.Anonymous, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
         """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
@@ -764,140 +641,7 @@ class Binder:
             cols = [table_alias]  # a function returning a base type: the alias names its column
         out_names = [*cols, *names[len(cols):]]
         out = HFlatMap(rel, name, (j,), types)
-        return out, Scope(scope.columns + [ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
-
-    def _bind_from(self, s: exp.Select) -> tuple[HirRel, Scope]:
-        frm = cast(exp.From, s.args.get("from_") or s.args.get("from"))
-        sources = [frm.this] + list(frm.expressions or [])
-        if _is_table_function(sources[0]):
-            rel, scope = self._table_function(sources[0], HConstant(((),), ()), Scope())
-        else:
-            rel, scope = self._bind_table_expr(sources[0])
-        for src in sources[1:]:
-            if _is_table_function(src):
-                rel, scope = self._table_function(src, rel, scope)
-                continue
-            if isinstance(src, exp.Lateral):
-                self.outer.append(scope)
-                try:
-                    r2, s2 = self._bind_table_expr(src.this, alias=src.args.get("alias"))
-                finally:
-                    self.outer.pop()
-                rel, scope = HJoin(rel, r2, TRUE, "inner", True), Scope(scope.columns + s2.columns)
-                continue
-            r2, s2 = self._bind_table_expr(src)
-            rel, scope = HJoin(rel, r2, TRUE, "inner"), Scope(scope.columns + s2.columns)
-        for j in s.args.get("joins") or []:
-            rel, scope = self._bind_join(rel, scope, j)
-        return rel, scope
-
-    def _bind_join(self, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
-        side = (j.args.get("side") or "").lower()
-        if _is_table_function(j.this) and not side and j.args.get("on") is None:
-            return self._table_function(j.this, rel, scope)
-        if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
-            t = j.this.this.copy()
-            if j.this.args.get("alias") is not None:
-                t.set("alias", j.this.args["alias"])
-            return self._table_function(t, rel, scope)
-        kind = (j.args.get("kind") or "").lower()
-        if j.args.get("method") or kind == "natural":
-            raise unsupported("NATURAL JOIN")
-        if kind in ("semi", "anti"):
-            raise unsupported(f"{kind.upper()} JOIN")
-        join_kind = side if side in ("left", "right", "full") else "inner"
-        lateral = isinstance(j.this, exp.Lateral)
-        if lateral:
-            self.outer.append(scope)
-            try:
-                r2, s2 = self._bind_table_expr(j.this.this, alias=j.this.args.get("alias"))
-            finally:
-                self.outer.pop()
-        else:
-            r2, s2 = self._bind_table_expr(j.this)
-        joined = Scope(scope.columns + s2.columns)
-        on = j.args.get("on")
-        using = j.args.get("using")
-        if on is not None:
-            pred = self._predicate(on, joined, "JOIN/ON")
-        elif using:
-            preds = []
-            for ident in using:
-                name = ident.name
-                li = scope.lookup(name, None)
-                ri = s2.lookup(name, None) + len(scope.columns)
-                preds.append(self._binary("eq", Column(li, joined.columns[li].typ), Column(ri, joined.columns[ri].typ)))
-            pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
-        else:
-            if join_kind != "inner" and kind != "cross":
-                raise SqlError(SYNTAX_ERROR, f"{join_kind.upper()} JOIN requires an ON or USING clause")
-            pred = TRUE
-        return HJoin(rel, r2, pred, join_kind, lateral), joined
-
-    def _bind_table_expr(self, t: exp.Expression, alias: exp.Expression | None = None) -> tuple[HirRel, Scope]:
-        if alias is not None and isinstance(t, exp.Subquery) and t.args.get("alias") is None:
-            t = t.copy()
-            t.set("alias", alias)
-        if isinstance(t, exp.Subquery) and isinstance(t.this, exp.Table) and t.this.args.get("joins"):
-            # a parenthesized join tree: ( a JOIN b ON ... ) [AS alias]
-            inner = t.this.copy()
-            joins = inner.args.pop("joins")
-            rel, scope = self._bind_table_expr(inner)
-            for j in joins:
-                rel, scope = self._bind_join(rel, scope, j)
-            if t.alias_or_name:
-                scope = Scope([ScopeColumn(t.alias_or_name, c.name, c.typ, c.table_oid, c.attnum) for c in scope.columns])
-            return rel, scope
-        if isinstance(t, exp.Table):
-            if isinstance(t.this, exp.Func):
-                raise unsupported("table functions in FROM")
-            parts = [p.name for p in t.parts]
-            qualifier = t.alias_or_name
-            col_alias = [c.name for c in t.args["alias"].columns] if t.args.get("alias") and t.args["alias"].columns else []
-            if len(parts) == 1 and parts[0] in self.ctes:
-                rel, names = self.ctes[parts[0]]
-                types = hir_types(rel)
-                names = list(names)
-                for i, c in enumerate(col_alias):
-                    names[i] = c
-                return rel, Scope([ScopeColumn(qualifier, n, ty) for n, ty in zip(names, types, strict=True)])
-            item = self.catalog.resolve(parts)
-            if item is None:
-                raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
-            names = list(item.column_names)
-            for i, c in enumerate(col_alias):
-                names[i] = c
-            cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
-            if item.id not in self.dependencies:
-                self.dependencies.append(item.id)
-            if item.hir is not None:
-                return item.hir, Scope(cols)
-            return HGet(item.id, item.qualified, item.column_types), Scope(cols)
-        if isinstance(t, exp.Subquery):
-            saved = self._agg
-            self._agg = None
-            try:
-                b = self.bind_query(t, top=False)
-            finally:
-                self._agg = saved
-            rel = self._finish_nested(b)
-            sub_qualifier = t.alias_or_name or None
-            names = list(b.names)
-            a = t.args.get("alias")
-            if a is not None and a.columns:
-                for i, c in enumerate(a.columns):
-                    names[i] = c.name
-            return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, b.types, strict=True)])
-        if isinstance(t, exp.Values):
-            rel, value_names, types = self._bind_values(t)
-            values_qualifier = t.alias_or_name or None
-            a = t.args.get("alias")
-            names_l = list(value_names)
-            if a is not None and a.columns:
-                for i, c in enumerate(a.columns):
-                    names_l[i] = c.name
-            return rel, Scope([ScopeColumn(values_qualifier, n, ty) for n, ty in zip(names_l, types, strict=True)])
-        raise unsupported(f"FROM item {t.key}")
+        return out, scope.extended([ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
 
     # ---- scalars ----------------------------------------------------------------------
     def _predicate(self, e: exp.Expression, scope: Scope, what: str) -> HirScalar:
@@ -1344,6 +1088,8 @@ class Binder:
             else:
                 raise unsupported(f"IS {rhs.sql()}")
             return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+        if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self._not_distinct(e, scope)
         if isinstance(e, exp.Between):
             x = self.scalar(e.this, scope)
             lo = self.scalar(e.args["low"], scope)
@@ -1401,13 +1147,11 @@ class Binder:
         if isinstance(e, exp.Bracket):
             return self._subscript(e, scope)
         if isinstance(e, exp.Interval):
-            unit = e.args.get("unit")
             text = e.this.this if isinstance(e.this, exp.Literal) else None
             if text is None:
                 raise unsupported("non-literal INTERVAL")
-            if unit is not None:
-                text = f"{text} {unit.name}"
-            return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
+            typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
+            return self.coerce(Literal(text, UNKNOWN), typ, explicit=True)
         if isinstance(e, exp.Exists):
             bq = self._subquery(e.this, scope)
             return Exists(self._finish_nested(bq), BOOL)
@@ -1510,6 +1254,9 @@ class Binder:
                 pos = (e.args.get("position") or "BOTH").upper()
                 name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
             raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+        elif isinstance(e, exp.Pad):  # sqlglot parses lpad/rpad as one Pad node
+            name = "lpad" if e.args.get("is_left") else "rpad"
+            raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
         else:
             raw_args = []
             for k in type(e).arg_types:
@@ -1580,6 +1327,15 @@ class Binder:
             return Literal(None, BOOL)
         regex = similar_to_regex(pat.value, esc.value or None)
         return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
+    def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
+        """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
+        a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
+        a = self.scalar(e.this, scope)
+        b = self.scalar(e.expression, scope)
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
@@ -1697,10 +1453,6 @@ _JSONB_NODES: dict[type, str] = {
     exp.JSONExtract: "->", exp.JSONExtractScalar: "->>", exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>",
     exp.JSONBContainsTopKey: "?", exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&",
 }
-
-
-def _is_table_function(t: exp.Expression) -> bool:
-    return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
 
 
 def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expression]:

@@ -276,6 +276,8 @@ def unary_op(op: str, a: SqlType) -> SqlType:
 
 
 # Scalar functions: name -> (arity range, typing rule)
+# the one integer argument of these string functions (the others are text)
+_INT_ARG = {"split_part": 2, "lpad": 1, "rpad": 1}
 _STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
 _INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
 
@@ -334,7 +336,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t, t], t
     if name in _INT_FUNCS:
         if all(a.is_string or a.name in ("unknown", "bytea") for a in args):
-            return [TEXT if a.name != "bytea" else a for a in args], INT4
+            # octet_length(character) counts the blank padding (bpcharoctetlen); the others
+            # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
+            keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
+            return [a if a.name in keep else TEXT for a in args], INT4
     if name in _STRING_FUNCS_TEXT and any(a.name == "bytea" for a in args):
         # Postgres has no implicit bytea -> text cast: only the bytea versions apply
         if name == "md5" and n == 1:
@@ -345,8 +350,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
-            if name in ("substr", "repeat", "left", "right", "chr") and i >= 1 or name in ("split_part",) and i == 2 \
-                    or name in ("lpad", "rpad") and i == 1:
+            if name in ("substr", "repeat", "left", "right", "chr") and i >= 1 or i == _INT_ARG.get(name):
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":
                 casts.append(INT8)

@@ -14,7 +14,7 @@ no index-lookup plans and decorrelation emits no repeated semijoins of one relat
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 
 from sql import mir
@@ -69,10 +69,13 @@ def fixpoint(r: mir.Mir, pipeline: tuple[Transform, ...], limit: int = FIXPOINT_
     return r
 
 
-def optimize(r: mir.Mir, pipeline: tuple[Transform, ...] | None = None, monotonic_sources: frozenset[str] = frozenset()) -> mir.Mir:
-    """The whole optimizer, or (with `pipeline`) just that pipeline to a fixpoint."""
+def optimize(r: mir.Mir, pipeline: tuple[Transform, ...] | None = None, monotonic_sources: frozenset[str] = frozenset(),
+             sizes: Mapping[str, int] | None = None) -> mir.Mir:
+    """The whole optimizer, or (with `pipeline`) just that pipeline to a fixpoint. `sizes`:
+    the row counts of storage collections by id, where known (JoinImplementation's input)."""
     if pipeline is not None:
         return fixpoint(r, pipeline)
     r = fixpoint(r, LOGICAL)
-    r = fixpoint(r, PHYSICAL)
+    physical = tuple(partial(t, sizes=sizes) if t is join_implementation else t for t in PHYSICAL)
+    r = fixpoint(r, physical)
     return partial(monotonic_flag, sources=monotonic_sources)(r)

@@ -222,6 +222,15 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
+            """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
+            string and drops what its pattern misses ('.001 second' -> '001' SECOND,
+            '1-2 3:4 5 day' -> '5' DAY); interval_in reads the text itself."""
+            iv = super()._parse_interval_span(this, parse_function_unit)
+            if this is not None and this.is_string and isinstance(iv.this, exp.Literal) and iv.this.name != this.name:
+                return self.expression(exp.Interval(this=this, unit=None))
+            return iv
+
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
     sql = rewrite_escape_strings(sql)
@@ -246,7 +255,17 @@ def _parse_sqlglot(sql: str) -> exp.Expression:
     node = stmts[0]
     if isinstance(node, exp.Command):
         raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
-    return cast(exp.Expression, node)
+    return fold_identifiers(cast(exp.Expression, node))
+
+
+def fold_identifiers(node: exp.Expression) -> exp.Expression:
+    """Postgres folds unquoted identifiers to lower case wherever they appear (relation,
+    column, alias, schema, CTE and function names); quoted identifiers keep their case.
+    Done once on the parsed tree, so the binder and every statement handler see folded names."""
+    for n in node.walk():
+        if isinstance(n, exp.Identifier) and not n.quoted:
+            n.set("this", n.this.lower())
+    return node
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'

@@ -31,8 +31,9 @@ def pg_bindir() -> Path:
 
 
 @contextlib.contextmanager
-def reference_postgres(prefix_name: str = "pgref-") -> Iterator[str]:
-    """Start PostgreSQL on a free loopback port; yields a psycopg conninfo string."""
+def reference_postgres(prefix_name: str = "pgref-", initdb_args: tuple[str, ...] = ()) -> Iterator[str]:
+    """Start PostgreSQL on a free loopback port; yields a psycopg conninfo string.
+    `initdb_args` are added to initdb's (e.g. `--locale=C`)."""
     bindir = pg_bindir()
     base = Path(tempfile.mkdtemp(prefix=prefix_name))
     run_as: list[str] = []
@@ -44,7 +45,8 @@ def reference_postgres(prefix_name: str = "pgref-") -> Iterator[str]:
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    subprocess.run([*run_as, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync"],
+    subprocess.run([*run_as, str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync",
+                    *initdb_args],
                    check=True, capture_output=True, timeout=120)
     subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(base / "log"), "-o",
                     f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],

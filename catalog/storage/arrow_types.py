@@ -126,7 +126,10 @@ def _to_decimal(t: SqlType) -> Callable[[Any], decimal.Decimal]:
         d = v if isinstance(v, decimal.Decimal) else decimal.Decimal(str(v))
         if not d.is_finite():
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f"numeric value {d} cannot be stored")
-        q = d.quantize(quantum, context=ctx)
+        try:
+            q = d.quantize(quantum, context=ctx)
+        except decimal.InvalidOperation:  # more digits than the context holds
+            raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
         if len(q.as_tuple().digits) > p and q != 0:
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
         return q

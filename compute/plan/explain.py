@@ -48,6 +48,21 @@ def _mfp_lines(m: lir.Mfp, pad: str, out: list[str]) -> None:
         out.append(f"{pad}map=({', '.join(explain(e) for e in m.expressions)})")
 
 
+def _keys(ks) -> str:
+    return ", ".join(explain(k) for k in ks)
+
+
+def _join_path_lines(path: lir.JoinPath, stage: str, pad: str, out: list[str]) -> None:
+    """A join path as Materialize prints it: the stages last to first, then the source."""
+    for j, st in reversed(list(enumerate(path.stages))):
+        out.append(f"{pad}{stage}[{j}]")
+        if not st.lookup_key:
+            out.append(f"{pad}  cross_join")
+        out.append(f"{pad}  lookup={{ relation={st.lookup_relation}, key=[{_keys(st.lookup_key)}] }}")
+        out.append(f"{pad}  stream={{ key=[{_keys(st.stream_key)}], thinning=({', '.join(f'#{c}' for c in st.thinning)}) }}")
+    out.append(f"{pad}source={{ relation={path.source}, key=[{_keys(path.source_key)}] }}")
+
+
 def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict[int, int] | None = None) -> None:
     pad = "  " * depth
     dpad = pad + "  "
@@ -78,12 +93,14 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict
         case lir.FlatMap(input=i, func=f, exprs=xs):
             out.append(f"{pad}FlatMap {f}({', '.join(explain(x) for x in xs)}){ann}")
             children = (i,)
-        case lir.Join(inputs=ins, equivalences=eq, strategy=s):
+        case lir.Join(inputs=ins, strategy=s, paths=paths):
             out.append(f"{pad}Join::{s}{ann}")
-            if eq:
-                out.append(f"{dpad}equivalences=[{', '.join('(' + ' = '.join(explain(x) for x in cls) + ')' for cls in eq)}]")
-            else:
-                out.append(f"{dpad}cross_join")
+            if s == "Delta":
+                for j, path in enumerate(paths):
+                    out.append(f"{dpad}plan_path[{j}]")
+                    _join_path_lines(path, "delta_stage", dpad + "  ", out)
+            elif paths:
+                _join_path_lines(paths[0], "linear_stage", dpad, out)
             children = ins
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
             kind = {lir.ReduceDistinct: "Distinct", lir.ReduceAccumulable: "Accumulable", lir.ReduceHierarchical: "Hierarchical", lir.ReduceBasic: "Basic"}[type(rp)]

@@ -69,11 +69,37 @@ class FlatMap:
 
 
 @dataclass(frozen=True, slots=True)
+class JoinStage:
+    """One lookup of a join path: the stream (the inputs joined so far) meets an arrangement
+    of `lookup_relation` by `lookup_key` (over that input's columns) = `stream_key` (over
+    the join's concatenated input columns); `thinning`: the stream's other columns, which
+    ride along as values. No key: a cross product with that input."""
+
+    lookup_relation: int
+    lookup_key: tuple[Scalar, ...]
+    stream_key: tuple[Scalar, ...]
+    thinning: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JoinPath:
+    """A linear path: `source` is streamed (arranged by `source_key`, the first stage's
+    stream key), then each stage joins one more input."""
+
+    source: int
+    source_key: tuple[Scalar, ...]
+    stages: tuple[JoinStage, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Join:
     inputs: tuple[Plan, ...]
     equivalences: tuple[tuple[Scalar, ...], ...]
     strategy: str  # Linear | Delta
     arities: tuple[int, ...]
+    # Linear: one path; Delta: one per input (path i starts at input i). The renderer of
+    # one-shot dataflows joins in the order of the first path.
+    paths: tuple[JoinPath, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ Reduce: no aggregates -> Distinct; only min/max -> Hierarchical (Monotonic if MI
 else Bucketed); only non-distinct sum/count -> Accumulable; otherwise Basic. TopK:
 monotonic & offset 0 & limit 1 -> MonotonicTop1; monotonic & offset 0 -> MonotonicTopK;
 otherwise Basic. Joins: MIR `type=differential` -> Join::Linear, `type=delta` -> Join::Delta
-(as JoinImplementation chose; an unimplemented join: Linear up to 2 inputs, else Delta).
+with the stages of JoinImplementation's paths (an unimplemented join: Linear, in input order).
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import assert_never
 
 from compute.plan import lir
 from sql import mir
-from sql.scalar import Column, Scalar, permute
+from sql.scalar import Column, Scalar, columns_used, permute
+from sql.transforms.join_implementation import JoinGraph
 
 
 class _Ids:
@@ -89,10 +90,13 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             values = tuple(_lower(v, ids) for v in vs)
             body = _lower(b, ids)
             return lir.Plan(ids.take(), lir.LetRec(lids, values, lims, body))
-        case mir.Join(inputs=xs, equivalences=eq, implementation=impl):
+        case mir.Join(inputs=xs, equivalences=eq, implementation=impl, paths=mpaths):
             ins = tuple(_lower(x, ids) for x in xs)
-            strategy = _JOIN_STRATEGY.get(impl) or ("Linear" if len(xs) <= 2 else "Delta")
-            return lir.Plan(ids.take(), lir.Join(ins, eq, strategy, tuple(mir.arity(x) for x in xs)))
+            strategy = _JOIN_STRATEGY.get(impl) or "Linear"
+            if not mpaths:  # not implemented (a transform test): inputs in their order
+                mpaths = ((tuple((i, ()) for i in range(len(xs)))),)
+            paths = tuple(_join_path(r, p) for p in mpaths)
+            return lir.Plan(ids.take(), lir.Join(ins, eq, strategy, tuple(mir.arity(x) for x in xs), paths))
         case mir.Reduce(input=i, group_key=k, aggregates=aggs, monotonic=m):
             inner = _lower(i, ids)
             return lir.Plan(ids.take(), lir.Reduce(inner, k, aggs, _reduce_plan(aggs, m)))
@@ -124,6 +128,26 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             raise AssertionError("handled above")
         case _:
             assert_never(r)
+
+
+def _join_path(r: mir.Join, path) -> lir.JoinPath:
+    """The stages of a MIR join path: each stage's keys on both sides (JoinImplementation's
+    lookup key, the stream's side of the same equivalences) and the stream's other columns."""
+    g = JoinGraph(r)
+    offs = g.offs
+    done = {path[0][0]}
+    stages: list[lir.JoinStage] = []
+    for inp, _ in path[1:]:
+        stream, lookup = g.stage_keys(done, inp)
+        keyed = set().union(*(columns_used(k) for k in stream)) if stream else set()
+        thinning = tuple(c for i in sorted(done) for c in range(offs[i], offs[i + 1]) if c not in keyed)
+        stages.append(lir.JoinStage(inp, lookup, stream, thinning))
+        done.add(inp)
+    source = path[0][0]
+    source_key = tuple(permute(k, {c: c - offs[source] for c in columns_used(k)}) for k in stages[0].stream_key) if stages else ()
+    if stages and any(not columns_used(k) <= set(range(offs[source], offs[source + 1])) for k in stages[0].stream_key):
+        source_key = ()
+    return lir.JoinPath(source, source_key, tuple(stages))
 
 
 # MIR's JoinImplementation names -> LIR join variants (unimplemented: by input count)

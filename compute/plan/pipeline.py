@@ -7,7 +7,7 @@ bound HIR -> MIR (lowering) -> MIR optimizer -> LIR (lowering) -> finalize_dataf
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,8 +73,26 @@ def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tupl
     return lower_to_mir(bound.rel, params, param_types, now)
 
 
-def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
-    return optimize(to_mir(bound, params, param_types, now))
+def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None,
+                  sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> Mir:
+    """`sizes`: the row counts of the storage collections a plan reads (by id), looked up
+    by the caller (the catalog knows them) and passed to the optimizer as plain data."""
+    m = to_mir(bound, params, param_types, now)
+    return optimize(m, sizes=sizes(m) if sizes is not None else None)
+
+
+def storage_ids(m: Mir) -> set[str]:
+    """The ids of the storage collections `m` reads."""
+    out: set[str] = set()
+
+    def walk(x: Mir) -> None:
+        if isinstance(x, mir.Get) and not x.local:
+            out.add(x.id)
+        for c in mir.mir_children(x):
+            walk(c)
+
+    walk(m)
+    return out
 
 
 def lir_finishing(f: Finishing, arity: int) -> lir.Finishing | None:
@@ -103,12 +121,13 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 
 
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
-            params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text") -> str:
+            params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
+            sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> str:
     """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
         return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options) + "\n"
-    m = optimized_mir(bound, params, param_types)
+    m = optimized_mir(bound, params, param_types, sizes=sizes)
     if stage == "optimized":
         return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
     df = dataflow(m, bound.finishing, flags=flags)

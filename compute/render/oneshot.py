@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
+from compute.render import limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -284,8 +285,8 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
                 return render(b, ctx)
             finally:
                 del ctx.lets[i]
-        case lir.Join(inputs=ins, equivalences=eq, arities=ar):
-            return _join([render(x, ctx) for x in ins], eq, ar, ctx)
+        case lir.Join(inputs=ins, equivalences=eq, arities=ar, paths=paths):
+            return _join([render(x, ctx) for x in ins], eq, ar, paths, ctx)
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
             return _reduce(render(i, ctx), k, aggs, rp, ctx)
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
@@ -486,37 +487,53 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
     return _select(ctx, exploded, [*cols, *outs, DIFF])
 
 
-def _join(rs: list[Rel], eq, arities: tuple[int, ...], ctx: RenderContext) -> Rel:
-    """Inner equi-join of all inputs; the output diff is the product of the input diffs."""
+def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext) -> Rel:
+    """Inner equi-join of all inputs; the output diff is the product of the input diffs.
+
+    The inputs are joined in the order of the planner's first path (a delta join, in one
+    shot, is its linear equivalent): the source, then one keyed join per stage, each ON the
+    equivalences that the stage makes checkable (null-safe `<=>`, which Spark executes as
+    join keys). Spark keeps this order (without cost-based reordering it only moves inputs
+    that share no condition with their predecessors, and every stage shares one) and
+    broadcasts the lookups its statistics find small."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
+    order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
     renamed = []
     for k, r in enumerate(rs):
         sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
         renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
-    source = renamed[0]
-    joined_upto = arities[0]
-    pending = list(eq)
-    for k in range(1, len(renamed)):
-        joined_upto += arities[k]
-        conds: list[str] = []
-        rest = []
-        for cls in pending:
-            if all(max(columns_used(x), default=-1) < joined_upto for x in cls):
-                rendered = [render_scalar(x, allcols) for x in cls]
-                conds.extend(f"({rendered[0]} <=> {x})" for x in rendered[1:])
-            else:
-                rest.append(cls)
-        pending = rest
+    have: set[int] = set()
+
+    def checkable(cols: set[int]) -> list[str]:
+        """Conditions over the columns `cols` that the columns `have` did not decide yet."""
+        conds = []
+        for cls in eq:
+            before = [x for x in cls if columns_used(x) <= have]
+            new = [x for x in cls if columns_used(x) <= cols and x not in before]
+            ref = before[0] if before else (new[0] if new else None)
+            conds.extend(f"({render_scalar(ref, allcols)} <=> {render_scalar(x, allcols)})" for x in new if x is not ref)
+        return conds
+
+    first = order[0]
+    cols = set(range(offsets[first], offsets[first + 1]))
+    source = renamed[first]
+    where = checkable(cols)
+    have = cols
+    for k in order[1:]:
+        cols = have | set(range(offsets[k], offsets[k + 1]))
+        conds = checkable(cols)
         source += f" JOIN {renamed[k]} ON {' AND '.join(conds)}" if conds else f" CROSS JOIN {renamed[k]}"
+        have = cols
     diff = " * ".join(f"d{k}" for k in range(len(rs)))
     sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    return Rel(f"SELECT {', '.join(sel)} FROM {source}", total)
+    q = f"SELECT {', '.join(sel)} FROM {source}"
+    return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
@@ -688,6 +705,10 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     # own row's separator (a NULL separator adds nothing)
     vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
     joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
+    # Postgres' buffer holds every value with its separator (the first one's is skipped at
+    # the end): over the 1 GB limit it fails before Spark builds the string
+    total = f"aggregate({vals}, 0L, (acc, s) -> acc + octet_length(s.f0) + coalesce(octet_length(s.f1), 0))"
+    joined = limits.joined_text(total, joined)
     return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
 
 

@@ -14,7 +14,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
+from compute.render import limits
 from compute.render.jsonb import checked
+from compute.render.scalar_datetime import fit_typmod
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -171,6 +173,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         y, k = f"CAST({x} AS STRING)", _var()
         longest = f"element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
         return f"(CASE WHEN octet_length({y}) <= 63 THEN {y} ELSE {longest} END)"
+    if d == "varchar" and s == "bpchar":
+        x = f"rtrim({x})"  # char(n) -> varchar drops the blank padding (rtrim1), then fits
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
         y = f"substring(CAST({x} AS STRING), 1, {n})"
         return f"rpad({y}, {n}, ' ')" if d == "bpchar" else y
@@ -193,7 +197,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
-        return f"rtrim({x})"
+        return x if d == "varchar" else f"rtrim({x})"
     if d in ("text", "varchar") and s in ("float4", "float8"):
         return f"mz_{s}_text({x})"
     if d in ("text", "varchar") and s == "numeric" and src.numeric_precision_scale() is None:
@@ -488,18 +492,15 @@ def _justify(f: str, x: str) -> str:
         return _interval(f"{x}.months",
                          f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {d} - 1 WHEN {d} < 0 AND {us} > 0 THEN {d} + 1 ELSE {d} END)",
                          f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {us} + {_DAY_US} WHEN {d} < 0 AND {us} > 0 THEN {us} - {_DAY_US} ELSE {us} END)")
-    # justify_interval
-    same_sign = f"(({x}.days > 0 AND {x}.micros > 0) OR ({x}.days < 0 AND {x}.micros < 0))"
-    pre_m = f"(CASE WHEN {same_sign} THEN div({x}.days, 30) ELSE 0 END)"
-    m0, d0 = f"({x}.months + {pre_m})", f"({x}.days - {pre_m} * 30)"
-    wd = f"div({x}.micros, {_DAY_US})"
-    us1, d1 = f"({x}.micros - {wd} * {_DAY_US})", f"({d0} + {wd})"
-    wm = f"div({d1}, 30)"
-    m2, d2 = f"({m0} + {wm})", f"({d1} - {wm} * 30)"
-    fix_m = f"(CASE WHEN {m2} > 0 AND ({d2} < 0 OR ({d2} = 0 AND {us1} < 0)) THEN -1 WHEN {m2} < 0 AND ({d2} > 0 OR ({d2} = 0 AND {us1} > 0)) THEN 1 ELSE 0 END)"
-    m3, d3 = f"({m2} + {fix_m})", f"({d2} - {fix_m} * 30)"
-    fix_d = f"(CASE WHEN {d3} > 0 AND {us1} < 0 THEN -1 WHEN {d3} < 0 AND {us1} > 0 THEN 1 ELSE 0 END)"
-    return _interval(m3, f"({d3} + {fix_d})", f"({us1} - {fix_d} * {_DAY_US})")
+    # justify_interval = the truncating decomposition of the interval's total into 30-day
+    # months, days and microseconds: Postgres' steps leave all three fields with the total's
+    # sign, |days| < 30 and |micros| < 1 day, and that decomposition is unique. (One linear
+    # expression: chaining the steps textually grows exponentially and took Spark seconds.)
+    tot, mon_us = interval_key(x), 30 * _DAY_US
+    mo, rem = f"({tot} div {mon_us})", f"({tot} % {mon_us})"
+    months = (f"(CASE WHEN {mo} BETWEEN {-(2**31)} AND {2**31 - 1} THEN CAST({mo} AS INT)"
+              f" ELSE {raise_error('[22008] interval out of range', 'int')} END)")
+    return _interval(months, f"CAST({rem} div {_DAY_US} AS INT)", f"CAST({rem} % {_DAY_US} AS BIGINT)")
 
 
 _SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "bit_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
@@ -659,7 +660,7 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         case "is_false":
             return f"coalesce(NOT {x}, FALSE)"
         case "cast":
-            return _cast(x, xt, t)
+            return fit_typmod(_cast(x, xt, t), t)
         case "length" | "char_length":
             return f"length({x})"
         case "btrim":
@@ -734,9 +735,9 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
-            return f"repeat({a}, greatest({b}, 0))"
+            return limits.repeat(a, b)
         case "lpad" | "rpad":
-            return f"{f}({a}, {b}, ' ')"
+            return limits.pad(f, a, b, quote(" "))
         case "left" | "right" | "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
@@ -812,5 +813,5 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
         case "substr":
             return _substr3(xs[0], xs[1], xs[2])
         case "lpad" | "rpad":
-            return f"{f}({', '.join(xs if len(xs) == 3 else [*xs, quote(' ')])})"
+            return limits.pad(f, xs[0], xs[1], xs[2] if len(xs) == 3 else quote(" "))
     raise unsupported(f"function {f}")

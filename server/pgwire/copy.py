@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from catalog.storage.text_input import text_columns_to_arrow
 from server.api import ColumnDesc
 from server.pgwire import codec
 from sql.errors import SqlError
@@ -24,10 +30,10 @@ _UNESCAPE = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
 def text_row_formatter(
-    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N"
+    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N", interval_style: str = "postgres"
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY text-format line (with trailing newline)."""
-    encoders = [codec.text_encoder(c.type) for c in columns]
+    encoders = [codec.text_encoder(c.type, interval_style) for c in columns]
     table = str.maketrans(
         {**_TEXT_ESCAPES, delimiter: "\\" + delimiter}
         if delimiter not in _TEXT_ESCAPES
@@ -47,11 +53,12 @@ def text_row_formatter(
 
 
 def csv_row_formatter(
-    columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"'
+    columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"',
+    interval_style: str = "postgres",
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY CSV line; values are quoted when they contain
     the delimiter, a quote, a newline, or equal the NULL string (as Postgres does)."""
-    encoders = [codec.text_encoder(c.type) for c in columns]
+    encoders = [codec.text_encoder(c.type, interval_style) for c in columns]
     specials = (delimiter, quote, "\n", "\r")
 
     def field(text: str) -> str:
@@ -228,27 +235,106 @@ def parse_csv(
     return rows
 
 
-def decode_rows(
-    raw_rows: list[list[str | None]], columns: Sequence[ColumnDesc]
-) -> list[tuple[Any, ...]]:
-    """Check column counts and convert raw fields to Python values per column type."""
+def _check_counts(raw_rows: list[list[str | None]], columns: Sequence[ColumnDesc]) -> None:
     ncols = len(columns)
-    out: list[tuple[Any, ...]] = []
-    for fields in raw_rows:
+    for i, fields in enumerate(raw_rows):
         if len(fields) < ncols:
             if ncols == 1 and not fields:
-                fields = [""]
+                raw_rows[i] = [""]
             else:
                 raise _missing(columns[len(fields)])
         if len(fields) > ncols:
             raise _extra()
-        out.append(
-            tuple(
-                None if f is None else codec.parse_text(f, col.type)
-                for f, col in zip(fields, columns, strict=True)
-            )
+
+
+def _end_marker(data: bytes, csv: bool, quote: bytes) -> bytes | None:
+    """`data` cut before a `\\.` end-of-data line (None when the cut is not certain: a CSV
+    stream with quotes, where the line may be inside a quoted field)."""
+    i = data.find(b"\\.")
+    while i >= 0:
+        at_line_start = i == 0 or data[i - 1 : i] == b"\n"
+        rest = data[i + 2 : i + 4]
+        if at_line_start and (rest[:1] in (b"", b"\n") or rest == b"\r\n" or rest == b"\r"):
+            return None if csv and quote in data else data[:i]
+        i = data.find(b"\\.", i + 1)
+    return data
+_ESCAPE_PAIR = re.compile(rb"\\(.)", re.S)
+
+
+def _quotes_well_formed(data: bytes, delim: bytes) -> bool:
+    """Every quote of a CSV stream belongs to a field quoted from its first to its last
+    character (Arrow recognizes quotes only there; Postgres also inside a field)."""
+    d = re.escape(delim)
+    field = re.compile(rb'(?:^|(?<=' + d + rb')|(?<=\r))"(?:[^"]|"")*"(?=' + d + rb'|[\r\n]|\Z)', re.M)
+    return b'"' not in field.sub(b"", data)
+
+
+def _arrow_fields(
+    data: bytes, ncols: int, *, csv: bool, delimiter: str, null: str, header: bool
+) -> list[pa.ChunkedArray] | None:
+    """The raw fields of each column (strings, None = NULL) split by Arrow's CSV reader, or
+    None when the stream needs the row-by-row parser (NUL bytes, a bare CR in text format,
+    a backslash-escaped delimiter or newline, an uncertain end marker, invalid UTF-8, a
+    row with the wrong number of fields: the reference parser then reports the error)."""
+    if b"\x00" in data or len(delimiter) != 1 or ncols == 0:
+        return None
+    cut = _end_marker(data, csv, b'"')
+    if cut is None:
+        return None
+    data = cut
+    if not data:
+        return [pa.chunked_array([], pa.string()) for _ in range(ncols)]
+    delim = delimiter.encode()
+    if ncols > 1 and (data[:1] in (b"\n", b"\r") or b"\n\n" in data or b"\n\r\n" in data or b"\r\r" in data):
+        return None  # Arrow fills an empty line with empty fields; Postgres: missing data
+    if csv and b'"' in data and not _quotes_well_formed(data, delim):
+        return None
+    if not csv:
+        if b"\r" in data:
+            return None
+        if b"\\" in data and any(m.group(1) in (delim, b"\n", b"\r") for m in _ESCAPE_PAIR.finditer(data)):
+            return None
+    names = [f"c{i}" for i in range(ncols)]
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0,
+                                           block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(
+                delimiter=delimiter, quote_char='"' if csv else False, double_quote=csv,
+                escape_char=False, newlines_in_values=csv and b'"' in data,
+                ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in names}, null_values=[null],
+                strings_can_be_null=True, quoted_strings_can_be_null=False),
         )
-    return out
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return None
+    cols = [table.column(i) for i in range(ncols)]
+    if not csv and b"\\" in data:
+        cols = [_unescape_column(c) for c in cols]
+    return cols
+
+
+def _unescape_column(col: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Resolve text-format backslash escapes in the fields that have any."""
+    if not pc.any(pc.match_substring(col, "\\"), skip_nulls=True).as_py():
+        return col
+    return pa.array([v if v is None or "\\" not in v else _unescape_field(v) for v in col.to_pylist()],
+                    pa.string())
+
+
+def _reference_fields(
+    data: bytes, columns: Sequence[ColumnDesc], *, csv: bool, delimiter: str, null: str, header: bool
+) -> list[pa.Array]:
+    """The row-by-row parser (the reference semantics), as columns of raw fields."""
+    text = codec.bytes_to_str(data)
+    if csv:
+        raw = parse_csv(text, delimiter=delimiter, null=null, header=header)
+    else:
+        raw = parse_text(text, len(columns), delimiter=delimiter, null=null, header=header)
+    _check_counts(raw, columns)
+    return [pa.array([r[i] for r in raw], pa.string()) for i in range(len(columns))]
 
 
 def parse_copy_in(
@@ -259,11 +345,13 @@ def parse_copy_in(
     delimiter: str,
     null: str,
     header: bool,
-) -> list[tuple[Any, ...]]:
-    """Parse the bytes of a COPY FROM STDIN stream into typed rows."""
-    text = codec.bytes_to_str(data)
-    if csv:
-        raw = parse_csv(text, delimiter=delimiter, null=null, header=header)
-    else:
-        raw = parse_text(text, len(columns), delimiter=delimiter, null=null, header=header)
-    return decode_rows(raw, columns)
+) -> pa.Table:
+    """Parse the bytes of a COPY FROM STDIN stream into a table of the columns' storage
+    types (columns `c0..`, in `columns`' order). Values are assigned exactly as INSERT
+    assigns a string literal (`catalog.storage.text_input`: char(n) padding, length
+    checks, numeric scale, ...)."""
+    fields = _arrow_fields(data, len(columns), csv=csv, delimiter=delimiter, null=null, header=header)
+    if fields is None:
+        fields = _reference_fields(data, columns, csv=csv, delimiter=delimiter, null=null, header=header)
+    typed = text_columns_to_arrow(fields, [c.type for c in columns])
+    return pa.Table.from_arrays(typed, names=[f"c{i}" for i in range(len(columns))])

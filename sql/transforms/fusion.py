@@ -7,12 +7,19 @@
 - Project(o)(Map(ss)(x)) = Project(o')(Map(ss')(x)): outputs that are plain column copies
   point at the copied column, unused trailing scalars go, and the Map goes when unused
 - Union(.., Union(ys), ..) = Union(.., ys.., ..)
+- Join(.., Project(o)(Filter(ps)(Join(ys, eq'))), .., eq)
+    = Project(o')(Filter(ps')(Join(.., ys.., .., eq' ++ eq)))   (JoinFusion)
+  an inner join read by an inner join is one n-ary join: its inputs join the outer inputs,
+  its equivalences (shifted to the fused columns) join the outer ones, and the Filters and
+  Projects between them are lifted above the fused join (predicate pushdown then moves
+  their equalities into the equivalences). Any chain of Project/Filter may separate the
+  joins; outer joins are Unions of joins (lowering), so they stay barriers.
 """
 
 from __future__ import annotations
 
 from sql import mir
-from sql.scalar import Column
+from sql.scalar import Column, Scalar, permute
 from sql.transforms.visit import map_children
 
 
@@ -40,6 +47,8 @@ def fusion(r: mir.Mir) -> mir.Mir:
             return mir.Filter(x, p1 + p2)
         case mir.Filter(input=x, predicates=()):
             return x
+        case mir.Join() if any(_peel(x)[0] is not None for x in r.inputs):
+            return _fuse_join(r)
         case mir.Union(inputs=xs) if any(isinstance(x, mir.Union) for x in xs):
             flat: list[mir.Mir] = []
             for x in xs:
@@ -54,3 +63,47 @@ def _resolve(i: int, n: int, ss) -> int:
     while i >= n and isinstance(ss[i - n], Column):
         i = ss[i - n].index
     return i
+
+
+def _peel(x: mir.Mir) -> tuple[mir.Join | None, tuple[int, ...], list[Scalar]]:
+    """x = Project(o)(Filter(ps)(j)) for a Join j under a chain of Projects and Filters:
+    (j, o, ps) with o and ps over j's columns; (None, .., ..) when no Join is below."""
+    chain: list[mir.Mir] = []
+    while isinstance(x, (mir.Project, mir.Filter)):
+        chain.append(x)
+        x = x.input
+    if not isinstance(x, mir.Join):
+        return None, (), []
+    o = tuple(range(mir.arity(x)))  # columns of the current node -> columns of x
+    preds: list[Scalar] = []
+    for node in reversed(chain):
+        match node:
+            case mir.Filter(predicates=ps):
+                preds.extend(permute(p, o) for p in ps)
+            case mir.Project(outputs=out):
+                o = tuple(o[c] for c in out)
+    return x, o, preds
+
+
+def _fuse_join(r: mir.Join) -> mir.Mir:
+    inputs: list[mir.Mir] = []
+    eqs: list[tuple[Scalar, ...]] = []
+    preds: list[Scalar] = []
+    cols: list[int] = []  # r's columns -> fused columns
+    for x in r.inputs:
+        base = sum(mir.arity(i) for i in inputs)
+        inner, o, ps = _peel(x)
+        if inner is None:
+            cols.extend(range(base, base + mir.arity(x)))
+            inputs.append(x)
+            continue
+        shift = {c: base + c for c in range(mir.arity(inner))}
+        inputs.extend(inner.inputs)
+        eqs.extend(tuple(permute(e, shift) for e in cls) for cls in inner.equivalences)
+        preds.extend(permute(p, shift) for p in ps)
+        cols.extend(base + c for c in o)
+    eqs.extend(tuple(permute(e, cols) for e in cls) for cls in r.equivalences)
+    out: mir.Mir = mir.Join(tuple(inputs), tuple(eqs))
+    if preds:
+        out = mir.Filter(out, tuple(preds))
+    return mir.Project(out, tuple(cols)) if tuple(cols) != tuple(range(mir.arity(out))) else out

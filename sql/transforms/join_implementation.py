@@ -1,67 +1,251 @@
-"""JoinImplementation: choose how each Join is executed and which arrangements it reads.
+"""JoinImplementation: choose how each Join is executed and in which order it reads its inputs.
 
-    Join(xs, eq) = Join(xs, eq, type=differential, paths=(p,))     2 inputs (or fewer)
-    Join(xs, eq) = Join(xs, eq, type=delta, paths=(p0, .., pn-1))  3 or more inputs
+    Join(xs, eq) = Join(xs, eq, type=differential, paths=(p,))      (Join::Linear)
+    Join(xs, eq) = Join(xs, eq, type=delta, paths=(p0, .., pn-1))   (Join::Delta: 3 or more
+        inputs, every one already arranged, i.e. an ArrangeBy: a delta join keeps no
+        intermediate state but needs an arrangement of every input)
+    Join(xs ++ ys, eq) = Project(perm)(Join((Join(xs, eq_x), Join(ys, eq_y)), ()))
+        when no equivalence connects the inputs xs with the inputs ys: each connected
+        component is joined on its own, and the components are crossed last
 
-A differential (linear) join streams its first input and joins the running result with one
-arrangement per further input; a delta join has one such path per input (each input's
-changes meet every other input's arrangement), so it keeps no intermediate state. Paths are
-greedy: the next input is the lowest-numbered one sharing an equivalence with the inputs
-already joined (a cross product only when none does); its arrangement key is its side of
-those equivalences. The LIR lowering maps differential -> Join::Linear, delta -> Join::Delta.
-No ArrangeBy nodes are inserted: the renderer builds the arrangements the paths name.
+A path streams its first input and joins the running result with one further input per
+stage, looked up by that input's side of the equivalences shared with the inputs joined so
+far (its arrangement key). The order follows the equivalence graph: a stage always takes an
+input that shares an equivalence with the stream, so within a component no stage is a cross
+product. The order is chosen greedily (linear in the stages, never exponential in inputs):
+
+- the start is the largest input by estimated rows (it is streamed, the others are lookups,
+  which Spark can broadcast when small); for a delta join every input starts one path;
+- each next input is, among those connected to the stream: one whose lookup key covers a
+  unique key of it (the stream does not grow), then one with the longest key (the most
+  equalities), then the lowest input number.
+
+Estimated rows come from `sizes` (the row counts of storage collections, by id, passed in as
+plain data) through Filters (an equality with a literal keeps 1/10, other predicates 1/2),
+Unions (sums), global Reduces (1 row), TopK limits and joins (the largest input of each
+connected component, the components multiplied). Unknown collections count 1,000 rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from sql import mir
-from sql.scalar import Scalar, columns_used, permute
+from sql.scalar import CallBinary, CallUnary, Column, Literal, Scalar, columns_used, permute
+from sql.transforms.analysis import unique_keys
 from sql.transforms.visit import map_children
 
+UNKNOWN_ROWS = 1000.0
+Path = tuple[tuple[int, tuple[Scalar, ...]], ...]
 
-def join_implementation(r: mir.Mir) -> mir.Mir:
-    r = map_children(r, join_implementation)
-    if not isinstance(r, mir.Join):
-        return r
-    kind = "delta" if len(r.inputs) > 2 else "differential"
-    starts = range(len(r.inputs)) if kind == "delta" else range(1)
-    paths = tuple(_path(r, s) for s in starts)
+
+def join_implementation(r: mir.Mir, sizes: Mapping[str, int] | None = None) -> mir.Mir:
+    return _implement(r, sizes or {}, {})
+
+
+def _implement(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+    match r:
+        case mir.Let(id=i, value=v, body=b):
+            v2 = _implement(v, sizes, env)
+            b2 = _implement(b, sizes, {**env, i: estimate(v2, sizes, env)})
+            return r if v2 is v and b2 is b else mir.Let(i, v2, b2)
+        case mir.Join():
+            r = map_children(r, lambda x: _implement(x, sizes, env))
+            assert isinstance(r, mir.Join)
+            return _implement_join(r, sizes, env)
+        case _:
+            return map_children(r, lambda x: _implement(x, sizes, env))
+
+
+def _implement_join(r: mir.Join, sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+    comps = components(r)
+    ests = [estimate(x, sizes, env) for x in r.inputs]
+    if len(comps) > 1 and (any(len(c) > 1 for c in comps) or r.equivalences):
+        return _cross_components(r, comps, sizes, env)
+    if len(comps) > 1:  # a plain cross product: the largest input streamed first
+        path = tuple((i, ()) for i in sorted(range(len(r.inputs)), key=lambda i: (-ests[i], i)))
+        return r if r.implementation == "differential" and r.paths == (path,) else replace(r, implementation="differential", paths=(path,))
+    if len(r.inputs) > 2 and all(isinstance(x, mir.ArrangeBy) for x in r.inputs):
+        kind, starts = "delta", list(range(len(r.inputs)))
+    else:
+        kind, starts = "differential", [max(range(len(r.inputs)), key=lambda i: (ests[i], -i))]
+    paths = tuple(order(r, s) for s in starts)
     if kind == r.implementation and paths == r.paths:
         return r
     return replace(r, implementation=kind, paths=paths)
 
 
-def _path(r: mir.Join, start: int) -> tuple[tuple[int, tuple[Scalar, ...]], ...]:
-    offsets = [0]
+def _cross_components(r: mir.Join, comps: list[list[int]], sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+    """Join(xs ++ ys, eq) = Project(perm)(Join((Join(xs, eq_x), Join(ys, eq_y)), ())): each
+    component on its own, the largest first, crossed last."""
+    offs = offsets(r)
+    ests = [estimate(x, sizes, env) for x in r.inputs]
+    comps = sorted(comps, key=lambda c: (-max(ests[i] for i in c), c[0]))
+    home = {i: k for k, comp in enumerate(comps) for i in comp}
+    classes: list[list[tuple[Scalar, ...]]] = [[] for _ in comps]
+    for cls in r.equivalences:
+        owners = set().union(*(_owners(e, offs) for e in cls))
+        classes[home[min(owners)] if owners else 0].append(cls)
+    parts: list[mir.Mir] = []
+    new_col: dict[int, int] = {}  # r's column -> column of the crossed parts
+    base = 0
+    for comp, eq in zip(comps, classes, strict=True):
+        local: dict[int, int] = {}
+        for i in comp:
+            for c in range(offs[i], offs[i + 1]):
+                local[c] = len(local)
+        if len(comp) == 1 and not eq:
+            parts.append(r.inputs[comp[0]])
+        else:
+            part = mir.Join(tuple(r.inputs[i] for i in comp), tuple(tuple(permute(e, local) for e in cls) for cls in eq))
+            parts.append(_implement_join(part, sizes, env))
+        new_col.update({c: base + k for c, k in local.items()})
+        base += len(local)
+    crossed = mir.Join(tuple(parts), (), "differential", (tuple((i, ()) for i in range(len(parts))),))
+    return mir.Project(crossed, tuple(new_col[c] for c in range(offs[-1])))
+
+
+def offsets(r: mir.Join) -> list[int]:
+    offs = [0]
     for x in r.inputs:
-        offsets.append(offsets[-1] + mir.arity(x))
+        offs.append(offs[-1] + mir.arity(x))
+    return offs
 
-    cols_owner = [i for i in range(len(r.inputs)) for _ in range(offsets[i], offsets[i + 1])]
 
-    def owner(e: Scalar) -> int | None:
-        owners = {cols_owner[c] for c in columns_used(e)}
-        return owners.pop() if len(owners) == 1 else None
+def _owners(e: Scalar, offs: list[int]) -> set[int]:
+    return {next(i for i in range(len(offs) - 1) if offs[i] <= c < offs[i + 1]) for c in columns_used(e)}
 
+
+def _owner(e: Scalar, offs: list[int]) -> int | None:
+    owners = _owners(e, offs)
+    return owners.pop() if len(owners) == 1 else None
+
+
+def components(r: mir.Join) -> list[list[int]]:
+    """The inputs grouped by the equivalences that connect them (each sorted, in order of
+    their first input)."""
+    offs = offsets(r)
+    parent = list(range(len(r.inputs)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for cls in r.equivalences:
+        owners = set().union(*(_owners(e, offs) for e in cls))
+        first = min(owners, default=None)
+        for o in owners:
+            parent[find(o)] = find(first)  # type: ignore[arg-type]
+    groups: dict[int, list[int]] = {}
+    for i in range(len(r.inputs)):
+        groups.setdefault(find(i), []).append(i)
+    return sorted(groups.values())
+
+
+class JoinGraph:
+    """The equivalence classes of a join with the inputs each member reads (computed once:
+    ordering asks for stage keys O(inputs²) times)."""
+
+    def __init__(self, r: mir.Join) -> None:
+        self.offs = offsets(r)
+        self.n = len(r.inputs)
+        self.classes = [[(e, frozenset(_owners(e, self.offs))) for e in cls] for cls in r.equivalences]
+        # input -> the classes with a member over that input alone
+        self.touching: list[list[int]] = [[] for _ in range(self.n)]
+        for ci, cls in enumerate(self.classes):
+            for i in sorted({next(iter(o)) for _, o in cls if len(o) == 1}):
+                self.touching[i].append(ci)
+
+    def stage_keys(self, done: set[int], cand: int) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]]:
+        """(stream key over the join's columns, lookup key over `cand`'s own columns): for each
+        equivalence class with a member over the inputs `done` and one over `cand` alone."""
+        stream: list[Scalar] = []
+        lookup: list[Scalar] = []
+        for ci in self.touching[cand]:
+            cls = self.classes[ci]
+            theirs = next((e for e, o in cls if o <= done), None)
+            mine = next((e for e, o in cls if o == {cand}), None)
+            if theirs is not None and mine is not None:
+                k = permute(mine, {c: c - self.offs[cand] for c in columns_used(mine)})
+                if k not in lookup:
+                    lookup.append(k)
+                    stream.append(theirs)
+        return tuple(stream), tuple(lookup)
+
+
+def order(r: mir.Join, start: int) -> Path:
+    """The greedy path from `start` (see the module docstring)."""
+    g = JoinGraph(r)
+    n = len(r.inputs)
+    keys = [unique_keys(x) for x in r.inputs]
     done = {start}
     path: list[tuple[int, tuple[Scalar, ...]]] = [(start, ())]
-    while len(done) < len(r.inputs):
-        best: tuple[int, tuple[Scalar, ...]] | None = None
-        for cand in sorted(set(range(len(r.inputs))) - done):
-            key: list[Scalar] = []
-            for cls in r.equivalences:
-                mine = [e for e in cls if owner(e) == cand]
-                theirs = [e for e in cls if owner(e) in done]
-                if mine and theirs:
-                    k = permute(mine[0], {c: c - offsets[cand] for c in columns_used(mine[0])})
-                    if k not in key:
-                        key.append(k)
-            if key:
-                best = (cand, tuple(key))
-                break
-        if best is None:
-            best = (min(set(range(len(r.inputs))) - done), ())
-        path.append(best)
-        done.add(best[0])
+    # the inputs sharing a class with an input: candidates once that input is joined
+    near = [{j for ci in g.touching[i] for _, o in g.classes[ci] for j in o} for i in range(n)]
+    frontier = set(near[start]) - done
+    while len(done) < n:
+        best: tuple[tuple[int, int, int], int, tuple[Scalar, ...]] | None = None
+        for cand in sorted(frontier):
+            _, key = g.stage_keys(done, cand)
+            if not key:
+                continue
+            cols = {k.index for k in key if isinstance(k, Column)}
+            unique = any(u <= cols for u in keys[cand])
+            rank = (0 if unique else 1, -len(key), cand)
+            if best is None or rank < best[0]:
+                best = (rank, cand, key)
+        if best is None:  # not connected (a single component never gets here)
+            cand = min(set(range(n)) - done)
+            best = ((1, 0, cand), cand, ())
+        path.append((best[1], best[2]))
+        done.add(best[1])
+        frontier = (frontier | near[best[1]]) - done
     return tuple(path)
+
+
+def estimate(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float]) -> float:
+    """Estimated rows of `r` (see the module docstring)."""
+    match r:
+        case mir.Get(id=i, local=loc):
+            if loc:
+                return env.get(i, UNKNOWN_ROWS)
+            return float(sizes[i]) if i in sizes else UNKNOWN_ROWS
+        case mir.Constant(rows=rows):
+            return float(sum(max(d, 0) for _, d in rows))
+        case mir.Filter(input=x, predicates=ps):
+            e = estimate(x, sizes, env)
+            for p in ps:
+                e *= _selectivity(p)
+            return max(e, 1.0)
+        case mir.Map(input=x) | mir.Project(input=x) | mir.ArrangeBy(input=x) | mir.Negate(input=x) | mir.Threshold(input=x) | mir.FlatMap(input=x):
+            return estimate(x, sizes, env)
+        case mir.Reduce(input=x, group_key=k):
+            return 1.0 if not k else estimate(x, sizes, env)
+        case mir.TopK(input=x, group_key=g, limit=lim, offset=off):
+            e = estimate(x, sizes, env)
+            return min(e, float(lim + off)) if lim is not None and not g else e
+        case mir.Union(inputs=xs):
+            return sum(estimate(x, sizes, env) for x in xs)
+        case mir.Join(inputs=xs):
+            ests = [estimate(x, sizes, env) for x in xs]
+            total = 1.0
+            for comp in components(r):
+                total *= max(ests[i] for i in comp)
+            return total
+        case mir.Let(id=i, value=v, body=b):
+            return estimate(b, sizes, {**env, i: estimate(v, sizes, env)})
+        case mir.LetRec(body=b):
+            return estimate(b, sizes, env)
+    raise AssertionError(r)
+
+
+def _selectivity(p: Scalar) -> float:
+    match p:
+        case CallUnary(func="not", expr=CallUnary(func="is_null")):
+            return 1.0
+        case CallBinary(func="eq", expr1=a, expr2=b) if isinstance(a, Literal) or isinstance(b, Literal):
+            return 0.1
+    return 0.5

@@ -287,7 +287,8 @@ class FakeCoordinator:
             name, csv, header = prepared.plan[1:]
             cols = self.tables[name][0]
 
-            def write(rows: list[tuple[Any, ...]]) -> str:
+            def write(table: Any) -> str:
+                rows = [tuple(r.values()) for r in table.to_pylist()]
                 self.tables[name][1].extend(rows)
                 return f"COPY {len(rows)}"
 

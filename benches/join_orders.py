@@ -1,0 +1,90 @@
+"""The star join of issue 17 in all 24 FROM orders of its four tables, side by side.
+
+    .venv/bin/python benches/join_orders.py [--fact 200000] [--dim 2000] [--repeat 3]
+
+`fact(d1, d2, d3, v)` has --fact rows, `dim1..dim3(id, name)` --dim rows each (loaded with
+COPY FROM STDIN). The query is
+
+    SELECT count(*), sum(v) FROM <the four tables in some order>
+    WHERE fact.d1 = dim1.id AND fact.d2 = dim2.id AND fact.d3 = dim3.id
+
+For every order it prints the median time of --repeat runs (after one warm-up run), the
+ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
+Acceptance: every order within 1.2x of the best.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+from tests.integration.harness import MzServer  # noqa: E402
+
+QUERY = "SELECT count(*), sum(v) FROM {} WHERE fact.d1 = dim1.id AND fact.d2 = dim2.id AND fact.d3 = dim3.id"
+
+
+def setup(conn, fact: int, dim: int) -> None:
+    conn.execute("DROP SCHEMA IF EXISTS stars CASCADE")
+    conn.execute("CREATE SCHEMA stars")
+    conn.execute("SET search_path = stars")
+    conn.execute("CREATE TABLE fact (d1 int, d2 int, d3 int, v int)")
+    with conn.cursor().copy("COPY fact FROM STDIN") as cp:
+        for i in range(fact):
+            cp.write_row((i % dim, (i * 7) % dim, (i * 13) % dim, i % 1000))
+    for d in ("dim1", "dim2", "dim3"):
+        conn.execute(f"CREATE TABLE {d} (id int, name text)")
+        with conn.cursor().copy(f"COPY {d} FROM STDIN") as cp:
+            for i in range(dim):
+                cp.write_row((i, f"{d}-{i}"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--fact", type=int, default=200_000)
+    ap.add_argument("--dim", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--spark-master", default="local[2]")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="mzspark-joinorders-"))
+    server = MzServer(tmp / "mzdata", tmp / "server.log", spark_master=args.spark_master)
+    server.start()
+    results: list[tuple[str, float, bool, tuple]] = []
+    try:
+        with server.connect() as conn:
+            setup(conn, args.fact, args.dim)
+            for order in itertools.permutations(["dim1", "dim2", "dim3", "fact"]):
+                sql = QUERY.format(", ".join(order))
+                plan = "\n".join(r[0] for r in conn.execute("EXPLAIN PHYSICAL PLAN FOR " + sql).fetchall())
+                one_join = plan.count("Join::") == 1 and "cross_join" not in plan
+                answer = tuple(conn.execute(sql).fetchone())  # warm-up
+                times = []
+                for _ in range(args.repeat):
+                    start = time.perf_counter()
+                    conn.execute(sql).fetchall()
+                    times.append(time.perf_counter() - start)
+                results.append((", ".join(order), statistics.median(times), one_join, answer))
+                print(f"{results[-1][0]:28s} {results[-1][1]:7.3f} s", flush=True)
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    best = min(t for _, t, _, _ in results)
+    print()
+    print(f"{'FROM order':28s} {'median s':>9s} {'x best':>7s}  one join, no cross_join")
+    for order, t, one, _ in results:
+        print(f"{order:28s} {t:9.3f} {t / best:7.2f}  {'yes' if one else 'NO'}")
+    answers = {a for _, _, _, a in results}
+    worst = max(t for _, t, _, _ in results) / best
+    print(f"\nworst / best = {worst:.2f} (acceptance: <= 1.2); same answer in every order: {len(answers) == 1}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""FROM: tables, subqueries, VALUES and join trees (bound for a sql.bind.Binder)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, cast
+
+from sqlglot import exp
+
+from sql import func
+from sql.errors import (
+    AMBIGUOUS_COLUMN,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    SqlError,
+    unsupported,
+)
+from sql.hir import HConstant, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
+from sql.scalar import TRUE, CallVariadic, Column
+from sql.scope import Scope, ScopeColumn, concat
+from sql.types import BOOL
+
+if TYPE_CHECKING:
+    from sql.bind import Binder
+
+
+def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
+    """FROM i1, i2, ..: the cross product of its items, where an item is a table expression
+    and the explicit JOINs that follow it (a comma binds looser than JOIN: `a, b RIGHT JOIN c`
+    is `a, (b RIGHT JOIN c)`). A join's ON sees only its own join tree; a LATERAL item or a
+    table function that starts an item sees the items to its left."""
+    frm = cast(exp.From, s.args.get("from_") or s.args.get("from"))
+    items: list[tuple[exp.Expression, list[exp.Join]]] = [(frm.this, [])]
+    items += [(src, []) for src in frm.expressions or []]
+    for j in s.args.get("joins") or []:
+        if _is_comma(j):
+            items.append((j.this, []))
+        else:
+            items[-1][1].append(j)
+    rel: HirRel = HConstant(((),), ())
+    scope = Scope()
+    for k, (first, joins) in enumerate(items):
+        if _is_table_function(first) or isinstance(first, exp.Lateral):
+            # sees the items to its left: a FlatMap / lateral join over them, and so do the
+            # joins of its tree (only inner and LEFT joins keep that equivalent)
+            if any((j.args.get("side") or "").lower() in ("right", "full") for j in joins):
+                raise unsupported("RIGHT or FULL JOIN after a LATERAL item or a table function")
+            rel, scope = _lateral_item(binder, rel, scope, first)
+            for j in joins:
+                rel, scope = bind_join(binder, rel, scope, j)
+            continue
+        r2, s2 = bind_table_expr(binder, first)
+        try:
+            for j in joins:
+                r2, s2 = bind_join(binder, r2, s2, j)
+        except SqlError as e:
+            raise _sibling_reference(e, scope) from None
+        rel, scope = (r2, s2) if k == 0 else (HJoin(rel, r2, TRUE, "inner"), concat(scope, s2))
+    return rel, scope
+
+
+def _sibling_reference(e: SqlError, left: Scope) -> SqlError:
+    """A join tree's ON naming a FROM item outside the tree (Postgres' wording)."""
+    prefix = 'missing FROM-clause entry for table "'
+    if e.sqlstate == UNDEFINED_TABLE and e.message.startswith(prefix) and any(c.table == e.message[len(prefix):-1] for c in left.columns):
+        return SqlError(UNDEFINED_TABLE, "invalid reference to FROM-clause entry for table " + e.message[len(prefix) - 1:])
+    return e
+
+
+def _is_comma(j: exp.Join) -> bool:
+    """`FROM a, b`: sqlglot reads `, b` as a join without kind, side, method or condition."""
+    return not any(j.args.get(k) for k in ("kind", "side", "method", "on", "using"))
+
+
+def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) -> tuple[HirRel, Scope]:
+    if _is_table_function(t):
+        return binder._table_function(t, rel, scope)
+    if isinstance(t.this, exp.Expression) and _is_table_function(t.this):
+        f = t.this.copy()
+        if t.args.get("alias") is not None:
+            f.set("alias", t.args["alias"])
+        return binder._table_function(f, rel, scope)
+    binder.outer.append(scope)
+    try:
+        r2, s2 = bind_table_expr(binder, t.this, alias=t.args.get("alias"))
+    finally:
+        binder.outer.pop()
+    return HJoin(rel, r2, TRUE, "inner", True), concat(scope, s2)
+
+
+def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
+    side = (j.args.get("side") or "").lower()
+    if _is_table_function(j.this) and not side and j.args.get("on") is None:
+        return binder._table_function(j.this, rel, scope)
+    if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
+        t = j.this.this.copy()
+        if j.this.args.get("alias") is not None:
+            t.set("alias", j.this.args["alias"])
+        return binder._table_function(t, rel, scope)
+    kind = (j.args.get("kind") or "").lower()
+    natural = (j.args.get("method") or "").lower() == "natural" or kind == "natural"
+    if j.args.get("method") and not natural:
+        raise unsupported(f"{j.args['method']} JOIN")
+    if kind in ("semi", "anti"):
+        raise unsupported(f"{kind.upper()} JOIN")
+    join_kind = side if side in ("left", "right", "full") else "inner"
+    lateral = isinstance(j.this, exp.Lateral)
+    if lateral:
+        binder.outer.append(scope)
+        try:
+            r2, s2 = bind_table_expr(binder, j.this.this, alias=j.this.args.get("alias"))
+        finally:
+            binder.outer.pop()
+    else:
+        r2, s2 = bind_table_expr(binder, j.this)
+    joined = concat(scope, s2)
+    on = j.args.get("on")
+    using = [ident.name for ident in j.args.get("using") or []]
+    if natural:
+        if on is not None or using:
+            raise SqlError(SYNTAX_ERROR, "a NATURAL JOIN cannot have an ON or USING clause")
+        right_names = {s2.columns[i].name for i in s2.star_positions()}
+        using = [n for n in dict.fromkeys(scope.columns[i].name for i in scope.star_positions()) if n in right_names]
+    if on is not None:
+        pred = binder._predicate(on, joined, "JOIN/ON")
+    elif using:
+        return _using_join(binder, rel, scope, r2, s2, using, join_kind, lateral)
+    else:
+        if join_kind != "inner" and kind not in ("cross", "natural") and not natural:
+            raise SqlError(SYNTAX_ERROR, f"{join_kind.upper()} JOIN requires an ON or USING clause")
+        pred = TRUE
+    return HJoin(rel, r2, pred, join_kind, lateral), joined
+
+
+def _using_side(scope: Scope, name: str, which: str) -> int:
+    hits = [i for i, c in enumerate(scope.columns) if c.name == name and not c.hidden]
+    if len(hits) > 1:
+        raise SqlError(AMBIGUOUS_COLUMN, f'common column name "{name}" appears more than once in {which} table')
+    if not hits:
+        raise SqlError(UNDEFINED_COLUMN, f'column "{name}" specified in USING clause does not exist in {which} table')
+    return hits[0]
+
+
+def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope, using: list[str],
+                join_kind: str, lateral: bool) -> tuple[HirRel, Scope]:
+    """l JOIN r USING (c, ..) = l JOIN r ON l.c = r.c AND .., plus one merged column per c:
+    l.c for inner and LEFT joins, r.c for RIGHT, coalesce(l.c, r.c) for FULL (each in the
+    two sides' common type). The merged columns are what `c` names and come first in `*`
+    (then l's other columns, then r's); l.c and r.c stay reachable qualified."""
+    if len(set(using)) != len(using):
+        dup = next(n for n in using if using.count(n) > 1)
+        raise SqlError("42701", f'column name "{dup}" appears more than once in USING clause')
+    n = len(scope.columns)
+    preds: list[HirScalar] = []
+    merged: list[HirScalar] = []
+    hide_left: set[int] = set()
+    hide_right: set[int] = set()
+    for name in using:
+        li = _using_side(scope, name, "left")
+        ri = _using_side(s2, name, "right")
+        lc: HirScalar = Column(li, scope.columns[li].typ)
+        rc: HirScalar = Column(n + ri, s2.columns[ri].typ)
+        t = func.unify([lc.typ, rc.typ], "JOIN/USING")
+        lc, rc = binder.coerce(lc, t), binder.coerce(rc, t)
+        preds.append(binder._binary("eq", lc, rc))
+        merged.append({"right": rc, "full": CallVariadic("coalesce", (lc, rc), t)}.get(join_kind, lc))
+        hide_left.add(li)
+        hide_right.add(ri)
+    pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
+    width = n + len(s2.columns)
+    out = HMap(HJoin(rel, r2, pred, join_kind, lateral), tuple(merged))
+    cols = ([replace(c, hidden=True) if i in hide_left else c for i, c in enumerate(scope.columns)]
+            + [replace(c, hidden=True) if i in hide_right else c for i, c in enumerate(s2.columns)]
+            + [ScopeColumn(None, name, m.typ) for name, m in zip(using, merged, strict=True)])
+    star = (list(range(width, width + len(merged))) + [i for i in scope.star_positions() if i not in hide_left]
+            + [n + i for i in s2.star_positions() if i not in hide_right])
+    return out, Scope(cols, star)
+
+
+def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | None = None) -> tuple[HirRel, Scope]:
+    if alias is not None and isinstance(t, exp.Subquery) and t.args.get("alias") is None:
+        t = t.copy()
+        t.set("alias", alias)
+    if isinstance(t, exp.Subquery) and isinstance(t.this, exp.Table) and t.this.args.get("joins"):
+        # a parenthesized join tree: ( a JOIN b ON ... ) [AS alias]
+        inner = t.this.copy()
+        joins = inner.args.pop("joins")
+        rel, scope = bind_table_expr(binder, inner)
+        for j in joins:
+            rel, scope = bind_join(binder, rel, scope, j)
+        if t.alias_or_name:
+            # an aliased join tree hides its tables: only `*`'s columns, named by the alias
+            star = scope.star_positions()
+            if star != list(range(len(scope.columns))):
+                rel = HProject(rel, tuple(star))
+            names = [scope.columns[i].name for i in star]
+            a = t.args.get("alias")
+            for i, col in enumerate(a.columns if a is not None else []):
+                names[i] = col.name
+            scope = Scope([ScopeColumn(t.alias_or_name, nm, scope.columns[i].typ, scope.columns[i].table_oid, scope.columns[i].attnum)
+                           for nm, i in zip(names, star, strict=True)])
+        return rel, scope
+    if isinstance(t, exp.Table):
+        if isinstance(t.this, exp.Func):
+            raise unsupported("table functions in FROM")
+        parts = [p.name for p in t.parts]
+        qualifier = t.alias_or_name
+        col_alias = [c.name for c in t.args["alias"].columns] if t.args.get("alias") and t.args["alias"].columns else []
+        if len(parts) == 1 and parts[0] in binder.ctes:
+            rel, names = binder.ctes[parts[0]]
+            types = hir_types(rel)
+            names = list(names)
+            for i, c in enumerate(col_alias):
+                names[i] = c
+            return rel, Scope([ScopeColumn(qualifier, n, ty) for n, ty in zip(names, types, strict=True)])
+        item = binder.catalog.resolve(parts)
+        if item is None:
+            raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
+        names = list(item.column_names)
+        for i, c in enumerate(col_alias):
+            names[i] = c
+        cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
+        if item.id not in binder.dependencies:
+            binder.dependencies.append(item.id)
+        if item.hir is not None:
+            return item.hir, Scope(cols)
+        return HGet(item.id, item.qualified, item.column_types), Scope(cols)
+    if isinstance(t, exp.Subquery):
+        saved = binder._agg
+        binder._agg = None
+        try:
+            b = binder.bind_query(t, top=False)
+        finally:
+            binder._agg = saved
+        rel = binder._finish_nested(b)
+        sub_qualifier = t.alias_or_name or None
+        names = list(b.names)
+        a = t.args.get("alias")
+        if a is not None and a.columns:
+            for i, c in enumerate(a.columns):
+                names[i] = c.name
+        return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, b.types, strict=True)])
+    if isinstance(t, exp.Values):
+        rel, value_names, types = binder._bind_values(t)
+        values_qualifier = t.alias_or_name or None
+        a = t.args.get("alias")
+        names_l = list(value_names)
+        if a is not None and a.columns:
+            for i, c in enumerate(a.columns):
+                names_l[i] = c.name
+        return rel, Scope([ScopeColumn(values_qualifier, n, ty) for n, ty in zip(names_l, types, strict=True)])
+    raise unsupported(f"FROM item {t.key}")
+
+
+
+def _is_table_function(t: exp.Expression) -> bool:
+    return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)

@@ -1,0 +1,92 @@
+"""What the binder resolves names against: catalog items, FROM-clause scopes and the bound
+form of a query (shared by sql.bind and its FROM / WITH parts)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from sql.errors import AMBIGUOUS_COLUMN, UNDEFINED_COLUMN, UNDEFINED_TABLE, SqlError
+from sql.hir import Finishing, HirRel
+from sql.types import SqlType
+
+
+@dataclass(frozen=True, slots=True)
+class ItemRef:
+    id: str
+    schema: str
+    name: str
+    kind: str
+    column_names: tuple[str, ...]
+    column_types: tuple[SqlType, ...]
+    oid: int = 0
+    nullable: tuple[bool, ...] = ()
+    # a (non-materialized) view: its definition, inlined where it is read
+    hir: HirRel | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"materialize.{self.schema}.{self.name}"
+
+
+class CatalogReader(Protocol):
+    def resolve(self, parts: list[str]) -> ItemRef | None:
+        """Resolve a (possibly schema-qualified) relation name via the search path."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeColumn:
+    table: str | None
+    name: str
+    typ: SqlType
+    table_oid: int = 0
+    attnum: int = 0
+    # a join's USING column of one side: reachable only qualified (the unqualified name is
+    # the merged column), and not in an unqualified `*`
+    hidden: bool = False
+
+
+@dataclass
+class Scope:
+    columns: list[ScopeColumn] = field(default_factory=list)
+    # the positions an unqualified `*` expands to, in order (None: every column not hidden);
+    # a USING join lists its merged columns first, as Postgres does
+    star: list[int] | None = None
+
+    def star_positions(self) -> list[int]:
+        return list(self.star) if self.star is not None else [i for i, c in enumerate(self.columns) if not c.hidden]
+
+    def extended(self, more: list[ScopeColumn]) -> Scope:
+        """These columns followed by `more` (the layout of a join or FlatMap's output)."""
+        return concat(self, Scope(list(more)))
+
+    def lookup(self, name: str, table: str | None) -> int:
+        hits = [i for i, c in enumerate(self.columns)
+                if c.name == name and (c.table == table if table is not None else not c.hidden)]
+        if len(hits) == 1:
+            return hits[0]
+        if len(hits) > 1:
+            ref = f"{table}.{name}" if table else name
+            raise SqlError(AMBIGUOUS_COLUMN, f'column reference "{ref}" is ambiguous')
+        if table is not None and not any(c.table == table for c in self.columns):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        ref = f"{table}.{name}" if table else name
+        raise SqlError(UNDEFINED_COLUMN, f'column "{ref}" does not exist' if table is None else f"column {ref} does not exist")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundQuery:
+    rel: HirRel
+    finishing: Finishing
+    names: tuple[str, ...]
+    types: tuple[SqlType, ...]
+    # for RowDescription: (table oid, attnum) per output column
+    origins: tuple[tuple[int, int], ...] = ()
+
+
+def concat(a: Scope, b: Scope) -> Scope:
+    """The scope of a's columns followed by b's: `*` expands to a's then b's."""
+    n = len(a.columns)
+    star = None if a.star is None and b.star is None else a.star_positions() + [n + i for i in b.star_positions()]
+    return Scope(a.columns + b.columns, star)

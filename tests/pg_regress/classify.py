@@ -1,0 +1,413 @@
+"""Classify one statement's outcome on PostgreSQL 15 and on mzspark (pure; no servers).
+
+Classes (`Cls`):
+- `same`: both succeeded with the same result (rows compared as PostgreSQL prints them), or
+  both failed with the same SQLSTATE class (first two characters);
+- `different`: both succeeded, results differ (rows, column count, or affected-row count);
+- `internal`: mzspark failed with XX000, with a message that looks like a Python / Spark /
+  py4j leak, timed out, or lost the connection (the server died);
+- `unsupported`: mzspark raised 0A000 where PostgreSQL did something else;
+- `other_error`: mzspark raised another error where PostgreSQL succeeded or raised an
+  error of another class;
+- `mz_ok_pg_error`: mzspark succeeded where PostgreSQL raised an error;
+- `blocked`: the outcomes differ, but the statement depends on an earlier divergence: it names
+  an object whose CREATE succeeded on one side only, or one side's transaction is aborted
+  (25P02) and the other's is not. The divergence itself is counted where it happened;
+- `na`: not applicable (reported apart): psql meta-commands, EXPLAIN, PostgreSQL features
+  outside Materialize's surface (`NA_RULES`), statements that fail on PostgreSQL because
+  the corpus lacks their setup (regress.so, create_misc, create_aggregate), and differing
+  results of nondeterministic functions.
+
+The share of "same" is taken over the statements that are neither `na` nor `blocked`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Cls(StrEnum):
+    SAME = "same"
+    DIFFERENT = "different"
+    INTERNAL = "internal"
+    UNSUPPORTED = "unsupported"
+    OTHER_ERROR = "other_error"
+    MZ_OK_PG_ERROR = "mz_ok_pg_error"
+    BLOCKED = "blocked"
+    NA = "na"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One side's outcome: rows as text (None = NULL) or an error."""
+
+    ok: bool
+    columns: tuple[str, ...] = ()
+    rows: tuple[tuple[str | None, ...], ...] = ()
+    rowcount: int = -1
+    has_rows: bool = False  # the statement returned a row description
+    sqlstate: str = ""
+    message: str = ""
+    kind: str = ""  # "" | "timeout" | "crash" for mzspark failures of the runner's own
+
+    def short(self, max_rows: int = 20) -> str:
+        if not self.ok:
+            k = f"[{self.kind}] " if self.kind else ""
+            return f"{k}ERROR {self.sqlstate}: {self.message}"
+        if not self.has_rows:
+            return f"OK (rowcount {self.rowcount})"
+        head = " | ".join(self.columns)
+        body = ["(" + ", ".join("NULL" if v is None else repr(v) for v in r) + ")" for r in self.rows[:max_rows]]
+        more = f"\n… {len(self.rows) - max_rows} more rows" if len(self.rows) > max_rows else ""
+        return f"{len(self.rows)} rows [{head}]\n" + "\n".join(body) + more
+
+
+@dataclass
+class Verdict:
+    cls: Cls
+    reason: str = ""  # n/a reason, kind of difference, …
+    details: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# not applicable: statements outside Materialize's surface (decided from the text alone)
+
+_KINDS_OUTSIDE = (
+    r"(?:or\s+replace\s+)?(?:trusted\s+)?(?:procedural\s+)?"
+    r"(?:function|procedure|aggregate|operator|trigger|constraint\s+trigger|event\s+trigger|rule|"
+    r"domain|sequence|type|extension|language|cast|collation|conversion|policy|publication|"
+    r"subscription|statistics|text\s+search|foreign|server|user\s+mapping|tablespace|"
+    r"access\s+method|role|user|group|transform)\b"
+)
+
+# (name, pattern) — the first match names the reason. Patterns see the statement with its
+# leading comments stripped, lowercased, whitespace collapsed.
+NA_RULES: list[tuple[str, re.Pattern[str]]] = [
+    ("EXPLAIN (PostgreSQL plan text)", re.compile(r"^explain\b")),
+    ("DDL outside Materialize (functions, types, domains, sequences, triggers, rules, roles, …)",
+     re.compile(r"^(create|drop|alter)\s+" + _KINDS_OUTSIDE)),
+    ("table inheritance / partitioning", re.compile(r"^create\s+.*\b(inherits|partition\s+(of|by))\b")),
+    ("table constraints (PRIMARY KEY, UNIQUE, CHECK, REFERENCES, EXCLUDE, GENERATED)",
+     re.compile(r"^create\s+(temp\w*\s+|unlogged\s+)?table\b.*\b(primary\s+key|unique|check\s*\(|references|"
+                r"foreign\s+key|exclude|generated\s+(always|by))\b")),
+    ("CREATE TABLE AS / SELECT INTO / CREATE TABLE (LIKE)",
+     re.compile(r"^(create\s+(temp\w*\s+|unlogged\s+)?table\b[^(]*\bas\b|create\s+(temp\w*\s+|unlogged\s+)?table\b"
+                r"[^(]*\(\s*like\b|select\b(?:(?!\bfrom\b).)*\binto\b)")),
+    ("ALTER TABLE/VIEW/INDEX other than RENAME",
+     re.compile(r"^alter\s+(table|view|index|materialized\s+view)\b(?!.*\brename\b)")),
+    ("PostgreSQL-only index kinds (UNIQUE, USING, WHERE, INCLUDE, CONCURRENTLY)",
+     re.compile(r"^create\s+(unique\s+index|index\b.*\b(using|where|include|concurrently)\b)")),
+    ("ALTER DATABASE / SYSTEM / DEFAULT PRIVILEGES / OWNER",
+     re.compile(r"^alter\s+(database|system|default\s+privileges)\b|\bowner\s+to\b")),
+    ("maintenance and privileges (VACUUM, ANALYZE, CLUSTER, REINDEX, GRANT, REVOKE, LOCK, COMMENT, …)",
+     re.compile(r"^(vacuum|analyze|analyse|cluster|reindex|checkpoint|grant|revoke|lock|comment\s+on|"
+                r"security\s+label|listen|notify|unlisten|load|refresh\s+materialized\s+view|reassign|"
+                r"import\s+foreign)\b")),
+    ("procedural code (DO, CALL)", re.compile(r"^(do|call)\b")),
+    ("savepoints and two-phase commit",
+     re.compile(r"^(savepoint|release|rollback\s+(work\s+|transaction\s+)?to|prepare\s+transaction|"
+                r"commit\s+prepared|rollback\s+prepared)\b")),
+    ("SET ROLE / SESSION AUTHORIZATION / CONSTRAINTS, DISCARD",
+     re.compile(r"^(set\s+(local\s+|session\s+)?(role|session\s+authorization|constraints)|reset\s+role|"
+                r"reset\s+session\s+authorization|discard)\b")),
+    ("PostgreSQL-only SET (planner, memory, locale, …)", re.compile(r"^(set\s+(local\s+|session\s+)?|reset\s+)(?!"
+     r"(search_path|time\s*zone|timezone|datestyle|intervalstyle|extra_float_digits|client_encoding|"
+     r"standard_conforming_strings|application_name|statement_timeout|transaction|all)\b)")),
+    ("INSERT … ON CONFLICT / row locking / cursors on tables (FOR UPDATE, WHERE CURRENT OF)",
+     re.compile(r"\bon\s+conflict\b|\bfor\s+(no\s+key\s+)?(update|share|key\s+share)\b(?!\s*\w+\s*=)"
+                r"|\bwhere\s+current\s+of\b")),
+    ("TABLESAMPLE", re.compile(r"\btablesample\b")),
+    ("view check options / recursive views",
+     re.compile(r"^create\s+(or\s+replace\s+)?(temp\w*\s+)?recursive\s+view\b|\bwith\s+(cascaded\s+|local\s+)?"
+                r"check\s+option\b|^create\b.*\bview\b.*\bwith\s*\(")),
+]
+
+_LEADING_COMMENTS = re.compile(r"^(\s+|--[^\n]*\n?|/\*.*?\*/)+", re.S)
+
+
+def normalize(sql: str) -> str:
+    """Leading comments stripped, whitespace collapsed, lowercased, string literals emptied."""
+    s = _LEADING_COMMENTS.sub("", sql)
+    s = re.sub(r"'(?:[^']|'')*'", "''", s)
+    return re.sub(r"\s+", " ", s).strip().lower()
+
+
+def static_na(sql: str) -> str | None:
+    """The reason a statement is outside the comparison, decided from its text; None if it is in."""
+    s = normalize(sql)
+    for reason, pat in NA_RULES:
+        if pat.search(s):
+            return reason
+    return None
+
+
+# Objects the collected scripts use but the corpus never creates (README: regress.so,
+# create_misc, create_aggregate); PostgreSQL errors on them are n/a.
+MISSING_SETUP = re.compile(
+    r"\b(regress\.so|/regress|[a-f]_star|newavg|newsum|newcnt|oldcnt|sum2|least_agg|cleast_agg|aggfns|"
+    r"aggfstr|test_rank|test_percentile_disc|agg_view1|interpt_pp|iexit|binary_coercible|ttdummy|"
+    r"get_columns_length)\b",
+    re.I,
+)
+
+NONDETERMINISTIC = re.compile(
+    r"\b(random|setseed|now|clock_timestamp|statement_timestamp|transaction_timestamp|timeofday|"
+    r"current_timestamp|current_time|localtime|localtimestamp|current_date|pg_backend_pid|version|"
+    r"txid_current\w*|pg_current_xact_id\w*|gen_random_uuid|inet_client_\w+|pg_postmaster_start_time|"
+    r"current_user|session_user|user|current_role|current_database|current_catalog|current_schema|"
+    r"pg_my_temp_schema|oid|ctid|xmin|xmax|tableoid|regclass|pg_typeof|pg_column_size|"
+    r"pg_relation_size|pg_total_relation_size|pg_\w+)\b",
+    re.I,
+)
+
+# ---------------------------------------------------------------------------------------------
+# internal errors
+
+INTERNAL_STATES = {"XX000", "XX001", "XX002"}
+LEAK = re.compile(
+    r"Traceback|py4j|pyspark|org\.apache\.|java\.|scala\.|\b[A-Z][A-Za-z]*(Error|Exception)\b|"
+    r"object has no attribute|NoneType|not subscriptable|unhashable type|positional argument|"
+    r"keyword argument|unsupported operand type|object is not (callable|iterable)|"
+    r"index out of range|invalid literal for int|too many values to unpack|not enough values to unpack|"
+    r"sqlglot|\.py\b|line \d+, in |<class |\bexp\.[A-Z]|'[A-Z][A-Za-z]+' object|\bdict_\w+\(|"
+    r"maximum recursion depth|can't (multiply|concatenate|convert)|must be str|must be real number",
+)
+
+
+def is_internal(o: Outcome) -> bool:
+    if o.ok:
+        return False
+    return bool(o.kind) or o.sqlstate in INTERNAL_STATES or bool(LEAK.search(o.message))
+
+
+# ---------------------------------------------------------------------------------------------
+# result comparison
+
+
+def _scan_depth0(sql: str) -> list[tuple[int, str]]:
+    """(position, lowercased word) of every word at parenthesis depth 0, outside literals,
+    quoted identifiers and comments."""
+    out: list[tuple[int, str]] = []
+    i, n, depth = 0, len(sql), 0
+    while i < n:
+        c = sql[i]
+        if sql.startswith("--", i):
+            j = sql.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if sql.startswith("/*", i):
+            j = sql.find("*/", i + 2)
+            i = n if j < 0 else j + 2
+            continue
+        if c == "'" or c == '"':
+            j = i + 1
+            while j < n:
+                if sql[j] == c:
+                    if j + 1 < n and sql[j + 1] == c:
+                        j += 2
+                        continue
+                    break
+                if sql[j] == "\\" and c == "'" and i > 0 and sql[i - 1] in "eE":
+                    j += 1
+                j += 1
+            i = j + 1
+            continue
+        if c == "$":
+            m = re.match(r"\$([A-Za-z_]\w*)?\$", sql[i:])
+            if m:
+                j = sql.find(m.group(0), i + len(m.group(0)))
+                i = n if j < 0 else j + len(m.group(0))
+                continue
+        if c == "(" or c == "[":
+            depth += 1
+        elif c == ")" or c == "]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append((i, ","))
+        elif (c.isalpha() or c == "_") and depth == 0:
+            m = re.match(r"[A-Za-z_][A-Za-z0-9_$]*", sql[i:])
+            assert m
+            out.append((i, m.group(0).lower()))
+            i += len(m.group(0))
+            continue
+        i += 1
+    return out
+
+
+_ORDER_END = {"limit", "offset", "fetch", "for"}
+
+
+def order_by_keys(sql: str) -> list[str] | None:
+    """The top-level ORDER BY's key expressions (text), or None when there is none.
+    (A statement ending in `ORDER BY` inside a parenthesised query is not top-level.)"""
+    s = _LEADING_COMMENTS.sub("", sql)
+    words = _scan_depth0(s)
+    start = None
+    for k in range(len(words) - 1):
+        if words[k][1] == "order" and words[k + 1][1] == "by":
+            start = k + 2
+    if start is None:
+        return None
+    # keys run to the first LIMIT/OFFSET/FETCH/FOR at depth 0 after ORDER BY
+    begin = words[start - 1][0] + 2
+    end = len(s)
+    for pos, w in words[start:]:
+        if w in _ORDER_END:
+            end = pos
+            break
+    body = s[begin:end].strip().rstrip(";")
+    keys, cur, depth, i = [], [], 0, 0
+    for ch in body:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            keys.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    keys.append("".join(cur).strip())
+    return [_strip_direction(k) for k in keys if k]
+
+
+def _strip_direction(key: str) -> str:
+    k = re.sub(r"(?i)\s+nulls\s+(first|last)\s*$", "", key.strip())
+    k = re.sub(r"(?i)\s+(asc|desc)\s*$", "", k)
+    k = re.sub(r"(?i)\s+using\s+\S+\s*$", "", k)
+    return k.strip()
+
+
+def key_columns(keys: list[str], columns: tuple[str, ...]) -> list[int] | None:
+    """Output column index of each ORDER BY key (position, output name, or a qualified
+    column whose last part is an output name); None when some key is an expression."""
+    lowered = [c.lower() for c in columns]
+    out = []
+    for k in keys:
+        if re.fullmatch(r"\d+", k):
+            idx = int(k) - 1
+            if not 0 <= idx < len(columns):
+                return None
+            out.append(idx)
+            continue
+        m = re.fullmatch(r'(?:(?:"[^"]+"|\w+)\.)*("([^"]+)"|(\w+))', k)
+        if not m:
+            return None
+        name = m.group(2) if m.group(2) is not None else m.group(3).lower()
+        if name not in lowered and name.lower() not in lowered:
+            return None
+        out.append(lowered.index(name) if name in lowered else lowered.index(name.lower()))
+    return out
+
+
+def compare_rows(sql: str, pg: Outcome, mz: Outcome) -> str | None:
+    """None when both results are the same, else what differs."""
+    if pg.has_rows != mz.has_rows:
+        return "one side returned rows, the other a command status"
+    if not pg.has_rows:
+        if pg.rowcount != mz.rowcount and pg.rowcount >= 0 and mz.rowcount >= 0:
+            return f"affected rows {pg.rowcount} vs {mz.rowcount}"
+        return None
+    if len(pg.columns) != len(mz.columns):
+        return f"column count {len(pg.columns)} vs {len(mz.columns)}"
+    if pg.rows == mz.rows:
+        return None
+    if Counter(pg.rows) != Counter(mz.rows):
+        return "rows differ" if len(pg.rows) == len(mz.rows) else f"row count {len(pg.rows)} vs {len(mz.rows)}"
+    keys = order_by_keys(sql)
+    if keys is None:
+        return None  # no top-level ORDER BY: multisets are equal
+    cols = key_columns(keys, pg.columns)
+    if cols is None:
+        return "order (ORDER BY on expressions; ties not checkable)"
+    if _same_up_to_ties(pg.rows, mz.rows, cols):
+        return None
+    return "order"
+
+
+def _same_up_to_ties(a: tuple[tuple, ...], b: tuple[tuple, ...], cols: list[int]) -> bool:
+    """Same sequence of sort keys, and the same multiset of rows within each run of equal keys."""
+    if [tuple(r[i] for i in cols) for r in a] != [tuple(r[i] for i in cols) for r in b]:
+        return False
+    i = 0
+    while i < len(a):
+        j = i
+        key = tuple(a[i][c] for c in cols)
+        while j < len(a) and tuple(a[j][c] for c in cols) == key:
+            j += 1
+        if Counter(a[i:j]) != Counter(b[i:j]):
+            return False
+        i = j
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict
+
+
+# Names that are also SQL words: a statement containing one does not necessarily use the object.
+_SQL_WORDS = frozenset(
+    "rows range groups first last value values key name type data text time date timestamp interval "
+    "row array json jsonb int integer numeric float real char varchar boolean bool point path bit "
+    "order group by all any some in on using as set of to from where select with union except "
+    "intersect case when then else end and or not null true false limit offset window over partition "
+    "count sum avg min max unbounded preceding following current only lateral".split()
+)
+
+
+def references(sql: str, names: set[str]) -> str | None:
+    """A name from `names` that the statement mentions (as a word; SQL words excluded)."""
+    if not names:
+        return None
+    words = set(re.findall(r"[a-z_][a-z0-9_]*", sql.lower()))
+    hit = sorted((words & names) - _SQL_WORDS)
+    return hit[0] if hit else None
+
+
+def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = None) -> Verdict:
+    """The class of one statement (static n/a must be decided by the caller first)."""
+    if not pg.ok and MISSING_SETUP.search(pg.message + " " + sql) and pg.sqlstate[:2] in ("42", "58"):
+        return Verdict(Cls.NA, "PostgreSQL lacks setup the corpus does not include")
+    if is_internal(mz):
+        return Verdict(Cls.INTERNAL, mz.kind or ("XX000" if mz.sqlstate in INTERNAL_STATES else "leak"))
+    if pg.ok and mz.ok:
+        diff = compare_rows(sql, pg, mz)
+        if diff is None:
+            return Verdict(Cls.SAME)
+        if NONDETERMINISTIC.search(sql):
+            return Verdict(Cls.NA, "nondeterministic or server-specific value", {"diff": diff})
+        dep = references(sql, diverged or set())
+        if dep:
+            return Verdict(Cls.BLOCKED, f"depends on diverged object {dep}", {"diff": diff})
+        return Verdict(Cls.DIFFERENT, diff)
+    if not pg.ok and not mz.ok and pg.sqlstate[:2] == mz.sqlstate[:2]:
+        return Verdict(Cls.SAME)
+    # outcomes differ
+    if "25P02" in (pg.sqlstate, mz.sqlstate):
+        return Verdict(Cls.BLOCKED, "transaction aborted on one side only")
+    dep = references(sql, diverged or set())
+    if dep:
+        return Verdict(Cls.BLOCKED, f"depends on diverged object {dep}")
+    if not mz.ok:
+        return Verdict(Cls.UNSUPPORTED if mz.sqlstate == "0A000" else Cls.OTHER_ERROR)
+    return Verdict(Cls.MZ_OK_PG_ERROR)
+
+
+_CREATED = re.compile(
+    r"^create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary|unlogged|materialized|recursive|default|unique|trusted|"
+    r"procedural)\s+)*(?:table|view|index|type|domain|function|procedure|aggregate|sequence|schema|"
+    r"trigger|rule|operator(?:\s+class|\s+family)?|cast|collation|statistics)\s+(?:if\s+not\s+exists\s+)?(?:only\s+)?"
+    r"((?:\"[^\"]+\"|[\w$]+)(?:\.(?:\"[^\"]+\"|[\w$]+))?)"
+)
+
+
+def created_name(sql: str) -> str | None:
+    """The (unqualified, lowercased) name a CREATE statement creates."""
+    m = _CREATED.match(normalize(sql))
+    if not m or m.group(1) == "on":  # CREATE INDEX ON t (…) has no name
+        return None
+    return m.group(1).split(".")[-1].strip('"')

@@ -1,0 +1,210 @@
+"""The pg_regress runner's pure parts: psql-style splitting, n/a rules, result comparison
+and classification (no servers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.pg_regress.classify import (
+    Cls,
+    Outcome,
+    classify,
+    compare_rows,
+    created_name,
+    key_columns,
+    order_by_keys,
+    static_na,
+)
+from tests.pg_regress.runner import _setting_name, written_tables
+from tests.pg_regress.setup_adapt import SetupAdapter
+from tests.pg_regress.splitter import Meta, Statement, split_script
+
+CORPUS = Path(__file__).resolve().parents[2] / ".." / "shared" / "pg_regress" / "sql"
+
+
+def _split(text: str, variables: dict[str, str] | None = None) -> list[Statement | Meta]:
+    v = variables if variables is not None else {}
+    out = []
+    for it in split_script(text, v):
+        if isinstance(it, Meta) and it.command == "\\set":
+            v[it.args[0]] = "".join(it.args[1:])
+        out.append(it)
+    return out
+
+
+def test_split_respects_quotes_comments_and_dollar_quotes() -> None:
+    text = (
+        "SELECT 'a;b' AS x; -- c;d\n"
+        "SELECT E'\\';' , \"q;\"; /* x; /* nested; */ y; */ SELECT 3;\n"
+        "CREATE FUNCTION f() RETURNS int AS $body$ select 1; $body$ LANGUAGE sql;\n"
+        "SELECT $$a;b$$, 1::int;\n"
+    )
+    sts = [s.sql for s in _split(text) if isinstance(s, Statement)]
+    assert sts == [
+        "SELECT 'a;b' AS x",
+        "SELECT E'\\';' , \"q;\"",
+        "SELECT 3",
+        "CREATE FUNCTION f() RETURNS int AS $body$ select 1; $body$ LANGUAGE sql",
+        "SELECT $$a;b$$, 1::int",
+    ]
+
+
+def test_split_line_numbers_and_meta_commands() -> None:
+    text = "-- header\n\nSELECT 1;\n\\d+ foo\nSELECT\n  2;\n"
+    items = _split(text)
+    assert [(type(i).__name__, i.line) for i in items] == [("Statement", 3), ("Meta", 4), ("Statement", 5)]
+    assert isinstance(items[1], Meta) and items[1].command == "\\d+" and items[1].args == ["foo"]
+
+
+def test_split_backslash_in_literal_is_not_meta() -> None:
+    sts = _split("SELECT '\\x' || 'a';\nSELECT 2;\n")
+    assert [s.sql for s in sts if isinstance(s, Statement)] == ["SELECT '\\x' || 'a'", "SELECT 2"]
+
+
+def test_split_psql_variables() -> None:
+    text = ("\\set filename :abs_srcdir '/data/onek.data'\nCOPY onek FROM :'filename';\n"
+            "\\set q 'select 1; select 2'\n:q;\nSELECT a::int, x[1:2] FROM t;\n")
+    sts = [s for s in _split(text, {"abs_srcdir": "/src"}) if isinstance(s, Statement)]
+    assert [s.sql for s in sts] == ["COPY onek FROM '/src/data/onek.data'", "select 1", "select 2",
+                                    "SELECT a::int, x[1:2] FROM t"]
+    assert sts[1].line == 4
+
+
+def test_split_copy_from_stdin_takes_inline_data() -> None:
+    text = "COPY t FROM stdin;\n1\tx\n2\t\\N\n\\.\nSELECT 1;\n"
+    sts = _split(text)
+    assert isinstance(sts[0], Statement) and sts[0].copy_data == "1\tx\n2\t\\N\n"
+    assert isinstance(sts[1], Statement) and sts[1].sql == "SELECT 1" and sts[1].line == 5
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not on this machine")
+def test_split_whole_corpus_counts() -> None:
+    """Every script splits; each COPY FROM STDIN found its data (10 in the corpus)."""
+    total = copies = 0
+    for f in sorted(CORPUS.glob("*.sql")):
+        items = _split(f.read_text(), {"abs_srcdir": "/x", "libdir": "/l", "dlsuffix": ".so"})
+        sts = [i for i in items if isinstance(i, Statement)]
+        total += len(sts)
+        copies += sum(s.copy_data is not None for s in sts)
+    assert copies == 10
+    assert 9000 < total < 10000
+
+
+@pytest.mark.parametrize("sql,reason", [
+    ("EXPLAIN (costs off) SELECT 1", "EXPLAIN"),
+    ("CREATE FUNCTION f() RETURNS int AS $$ select 1 $$ LANGUAGE sql", "DDL outside"),
+    ("create or replace function f() returns int", "DDL outside"),
+    ("CREATE TYPE stoplight AS ENUM ('red')", "DDL outside"),
+    ("CREATE DOMAIN d AS int", "DDL outside"),
+    ("CREATE TABLE c (x int) INHERITS (p)", "inheritance"),
+    ("CREATE TABLE c (x int PRIMARY KEY)", "constraints"),
+    ("CREATE TABLE t2 AS SELECT 1", "CREATE TABLE AS"),
+    ("SELECT * INTO t2 FROM t", "SELECT INTO"),
+    ("ALTER TABLE t ADD COLUMN y int", "ALTER TABLE"),
+    ("VACUUM ANALYZE onek", "maintenance"),
+    ("SET enable_hashjoin TO off", "PostgreSQL-only SET"),
+    ("SAVEPOINT a", "savepoints"),
+    ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
+    ("CREATE UNIQUE INDEX i ON t (a)", "index kinds"),
+])
+def test_static_na(sql: str, reason: str) -> None:
+    got = static_na(sql)
+    assert got is not None and reason.lower() in got.lower()
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT 1", "CREATE TABLE t (a int, b text)", "CREATE TEMP TABLE t (a int)", "SET TimeZone TO 'UTC'",
+    "SET search_path = x", "ALTER TABLE t RENAME TO u", "CREATE INDEX i ON t (a)", "CREATE VIEW v AS SELECT 1",
+    "INSERT INTO t SELECT * FROM u", "BEGIN", "ROLLBACK", "SELECT 'for update'", "DELETE FROM t WHERE a = 1",
+    "SELECT * FROM t FOR UPDATE", "update t set a = 1",
+])
+def test_static_in_surface(sql: str) -> None:
+    expected_na = "for update" in sql.lower() and not sql.startswith("SELECT 'for")
+    assert (static_na(sql) is not None) == expected_na
+
+
+def test_order_by_keys_top_level_only() -> None:
+    assert order_by_keys("SELECT a FROM t") is None
+    assert order_by_keys("SELECT string_agg(a ORDER BY a) FROM t") is None
+    assert order_by_keys("SELECT * FROM (SELECT a FROM t ORDER BY a) s") is None
+    assert order_by_keys("SELECT a, b FROM t ORDER BY a DESC, 2 NULLS FIRST LIMIT 3") == ["a", "2"]
+    assert order_by_keys("SELECT a FROM t UNION SELECT b FROM u ORDER BY 1") == ["1"]
+    assert order_by_keys("SELECT a FROM t ORDER BY t.a using >") == ["t.a"]
+    assert order_by_keys("SELECT 'order by x' FROM t") is None
+
+
+def test_key_columns() -> None:
+    assert key_columns(["a", "2"], ("a", "b")) == [0, 1]
+    assert key_columns(["t.B"], ("a", "b")) == [1]
+    assert key_columns(["a + 1"], ("a", "b")) is None
+
+
+def _rows(*rows: tuple) -> Outcome:
+    return Outcome(True, ("k", "v"), tuple(rows), len(rows), has_rows=True)
+
+
+def test_compare_rows_order_and_ties() -> None:
+    a = _rows(("1", "x"), ("1", "y"), ("2", "z"))
+    b = _rows(("1", "y"), ("1", "x"), ("2", "z"))
+    assert compare_rows("SELECT k, v FROM t", a, b) is None  # no ORDER BY: multisets
+    assert compare_rows("SELECT k, v FROM t ORDER BY k", a, b) is None  # ties on k may permute
+    assert compare_rows("SELECT k, v FROM t ORDER BY k, v", a, b) == "order"
+    c = _rows(("2", "z"), ("1", "x"), ("1", "y"))
+    assert compare_rows("SELECT k, v FROM t ORDER BY k", a, c) == "order"
+    assert compare_rows("SELECT k, v FROM t", a, _rows(("1", "x"))) == "row count 3 vs 1"
+    assert compare_rows("SELECT k, v FROM t", a, _rows(("1", "x"), ("1", "y"), ("2", None))) == "rows differ"
+    one = Outcome(True, ("k",), (("1",),), 1, has_rows=True)
+    assert compare_rows("SELECT 1", one, a) == "column count 1 vs 2"
+
+
+def _err(state: str, msg: str = "boom", kind: str = "") -> Outcome:
+    return Outcome(False, sqlstate=state, message=msg, kind=kind)
+
+
+def test_classify() -> None:
+    ok = _rows(("1", "x"))
+    assert classify("SELECT 1", ok, ok).cls is Cls.SAME
+    assert classify("SELECT 1", ok, _rows(("2", "x"))).cls is Cls.DIFFERENT
+    assert classify("SELECT 1/0", _err("22012"), _err("22003")).cls is Cls.SAME
+    assert classify("SELECT 1", _err("22012"), _err("42883")).cls is Cls.OTHER_ERROR
+    assert classify("SELECT 1", ok, _err("0A000")).cls is Cls.UNSUPPORTED
+    assert classify("SELECT 1", ok, _err("XX000")).cls is Cls.INTERNAL
+    assert classify("SELECT 1", ok, _err("42601", "'Identifier' object has no attribute 'parts'")).cls is Cls.INTERNAL
+    assert classify("SELECT 1", ok, _err("57014", "canceled", kind="timeout")).cls is Cls.INTERNAL
+    assert classify("SELECT 1", _err("22P02"), ok).cls is Cls.MZ_OK_PG_ERROR
+    assert classify("SELECT * FROM foo", ok, _err("42P01"), {"foo"}).cls is Cls.BLOCKED
+    assert classify("SELECT 1", _err("25P02"), ok).cls is Cls.BLOCKED
+    # an object named like a SQL word does not block every statement using the word
+    assert classify("SELECT sum(x) OVER (ROWS 1 PRECEDING)", ok, _err("42P01"), {"rows"}).cls is Cls.OTHER_ERROR
+    assert classify("SELECT random()", ok, _rows(("9", "x"))).cls is Cls.NA
+    assert classify("SELECT * FROM a_star", _err("42P01", 'relation "a_star" does not exist'), _err("42P01")).cls is Cls.NA
+    # PostgreSQL messages are not mistaken for leaks
+    assert classify("SELECT 1", ok, _err("22012", "division by zero")).cls is Cls.OTHER_ERROR
+
+
+def test_created_and_written_names() -> None:
+    assert created_name("CREATE TEMP TABLE Foo (a int)") == "foo"
+    assert created_name("create or replace view public.v as select 1") == "v"
+    assert created_name("CREATE INDEX ON t (a)") is None
+    assert created_name("create operator class c_ops for type int4 using hash as operator 1 =") == "c_ops"
+    assert written_tables("INSERT INTO CHAR_TBL (f1) VALUES ('a')") == {"char_tbl"}
+    assert written_tables("DROP TABLE IF EXISTS a, b CASCADE") == {"a", "b"}
+    assert written_tables("SELECT 1") == set()
+    assert _setting_name("SET TIME ZONE 'UTC'") == ("timezone", False)
+    assert _setting_name("SET LOCAL datestyle = ISO") == ("datestyle", True)
+    assert _setting_name("SET TRANSACTION READ ONLY") is None
+
+
+def test_setup_adaptations() -> None:
+    a = SetupAdapter()
+    assert a.adapt("CREATE TABLE person (\n\tname\t\ttext,\n\tage\tint4,\n\tlocation\tpoint\n)") == [
+        "CREATE TABLE person (name text, age int4, location text)"]
+    assert a.adapt("CREATE TABLE emp (salary int4, manager name) INHERITS (person)") == [
+        "CREATE TABLE emp (name text, age int4, location text, salary int4, manager text)"]
+    assert a.adapt("CREATE TABLE POINT_TBL(f1 point)") == ["CREATE TABLE POINT_TBL(f1 point)"]
+    assert a.adapt("CREATE TABLE e2 AS SELECT * FROM emp") == [
+        "CREATE TABLE e2 (name text, age int4, location text, salary int4, manager text)",
+        "INSERT INTO e2 SELECT * FROM emp"]
+    assert a.adapt("INSERT INTO x SELECT * FROM ONLY road") == ["INSERT INTO x SELECT * FROM road"]
