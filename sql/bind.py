@@ -1172,6 +1172,8 @@ class Binder:
             raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+        if isinstance(e, exp.WithinGroup):
+            raise unsupported(f"ordered-set aggregate {pg_function_name(e.this)}(...) WITHIN GROUP")
         raise unsupported(f"expression {e.key.upper()}")
 
     def _array(self, e: exp.Array, scope: Scope) -> HirScalar:

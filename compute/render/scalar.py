@@ -171,7 +171,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", _var()
-        longest = f"element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
+        longest = f"try_element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
         return f"(CASE WHEN octet_length({y}) <= 63 THEN {y} ELSE {longest} END)"
     if d == "varchar" and s == "bpchar":
         x = f"rtrim({x})"  # char(n) -> varchar drops the blank padding (rtrim1), then fits
@@ -721,7 +721,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "mod" | "mod_fn":
             return f"({a} % {b})"
         case "pow" | "power":
-            return cast(f"power({a}, {b})", t)
+            return _power(a, b, t)
         case "concat":
             return f"concat({a}, {b})"
         case "like" | "ilike" | "round":
@@ -750,6 +750,19 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
+
+
+def _power(a: str, b: str, t: SqlType) -> str:
+    """Postgres' power(): 2201F for 0 ^ negative and negative ^ non-integer (Spark: Infinity,
+    NaN); a result beyond the type's range is 22003, not NULL (numeric: one that does not fit
+    Materialize's 39 digits fails where Postgres' arbitrary precision has a value)."""
+    p = f"power({a}, {b})"
+    overflow = "value overflows numeric format" if t.name == "numeric" else "value out of range: overflow"
+    return (f"(CASE WHEN {a} = 0 AND {b} < 0 THEN {raise_error('[2201F] zero raised to a negative power is undefined', t)}"
+            f" WHEN {a} < 0 AND {b} <> floor({b}) THEN"
+            f" {raise_error('[2201F] a negative number raised to a non-integer power yields a complex result', t)}"
+            f" WHEN abs({p}) = CAST('Infinity' AS DOUBLE) THEN {raise_error(f'[22003] {overflow}', t)}"
+            f" ELSE {cast(p, t)} END)")
 
 
 def _substr3(a: str, b: str, n: str) -> str:

@@ -85,3 +85,10 @@ def test_srf_in_select_list_is_a_lateral_flatmap() -> None:
     bq = _bind("SELECT generate_series(1, 3) * 2 AS g FROM (VALUES (1)) t(x)")
     assert bq.names == ("g",)
     assert "HFlatMap" in repr(bq.rel)
+
+
+@pytest.mark.parametrize("name", ["percentile_cont(0.5)", "percentile_disc(0.5)", "mode()"])
+def test_ordered_set_aggregates_are_refused(name: str) -> None:
+    with pytest.raises(SqlError) as e:
+        _bind(f"SELECT {name} WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)")
+    assert e.value.sqlstate == "0A000" and name.split("(")[0] in e.value.message
