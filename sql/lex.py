@@ -189,3 +189,15 @@ def rewrite_escape_strings(sql: str) -> str:
             piece = "'" + value.replace("'", "''") + "'"
         out.append(piece)
     return "".join(out)
+
+
+_EXPONENT_THEN_SIGN = re.compile(r"(?<![A-Za-z0-9_$.])(\d+(?:\.\d*)?[eE][+-]?\d+)([+-])")
+
+
+def separate_exponent_signs(sql: str) -> str:
+    """`1e9+1` as `1e9 +1`: the tokenizer would read the whole of it as one number (a second
+    exponent sign), where Postgres reads 1e9 + 1. Only code is touched, never strings."""
+    if not re.search(r"\d[eE][+-]?\d", sql):
+        return sql
+    return "".join(_EXPONENT_THEN_SIGN.sub(r"\1 \2", sql[s:e]) if kind == "code" else sql[s:e]
+                   for kind, s, e in _segments(sql))

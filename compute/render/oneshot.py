@@ -647,6 +647,10 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
             return _nonnull_diff(x)
+        case "count", True if a.expr.typ.name == "jsonb":
+            # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
+            # without a '.' has no number a different text could equal
+            return f"COUNT(DISTINCT (CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END))"
         case "count", True:
             return f"COUNT(DISTINCT {x})"
         case "sum", False if a.typ.name == "interval":

@@ -193,6 +193,15 @@ SYNTAX = [
     " octet_length('abc'::bytea) FROM one",
 ]
 
+SYNTAX += [
+    # jsonb values are DISTINCT by value (1.0 = 1.00 = 1), as jsonb `=` compares them
+    "SELECT count(DISTINCT j), count(j) FROM (VALUES ('{\"a\": 1.0}'::jsonb), ('{\"a\": 1.00}'), ('{\"a\": 1}'),"
+    " ('[1, 2.50]'), ('[1, 2.5]'), ('\"1.0\"'), ('\"1.00\"'), (NULL)) AS t(j), one",
+    # float variance without cancellation; `1e9+1` is 1e9 + 1
+    "SELECT g, var_pop(v), var_samp(v), stddev(v) FROM (VALUES (1, 100000003::float8), (1, 100000004), (1, 100000005),"
+    " (1, 100000006), (1, 100000007), (2, 1e9), (2, 1e9+1)) AS t(g, v), one GROUP BY g",
+]
+
 QUERIES = AGGREGATES + ARRAYS + DATETIME + MISC + SRFS + SYNTAX
 
 

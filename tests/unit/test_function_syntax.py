@@ -92,3 +92,15 @@ def test_ordered_set_aggregates_are_refused(name: str) -> None:
     with pytest.raises(SqlError) as e:
         _bind(f"SELECT {name} WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)")
     assert e.value.sqlstate == "0A000" and name.split("(")[0] in e.value.message
+
+
+@pytest.mark.parametrize(("sql", "value"), [("SELECT 1e9+1", 1_000_000_001), ("SELECT 2.5e2-1", 249), ("SELECT 1e-2+1", 1.01)])
+def test_exponent_followed_by_a_sign_is_an_operator(sql: str, value: float) -> None:
+    from decimal import Decimal
+
+    from sql.lex import separate_exponent_signs
+
+    assert separate_exponent_signs("SELECT 'x1e9+1', \"c1e2-3\"") == "SELECT 'x1e9+1', \"c1e2-3\""
+    h = _bind(sql).rel.input.scalars[0]  # type: ignore[attr-defined]
+    assert h.func == ("add" if "+1" in sql else "sub")
+    assert Decimal(str(h.expr1.value)) + (1 if "+1" in sql else -1) == Decimal(str(value))
