@@ -1,4 +1,8 @@
-"""Spark failures -> SqlError with the Postgres SQLSTATE a user expects."""
+"""Spark failures -> SqlError with the Postgres SQLSTATE a user expects.
+
+No Spark / JVM / Python text reaches a client: a failure we know is rewritten to Postgres'
+message for it; anything else is logged here, with its full text, and the client gets a
+generic internal error (XX000)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from sql.errors import SqlError
 
 log = logging.getLogger(__name__)
 
+INTERNAL_MESSAGE = "internal error while executing the query (details in the server log)"
+
 _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "DIVIDE_BY_ZERO": ("22012", "division by zero"),
     "INTERVAL_DIVIDED_BY_ZERO": ("22012", "division by zero"),
@@ -18,9 +24,13 @@ _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "CAST_OVERFLOW": ("22003", None),
     "NUMERIC_VALUE_OUT_OF_RANGE": ("22003", None),
     "CAST_INVALID_INPUT": ("22P02", None),
-    "INVALID_ARRAY_INDEX": ("2202E", None),
-    "DATETIME_OVERFLOW": ("22008", None),
+    "INVALID_ARRAY_INDEX": ("2202E", "array subscript out of range"),
+    "DATETIME_OVERFLOW": ("22008", "timestamp out of range"),
 }
+# Spark type names in CAST_INVALID_INPUT -> Postgres'
+_PG_TYPE_NAMES = {"INT": "integer", "BIGINT": "bigint", "SMALLINT": "smallint", "TINYINT": "smallint",
+                  "DOUBLE": "double precision", "FLOAT": "real", "DATE": "date", "TIMESTAMP": "timestamp",
+                  "TIMESTAMP_NTZ": "timestamp", "BOOLEAN": "boolean", "BINARY": "bytea"}
 
 
 def translate_spark_error(e: BaseException) -> SqlError:
@@ -38,9 +48,8 @@ def translate_spark_error(e: BaseException) -> SqlError:
     if cond in _CONDITIONS:
         state, msg = _CONDITIONS[cond]
         if msg is None:
-            msg = _first_line(text)
-            if cond in ("ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "BINARY_ARITHMETIC_OVERFLOW"):
-                msg = "numeric value out of range" if "DECIMAL" in text else _overflow_message(text)
+            msg = _invalid_input_message(text) if cond == "CAST_INVALID_INPUT" else \
+                "numeric value out of range" if "DECIMAL" in text.upper() else _overflow_message(text)
         return SqlError(state, msg)
     if cond == "USER_RAISED_EXCEPTION":
         m = re.search(r"\[USER_RAISED_EXCEPTION\]\s*(.*?)(?:\s*SQLSTATE|\n|$)", text)
@@ -66,9 +75,22 @@ def translate_spark_error(e: BaseException) -> SqlError:
         return SqlError("53200", "out of memory")
     if "cancelled" in text.lower() or "canceled" in text.lower():
         return SqlError("57014", "canceling statement due to user request")
-    # the client sees one line; the server log keeps the whole error (the Java cause) for triage
-    log.warning("internal error in Spark: %s", text)
-    return SqlError("XX000", f"internal error in Spark: {_first_line(text)}")
+    return internal_error(e)
+
+
+def internal_error(e: BaseException) -> SqlError:
+    """The client's view of a failure we have no Postgres message for: logged in full here."""
+    log.error("internal error (%s): %s", type(e).__name__, _first_line(str(e)), exc_info=e)
+    return SqlError("XX000", INTERNAL_MESSAGE)
+
+
+def _invalid_input_message(text: str) -> str:
+    """Postgres' 22P02 text from Spark's `The value 'x' of the type "STRING" cannot be cast to "INT"`."""
+    m = re.search(r"The value '(.*?)' of the type \"\w+\" cannot be cast to \"(\w+)", text, re.S)
+    if m is None:
+        return "invalid input syntax"
+    t = _PG_TYPE_NAMES.get(m.group(2), "numeric" if m.group(2).startswith("DECIMAL") else m.group(2).lower())
+    return f'invalid input syntax for type {t}: "{m.group(1)}"'
 
 
 def _overflow_message(text: str) -> str:

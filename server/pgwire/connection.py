@@ -222,8 +222,9 @@ class Connection:
         if isinstance(exc, SqlError):
             err = exc
         else:
+            # the raw text (Python / Spark / py4j) stays in the server log
             log.warning("internal error on connection %s", self.peer, exc_info=exc)
-            err = SqlError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
+            err = SqlError(INTERNAL_ERROR, "internal error (details in the server log)")
         self.out += messages.error_response(err, severity)
 
     async def _fatal(self, err: SqlError) -> None:
@@ -283,9 +284,9 @@ class Connection:
             await self._fatal(e)
         except asyncio.CancelledError:
             raise
-        except Exception as e:
+        except Exception:
             log.exception("connection %s failed", self.peer)
-            await self._fatal(SqlError(INTERNAL_ERROR, str(e) or type(e).__name__))
+            await self._fatal(SqlError(INTERNAL_ERROR, "internal error (details in the server log)"))
         finally:
             await self._cleanup()
 
