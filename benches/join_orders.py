@@ -11,6 +11,10 @@ COPY FROM STDIN). The query is
 For every order it prints the median time of --repeat runs (after one warm-up run), the
 ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
 Acceptance: every order within 1.2x of the best.
+
+With --chains, it instead times chains of 24 and 64 ten-row tables joined by equalities in
+random FROM orders (tests/integration/test_join_orders_vs_postgres.py's queries; acceptance:
+under 2 s and 5 s).
 """
 
 from __future__ import annotations
@@ -53,7 +57,10 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--spark-master", default="local[2]")
+    ap.add_argument("--chains", action="store_true")
     args = ap.parse_args()
+    if args.chains:
+        return chains(args)
     tmp = Path(tempfile.mkdtemp(prefix="mzspark-joinorders-"))
     server = MzServer(tmp / "mzdata", tmp / "server.log", spark_master=args.spark_master)
     server.start()
@@ -84,6 +91,33 @@ def main() -> None:
     answers = {a for _, _, _, a in results}
     worst = max(t for _, t, _, _ in results) / best
     print(f"\nworst / best = {worst:.2f} (acceptance: <= 1.2); same answer in every order: {len(answers) == 1}")
+
+
+def chains(args) -> None:
+    from tests.integration.test_join_orders_vs_postgres import _setup, chain_query
+
+    tmp = Path(tempfile.mkdtemp(prefix="mzspark-chains-"))
+    server = MzServer(tmp / "mzdata", tmp / "server.log", spark_master=args.spark_master)
+    server.start()
+    try:
+        with server.connect() as conn:
+            conn.execute("CREATE SCHEMA chains")
+            conn.execute("SET search_path = chains")
+            for st in _setup():
+                conn.execute(st.replace("{s}", "chains"))
+            for n in (24, 64):
+                for seed in range(3):
+                    sql = chain_query(n, seed)
+                    conn.execute(sql).fetchall()  # warm-up
+                    times = []
+                    for _ in range(args.repeat):
+                        start = time.perf_counter()
+                        conn.execute(sql).fetchall()
+                        times.append(time.perf_counter() - start)
+                    print(f"{n}-table chain, seed {seed}: median {statistics.median(times):.3f} s", flush=True)
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
