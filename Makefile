@@ -5,7 +5,9 @@
 #   make lint   # ruff + import-linter + mypy
 #   make slt    # the whole sqllogictest corpus (../shared/slt/sqlite) against mzspark (slow)
 #   make slt-plans  # plan every corpus query without Spark; rewrites tests/slt/PLAN_FAILURES.md
+#   make tpch SF=0.1 # TPC-H: mzspark vs spark.sql vs DuckDB vs PostgreSQL (benches/tpch.py)
 #   make pg-regress # PostgreSQL's regression scripts vs a real PostgreSQL 15; rewrites tests/pg_regress/RESULTS.md
+#   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -91,6 +93,21 @@ slt: $(STAMP)
 slt-plans: $(STAMP)
 	$(PY) -m tests.slt.plans --write-md tests/slt/PLAN_FAILURES.md $(SLT_CORPUS)
 
+# TPC-H side by side (benches/tpch.py); installs the `bench` extra (tpchgen-cli) first.
+#   make tpch SF=1 TPCH_ARGS='--runs 5 --queries 1,18'
+SF ?= 0.1
+TPCH_ARGS ?=
+BENCH_STAMP := $(VENV)/.installed-bench
+
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev,bench]'
+	touch $@
+
+.PHONY: tpch
+
+tpch: $(BENCH_STAMP) deps-test
+	$(PY) benches/tpch.py --sf $(SF) $(TPCH_ARGS)
+
 # PostgreSQL 15's regression scripts, statement by statement against a throwaway PostgreSQL 15
 # (not part of `make test`; CI runs a sample via tests/integration/test_pg_regress_sample.py).
 #   make pg-regress PG_REGRESS_ARGS='--files select,case --failures pg-regress-failures.jsonl'
@@ -100,3 +117,16 @@ PG_REGRESS_ARGS ?= --failures pg-regress-failures.jsonl
 
 pg-regress: $(STAMP) deps-test
 	$(PY) -m tests.pg_regress.runner --write-md tests/pg_regress/RESULTS.md $(PG_REGRESS_ARGS)
+
+# Random-query oracle (tests/oracle): SEEDS=START:COUNT, TIER=full|light; starts its own
+# mzspark server and PostgreSQL 15, prints every discrepancy (seed, SQL, both outcomes,
+# minimized SQL) and a summary with queries/s; findings also go to ORACLE_OUT (JSON lines).
+SEEDS ?= 0:100000
+TIER ?= full
+ORACLE_OUT ?= oracle-findings.jsonl
+ORACLE_ARGS ?= --minimize
+
+.PHONY: oracle
+
+oracle: $(STAMP) deps-test
+	$(PY) -m tests.oracle --seed-start $(word 1,$(subst :, ,$(SEEDS))) --count $(word 2,$(subst :, ,$(SEEDS))) --tier $(TIER) --out $(ORACLE_OUT) $(ORACLE_ARGS)

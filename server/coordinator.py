@@ -35,6 +35,7 @@ from server.api import (
     Result,
     RowsResult,
 )
+from server.compute import Compute
 from server.session import SESSION_VARS, Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of
@@ -46,6 +47,7 @@ from sql.errors import (
     INTERNAL_ERROR,
     INVALID_TRANSACTION_STATE,
     NOT_NULL_VIOLATION,
+    OUT_OF_MEMORY,
     QUERY_CANCELED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
@@ -159,10 +161,7 @@ class Coordinator:
         self.oracle = TimestampOracle(self.catalog)
         self.password = password
         self.write_lock = threading.Lock()
-        self._spark_args = (spark_master, workers, spark_conf or {})
-        self._spark = None
-        self._sources = None
-        self._spark_lock = threading.RLock()
+        self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
         self._closed = False
@@ -172,25 +171,12 @@ class Coordinator:
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
-        with self._spark_lock:
-            if self._spark is None:
-                from compute.render.spark import spark_session
-
-                master, workers, conf = self._spark_args
-                self._spark = spark_session(master, workers, conf)
-            return self._spark
-
-    def sources(self):
-        """The per-shard cache of imported storage collections (compute/render/sources.py)."""
-        with self._spark_lock:
-            if self._sources is None:
-                from compute.render.sources import SourceCache
-
-                self._sources = SourceCache(self.spark())
-            return self._sources
+        """The SparkSession (started, or restarted after a loss, on demand: server.compute)."""
+        return self.compute.spark()
 
     def close(self) -> None:
         self._closed = True
+        self.compute.close()
         self.catalog.close()
 
     # ---- server.api.Coordinator -----------------------------------------------------
@@ -226,9 +212,10 @@ class Coordinator:
         if tag is None:
             return
         session.cancel_reason = reason
-        if self._spark is not None:
+        spark = self.compute.current
+        if spark is not None:
             try:
-                self._spark.sparkContext.cancelJobGroup(tag)
+                spark.sparkContext.cancelJobGroup(tag)
             except Exception:  # noqa: BLE001 - best effort
                 log.exception("cancelJobGroup failed")
 
@@ -303,9 +290,12 @@ class Coordinator:
             if session.txn is not None:
                 session.txn.failed = True
             raise
-        except Exception:
+        except Exception as e:
             if session.txn is not None:
                 session.txn.failed = True
+            lost = self.compute.lost_error(self.compute.current, e)
+            if lost is not None:
+                raise lost from None
             raise
 
     def _replan(self, session: Session, prepared: Prepared) -> _Planned:
@@ -363,10 +353,7 @@ class Coordinator:
                         session.notice(f'schema "{n}" does not exist, skipping')
                         continue
                     dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
-                    if self._sources is not None:
-                        for it in dropped:
-                            if it.shard_id:
-                                self._sources.drop(it.shard_id)
+                    self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)
@@ -642,7 +629,7 @@ class Coordinator:
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
-            view, release = self.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
+            view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
             done.append(release)
             return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
@@ -652,7 +639,6 @@ class Coordinator:
         session.cancel_reason = None
         session.running_tag = tag
         sc = spark.sparkContext
-        sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
         if timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
@@ -669,26 +655,33 @@ class Coordinator:
         fin = df.finishing
         types = df.types
         try:
+            sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
             table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
+            # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
+            if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
+                raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise (_cancel_error(session) or translate_spark_error(e)) from None
+            raise (self.compute.lost_error(spark, e) or _cancel_error(session) or translate_spark_error(e)) from None
         finally:
-            ctx.release()
             if timer is not None:
                 timer.cancel()
             session.running_tag = None
-            sc.setLocalProperty("spark.jobGroup.id", None)
-            for release in done:
-                release()
+            # frees Spark state of a driver that may be gone: each step on its own
+            for release in [ctx.release, lambda: sc.setLocalProperty("spark.jobGroup.id", None), *done]:
+                try:
+                    release()
+                except Exception as e:  # noqa: BLE001
+                    if self.compute.lost_error(spark, e) is None:
+                        raise
         if any(d < 0 for _, d in rows):
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
@@ -1013,9 +1006,7 @@ class Coordinator:
             shards = [i.shard_id for i in (self.catalog.get_item_by_id(x) for x in ids) if i is not None and i.shard_id]
             with self.write_lock:
                 self.catalog.drop_items(list(dict.fromkeys(ids)))
-            if self._sources is not None:
-                for sid in shards:
-                    self._sources.drop(sid)
+            self.compute.drop_cached(shards)
         tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
         return CommandResult(tag)
 

@@ -496,7 +496,7 @@ class SystemHandler:
 
     def spark_jobs_started(self) -> int:
         """How many Spark jobs this server has started (0 if Spark never started)."""
-        spark = getattr(self.coordinator, "_spark", None)
+        spark = self.coordinator.compute.current
         if spark is None:
             return 0
         sc = spark.sparkContext._jsc.sc()

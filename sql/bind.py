@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import func, jsonb
+from sql import datetime_typmods, func, func_names, jsonb
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
 from sql.errors import (
@@ -29,6 +29,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.func_names import pg_function_name
 from sql.hir import (
     Exists,
     Finishing,
@@ -75,7 +76,6 @@ from sql.types import (
     BOOL,
     INT4,
     INT8,
-    INTERVAL,
     JSONB,
     NUMERIC,
     TEXT,
@@ -132,6 +132,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
             raise unsupported(f"type {dt.sql(dialect='postgres')}")
         return func.array_of(sql_type_of(dt.expressions[0]))
+    if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
+        return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -154,6 +156,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if params and params[0] is not None:
             return SqlType(name, params[0] + 4)
         return SqlType(name, 5 if name == "bpchar" else -1)
+    if name in ("timestamp", "timestamptz", "time", "interval") and params and params[0] is not None:
+        return SqlType(name, datetime_typmods.precision_typmod(name, params[0]))
     return SqlType(name)
 
 
@@ -1082,6 +1086,8 @@ class Binder:
             else:
                 raise unsupported(f"IS {rhs.sql()}")
             return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+        if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self._not_distinct(e, scope)
         if isinstance(e, exp.Between):
             x = self.scalar(e.this, scope)
             lo = self.scalar(e.args["low"], scope)
@@ -1137,13 +1143,11 @@ class Binder:
         if isinstance(e, exp.Bracket):
             return self._subscript(e, scope)
         if isinstance(e, exp.Interval):
-            unit = e.args.get("unit")
             text = e.this.this if isinstance(e.this, exp.Literal) else None
             if text is None:
                 raise unsupported("non-literal INTERVAL")
-            if unit is not None:
-                text = f"{text} {unit.name}"
-            return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
+            typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
+            return self.coerce(Literal(text, UNKNOWN), typ, explicit=True)
         if isinstance(e, exp.Exists):
             bq = self._subquery(e.this, scope)
             return Exists(self._finish_nested(bq), BOOL)
@@ -1227,20 +1231,9 @@ class Binder:
             out = If(c, self.coerce(r, t), out, t)
         return out
 
-    _FUNC_NAMES = {
-        "trim": "btrim", "substring": "substr", "char_length": "length", "character_length": "length",
-        "stddev": "stddev", "ceiling": "ceil", "pow": "power", "strposition": "strpos",
-        "log": "log10", "arraysize": "array_length", "arraytostring": "array_to_string",
-        "arrayposition": "array_position", "arrayconcat": "array_cat", "arrayappend": "array_append",
-        "arrayprepend": "array_prepend", "arrayremove": "array_remove", "timestamptrunc": "date_trunc",
-        "timestampfromparts": "make_timestamp", "justifydays": "justify_days", "justifyhours": "justify_hours",
-        "justifyinterval": "justify_interval", "widthbucket": "width_bucket", "startswith": "starts_with",
-        "regexpreplace": "regexp_replace", "splitpart": "split_part",
-    }
-
     def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
-        name = (e.name if isinstance(e, exp.Anonymous) else e.key).lower()
-        name = self._FUNC_NAMES.get(name, name)
+        written = pg_function_name(e)
+        name = func_names.canonical(written)
         if isinstance(e, exp.Anonymous):
             raw_args = list(e.expressions)
         elif isinstance(e, exp.ArrayPrepend):
@@ -1257,6 +1250,9 @@ class Binder:
                 pos = (e.args.get("position") or "BOTH").upper()
                 name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
             raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+        elif isinstance(e, exp.Pad):  # sqlglot parses lpad/rpad as one Pad node
+            name = "lpad" if e.args.get("is_left") else "rpad"
+            raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
         else:
             raw_args = []
             for k in type(e).arg_types:
@@ -1280,14 +1276,16 @@ class Binder:
             return self._jsonb_build(name, args)
         if name == "to_jsonb" and len(args) == 1:
             return self._to_jsonb(args[0])
-        if name == "log10" and len(args) == 2:
+        if written == "log" and len(args) == 2:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
             # age(x) = age(today's midnight, x)
             today: HirScalar = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
             args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
-        arg_types, rtype = func.function_type(name, [a.typ for a in args])
+        arg_types, rtype = func_names.as_written(written, func.function_type, name, [a.typ for a in args])
         cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
+        if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
+            return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
         if name in ("regexp_replace", "regexp_match"):
             lits = cargs[1:]
             if not all(isinstance(x, Literal) and x.value is not None for x in lits):
@@ -1306,6 +1304,15 @@ class Binder:
         if len(cargs) == 2:
             return CallBinary(name, cargs[0], cargs[1], rtype)
         return CallVariadic(name, cargs, rtype)
+
+    def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
+        """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
+        a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
+        a = self.scalar(e.this, scope)
+        b = self.scalar(e.expression, scope)
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
@@ -1657,13 +1664,11 @@ def _output_name(e: exp.Expression) -> str:
                 "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
     if isinstance(e, exp.Paren):
         return _output_name(e.this)
-    if isinstance(e, exp.AggFunc) and type(e) in _AGG_CLASSES:
-        return _AGG_CLASSES[type(e)]
     if isinstance(e, exp.Window):
         call = e.this.this if isinstance(e.this, exp.Filter) else e.this
-        return _WINDOW_FUNCS.get(type(call)) or _output_name(call)
-    if isinstance(e, exp.Anonymous):
-        return e.name.lower()
+        return _output_name(call)
+    if isinstance(e, exp.Filter):
+        return _output_name(e.this)
     if isinstance(e, exp.Case):
         return "case"
     if isinstance(e, exp.Array):
@@ -1675,20 +1680,15 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Nullif):
         return "nullif"
     if isinstance(e, exp.Func):
-        key = e.key.lower()
-        return _FUNC_OUTPUT_NAMES.get(key, key)
+        return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
     return "?column?"
 
 
-_FUNC_OUTPUT_NAMES = {"currentdate": "current_date", "currenttimestamp": "now", "currenttime": "current_time",
-                      "groupconcat": "string_agg", "arrayagg": "array_agg", "variancepop": "var_pop",
-                      "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "arraysize": "array_length",
-                      "arraytostring": "array_to_string", "arrayposition": "array_position", "arrayconcat": "array_cat",
-                      "arrayappend": "array_append", "arrayprepend": "array_prepend", "arrayremove": "array_remove",
-                      "timestamptrunc": "date_trunc", "timestampfromparts": "make_timestamp", "justifydays": "justify_days",
-                      "justifyhours": "justify_hours", "justifyinterval": "justify_interval",
-                      "widthbucket": "width_bucket", "startswith": "starts_with", "regexpreplace": "regexp_replace",
-                      "splitpart": "split_part", "intdiv": "div"}
+# SQL value functions (no parentheses) are named by their keyword, as Postgres 10+ does
+_SQL_VALUE_FUNCTION_NAMES: dict[type, str] = {
+    exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp", exp.CurrentTime: "current_time",
+    exp.Localtimestamp: "localtimestamp", exp.Localtime: "localtime",
+}
 
 
 def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, int]:

@@ -275,6 +275,8 @@ def unary_op(op: str, a: SqlType) -> SqlType:
 
 
 # Scalar functions: name -> (arity range, typing rule)
+# the one integer argument of these string functions (the others are text)
+_INT_ARG = {"split_part": 2, "lpad": 1, "rpad": 1}
 _STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
 _INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
 
@@ -298,7 +300,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in ("ceil", "ceiling", "floor", "sign") and n == 1:
         t = args[0] if args[0].name != "unknown" else NUMERIC
         if t.name in ("int2", "int4", "int8"):
-            t = FLOAT8 if name != "sign" else t
+            t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
             return [t], t
     if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
@@ -340,7 +342,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
-            if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
+            if name in ("substr", "repeat", "left", "right", "chr") and i >= 1 or i == _INT_ARG.get(name):
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":
                 casts.append(INT8)
@@ -688,3 +690,14 @@ def to_jsonb_check(t: SqlType) -> None:
     if t.name == "numeric" and t.numeric_precision_scale() is not None:
         return
     raise unsupported(f"to_jsonb of {'unconstrained ' if t.name == 'numeric' else ''}{t.pg_format()} values")
+
+
+# Every scalar function name `function_type` types (as the user writes it: `div`, not the
+# internal `intdiv`); the binder adds the jsonb constructors and the SQL value functions.
+SCALAR_FUNCTIONS = frozenset(
+    {"abs", "round", "trunc", "ceil", "ceiling", "floor", "sign", "sqrt", "exp", "ln", "log", "log10", "cbrt", "sin",
+     "cos", "tan", "asin", "acos", "atan", "atan2", "radians", "degrees", "gcd", "lcm", "div", "mod", "power", "pow",
+     "width_bucket", "starts_with", "regexp_replace", "regexp_match", "greatest", "least", "jsonb_typeof",
+     "jsonb_array_length", "now", "mz_now", "substring"}
+    | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
+)

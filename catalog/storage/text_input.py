@@ -62,13 +62,13 @@ def _numeric_pattern(t: SqlType) -> str | None:
     return rf"^[+-]?[0-9]{{1,{whole}}}{frac}$"
 
 
-def _fast(arr: pa.Array, t: SqlType) -> pa.Array | None:
+def _fast(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array | pa.ChunkedArray | None:
     """The column converted by Arrow when that equals `parse_text` field by field, else None."""
     n = t.name
     if arr.null_count == len(arr):
         return pa.nulls(len(arr), arrow_type(t))
-    if _any(pc.match_substring(arr, "\x00")):
-        return None
+    if n in ("text", "name", "varchar", "bpchar") and _any(pc.match_substring(arr, "\x00")):
+        return None  # the other types' patterns admit no NUL
     if n in ("text", "name"):
         return arr
     if n in ("varchar", "bpchar"):
@@ -123,16 +123,17 @@ def _fast(arr: pa.Array, t: SqlType) -> pa.Array | None:
     return None
 
 
-def _slow(arr: pa.Array, t: SqlType) -> pa.Array:
+def _slow(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array:
     """The reference path: the input function field by field, stored as INSERT stores."""
     return values_to_arrow(t, [None if v is None else parse_text(v, t) for v in arr.to_pylist()])
 
 
-def text_column_to_arrow(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array:
+def text_column_to_arrow(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array | pa.ChunkedArray:
     """Fields of one column (strings, NULL = SQL NULL) as values of `t` (see module doc)."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks() if arr.num_chunks else pa.array([], pa.string())
-    fast = _fast(arr, t)
+    try:
+        fast = _fast(arr, t)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        fast = None  # a field Arrow's cast rejects although the pattern admits it
     return fast if fast is not None else _slow(arr, t)
 
 

@@ -50,6 +50,17 @@ def translate_spark_error(e: BaseException) -> SqlError:
         if "multiplicity" in msg or "monotonic" in msg:
             return SqlError("XX000", msg)
         return SqlError("XX000", msg)
+    if "Python worker exited unexpectedly" in text or "ExecutorLostFailure" in text:
+        # a process computing the query died (the driver survived): the query can be retried
+        return SqlError("58000", "compute unavailable: a Spark worker process exited while running this statement",
+                        hint="The statement had no effect; retry it.")
+    if "spark.driver.maxResultSize" in text:
+        # the job's results outgrew Spark's bound on what the driver collects
+        m = re.search(r"bigger than spark\.driver\.maxResultSize \(([^)]+)\)", text)
+        return SqlError("53200", f"result exceeds max size of {m.group(1) if m else 'spark.driver.maxResultSize'}")
+    if "OutOfMemoryError" in text or "SparkOutOfMemoryError" in text:
+        # a task's memory ran out and Spark failed only the query
+        return SqlError("53200", "out of memory")
     if "cancelled" in text.lower() or "canceled" in text.lower():
         return SqlError("57014", "canceling statement due to user request")
     return SqlError("XX000", f"internal error in Spark: {_first_line(text)}")

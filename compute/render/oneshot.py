@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
+from compute.render import limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -704,6 +705,10 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     # own row's separator (a NULL separator adds nothing)
     vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
     joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
+    # Postgres' buffer holds every value with its separator (the first one's is skipped at
+    # the end): over the 1 GB limit it fails before Spark builds the string
+    total = f"aggregate({vals}, 0L, (acc, s) -> acc + octet_length(s.f0) + coalesce(octet_length(s.f1), 0))"
+    joined = limits.joined_text(total, joined)
     return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
 
 

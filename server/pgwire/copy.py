@@ -30,10 +30,10 @@ _UNESCAPE = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
 def text_row_formatter(
-    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N"
+    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N", interval_style: str = "postgres"
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY text-format line (with trailing newline)."""
-    encoders = [codec.text_encoder(c.type) for c in columns]
+    encoders = [codec.text_encoder(c.type, interval_style) for c in columns]
     table = str.maketrans(
         {**_TEXT_ESCAPES, delimiter: "\\" + delimiter}
         if delimiter not in _TEXT_ESCAPES
@@ -53,11 +53,12 @@ def text_row_formatter(
 
 
 def csv_row_formatter(
-    columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"'
+    columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"',
+    interval_style: str = "postgres",
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY CSV line; values are quoted when they contain
     the delimiter, a quote, a newline, or equal the NULL string (as Postgres does)."""
-    encoders = [codec.text_encoder(c.type) for c in columns]
+    encoders = [codec.text_encoder(c.type, interval_style) for c in columns]
     specials = (delimiter, quote, "\n", "\r")
 
     def field(text: str) -> str:
@@ -249,15 +250,14 @@ def _check_counts(raw_rows: list[list[str | None]], columns: Sequence[ColumnDesc
 def _end_marker(data: bytes, csv: bool, quote: bytes) -> bytes | None:
     """`data` cut before a `\\.` end-of-data line (None when the cut is not certain: a CSV
     stream with quotes, where the line may be inside a quoted field)."""
-    m = _END_LINE.search(data)
-    if m is None:
-        return data
-    if csv and quote in data:
-        return None
-    return data[: m.start() + (1 if data[m.start() : m.start() + 1] == b"\n" else 0)]
-
-
-_END_LINE = re.compile(rb"(?:^|\n)\\\.\r?(?:\n|$)")
+    i = data.find(b"\\.")
+    while i >= 0:
+        at_line_start = i == 0 or data[i - 1 : i] == b"\n"
+        rest = data[i + 2 : i + 4]
+        if at_line_start and (rest[:1] in (b"", b"\n") or rest == b"\r\n" or rest == b"\r"):
+            return None if csv and quote in data else data[:i]
+        i = data.find(b"\\.", i + 1)
+    return data
 _ESCAPE_PAIR = re.compile(rb"\\(.)", re.S)
 
 
@@ -271,7 +271,7 @@ def _quotes_well_formed(data: bytes, delim: bytes) -> bool:
 
 def _arrow_fields(
     data: bytes, ncols: int, *, csv: bool, delimiter: str, null: str, header: bool
-) -> list[pa.Array] | None:
+) -> list[pa.ChunkedArray] | None:
     """The raw fields of each column (strings, None = NULL) split by Arrow's CSV reader, or
     None when the stream needs the row-by-row parser (NUL bytes, a bare CR in text format,
     a backslash-escaped delimiter or newline, an uncertain end marker, invalid UTF-8, a
@@ -283,7 +283,7 @@ def _arrow_fields(
         return None
     data = cut
     if not data:
-        return [pa.array([], pa.string()) for _ in range(ncols)]
+        return [pa.chunked_array([], pa.string()) for _ in range(ncols)]
     delim = delimiter.encode()
     if ncols > 1 and (data[:1] in (b"\n", b"\r") or b"\n\n" in data or b"\n\r\n" in data or b"\r\r" in data):
         return None  # Arrow fills an empty line with empty fields; Postgres: missing data
@@ -310,14 +310,13 @@ def _arrow_fields(
         )
     except (pa.ArrowInvalid, UnicodeDecodeError):
         return None
-    cols = [table.column(i).combine_chunks() if table.column(i).num_chunks else pa.array([], pa.string())
-            for i in range(ncols)]
-    if not csv:
+    cols = [table.column(i) for i in range(ncols)]
+    if not csv and b"\\" in data:
         cols = [_unescape_column(c) for c in cols]
     return cols
 
 
-def _unescape_column(col: pa.Array) -> pa.Array:
+def _unescape_column(col: pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """Resolve text-format backslash escapes in the fields that have any."""
     if not pc.any(pc.match_substring(col, "\\"), skip_nulls=True).as_py():
         return col

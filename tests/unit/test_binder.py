@@ -44,7 +44,7 @@ class Planner:
         return e.value
 
     def close(self) -> None:
-        assert self.coord._spark is None, "binder unit tests must not start Spark"
+        assert self.coord.compute.current is None, "binder unit tests must not start Spark"
         self.coord.close()
         self.tmp.cleanup()
 

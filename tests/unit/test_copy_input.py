@@ -69,6 +69,12 @@ def test_char_n_is_padded_and_length_checked_like_insert() -> None:
     assert e.value.sqlstate == "22001"
 
 
+def test_fields_arrow_rejects_take_the_input_function() -> None:
+    """A field a pattern admits but Arrow's cast rejects falls back instead of failing."""
+    assert text_column_to_arrow(pa.array(["+7", "-3"], pa.string()), SqlType("int4")).to_pylist() == [7, -3]
+    assert text_column_to_arrow(pa.array(["+1.5"], pa.string()), SqlType("float8")).to_pylist() == [1.5]
+
+
 def _streams() -> st.SearchStrategy[str]:
     field = st.one_of(st.sampled_from(["a", "b c", "", "\\N", "x\\ty", "a\\\\", '"q"', 'a"b', '"a,b"', '""',
                                        "\\.", "ü", "1,2", '"multi\nline"']), st.text(alphabet="ab,\t\"\\N ", max_size=4))

@@ -176,6 +176,8 @@ def test_classify() -> None:
     assert classify("SELECT 1", _err("22P02"), ok).cls is Cls.MZ_OK_PG_ERROR
     assert classify("SELECT * FROM foo", ok, _err("42P01"), {"foo"}).cls is Cls.BLOCKED
     assert classify("SELECT 1", _err("25P02"), ok).cls is Cls.BLOCKED
+    # an object named like a SQL word does not block every statement using the word
+    assert classify("SELECT sum(x) OVER (ROWS 1 PRECEDING)", ok, _err("42P01"), {"rows"}).cls is Cls.OTHER_ERROR
     assert classify("SELECT random()", ok, _rows(("9", "x"))).cls is Cls.NA
     assert classify("SELECT * FROM a_star", _err("42P01", 'relation "a_star" does not exist'), _err("42P01")).cls is Cls.NA
     # PostgreSQL messages are not mistaken for leaks
@@ -185,6 +187,7 @@ def test_classify() -> None:
 def test_created_and_written_names() -> None:
     assert created_name("CREATE TEMP TABLE Foo (a int)") == "foo"
     assert created_name("create or replace view public.v as select 1") == "v"
+    assert created_name("CREATE INDEX ON t (a)") is None
     assert created_name("create operator class c_ops for type int4 using hash as operator 1 =") == "c_ops"
     assert written_tables("INSERT INTO CHAR_TBL (f1) VALUES ('a')") == {"char_tbl"}
     assert written_tables("DROP TABLE IF EXISTS a, b CASCADE") == {"a", "b"}
