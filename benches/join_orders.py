@@ -8,8 +8,9 @@ COPY FROM STDIN). The query is
     SELECT count(*), sum(v) FROM <the four tables in some order>
     WHERE fact.d1 = dim1.id AND fact.d2 = dim2.id AND fact.d3 = dim3.id
 
-For every order it prints the median time of --repeat runs (after one warm-up run), the
-ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
+After one warm-up round over all orders, --repeat rounds run every order once (each round in
+a shuffled order, so warm-up and load drift spread over all orders); for every order it
+prints the median time, the ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
 Acceptance: every order within 1.2x of the best.
 
 With --chains, it instead times chains of 24 and 64 ten-row tables joined by equalities in
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import shutil
 import statistics
 import sys
@@ -68,18 +70,22 @@ def main() -> None:
     try:
         with server.connect() as conn:
             setup(conn, args.fact, args.dim)
-            for order in itertools.permutations(["dim1", "dim2", "dim3", "fact"]):
-                sql = QUERY.format(", ".join(order))
+            orders = [", ".join(o) for o in itertools.permutations(["dim1", "dim2", "dim3", "fact"])]
+            plans, answers = {}, {}
+            for order in orders:  # one warm-up round over all orders (JIT, source caches)
+                sql = QUERY.format(order)
                 plan = "\n".join(r[0] for r in conn.execute("EXPLAIN PHYSICAL PLAN FOR " + sql).fetchall())
-                one_join = plan.count("Join::") == 1 and "cross_join" not in plan
-                answer = tuple(conn.execute(sql).fetchone())  # warm-up
-                times = []
-                for _ in range(args.repeat):
+                plans[order] = plan.count("Join::") == 1 and "cross_join" not in plan
+                answers[order] = tuple(conn.execute(sql).fetchone())
+            times: dict[str, list[float]] = {o: [] for o in orders}
+            rng = random.Random(0)
+            for r in range(args.repeat):  # rounds over all orders, each round shuffled
+                for order in rng.sample(orders, len(orders)):
                     start = time.perf_counter()
-                    conn.execute(sql).fetchall()
-                    times.append(time.perf_counter() - start)
-                results.append((", ".join(order), statistics.median(times), one_join, answer))
-                print(f"{results[-1][0]:28s} {results[-1][1]:7.3f} s", flush=True)
+                    conn.execute(QUERY.format(order)).fetchall()
+                    times[order].append(time.perf_counter() - start)
+                print(f"round {r + 1} of {args.repeat} done", flush=True)
+            results = [(o, statistics.median(times[o]), plans[o], answers[o]) for o in orders]
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
