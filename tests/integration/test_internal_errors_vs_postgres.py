@@ -24,6 +24,8 @@ SETUP = [
 
 # (statement, the outcome both servers must agree on)
 SAME_RESULT = [
+    "WITH x(n) AS (SELECT 1, 2) SELECT * FROM x",
+    "SELECT * FROM tt t(b) ORDER BY b",
     # pg_get_viewdef(text): the name resolves like a regclass input
     "SELECT pg_get_viewdef('v1')",
     "SELECT pg_get_viewdef('v1', true)",
@@ -36,6 +38,12 @@ SAME_ERROR = [
     "SELECT 'nosuch'::regclass",
     # oid input of a non-number is 22P02
     "SELECT pg_table_is_visible('tt')",
+    # column alias lists longer than the relation: 42P10 (was a Python list index error)
+    "WITH x(n, b) AS (SELECT 1) SELECT * FROM x",
+    "SELECT * FROM (SELECT 1) t(a, b)",
+    "SELECT * FROM (VALUES (1)) t(a, b)",
+    "SELECT * FROM tt t(a, b, c, d)",
+    "WITH x AS (SELECT 1) SELECT * FROM x y(a, b)",
 ]
 
 # statements where only the absence of an internal error is required (PostgreSQL may answer:
