@@ -150,6 +150,16 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             assert_never(e)
 
 
+def _year_out_of_range(xs: list[str]) -> str:
+    """`WHEN year < 1 THEN <22008 error>` for make_date/make_timestamp: PG has no year 0
+    ("date field value out of range: 0-07-15"), and mzspark has no BC dates (PG's negative
+    years), which Spark would build as proleptic years no client-side date can hold."""
+    y, mo, d = xs[:3]
+    msg = (f"concat('[22008] date field value out of range: ', {y}, '-', lpad(CAST({mo} AS STRING), 2, '0'), '-', "
+           f"lpad(CAST({d} AS STRING), 2, '0'))")
+    return f"{y} < 1 THEN CAST(raise_error({msg}) AS DATE)"
+
+
 def raise_error(msg: str, t: SqlType | str = "string") -> str:
     """An expression failing the query with `msg` (a `[SQLSTATE] ` prefix sets the state)."""
     return cast(f"raise_error({quote(msg)})", t)
@@ -775,14 +785,15 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
             return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
-            return f"make_date({', '.join(xs)})"
+            return f"(CASE WHEN {_year_out_of_range(xs)} ELSE make_date({', '.join(xs)}) END)"
         case "width_bucket":
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
             return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
-            return cast(f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))", t)
+            ts_ = f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))"
+            return cast(f"(CASE WHEN {_year_out_of_range(xs)} ELSE {ts_} END)", t)
         case "array_to_string":
             # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
             v = _var()
