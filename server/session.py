@@ -95,6 +95,23 @@ def normalize_datestyle(value: str, current: str) -> str:
     return f"{style}, {order}"
 
 
+def timezone_refusal(value: str) -> SqlError:
+    """A time zone other than UTC: results would print and compute in UTC, so it is refused;
+    0A000 when Postgres would accept the name, 22023 when it would not either."""
+    import zoneinfo
+
+    known = bool(re.fullmatch(r"[+-]?\d{1,2}(:\d{2}){0,2}", value.strip()))
+    if not known:
+        try:
+            zoneinfo.ZoneInfo(value.strip())
+            known = True
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            known = False
+    if known:
+        return SqlError(FEATURE_NOT_SUPPORTED, f'TimeZone "{value}" is not supported', hint="Only UTC is supported.")
+    return SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+
+
 def normalize_intervalstyle(value: str) -> str:
     """IntervalStyle: postgres, postgres_verbose and iso_8601 print results (server.pgwire
     codec; intervals never become text inside queries). sql_standard also changes how
@@ -218,7 +235,7 @@ class Session:
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "transaction_isolation": "{value}"')
             value = v
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
-            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+            raise timezone_refusal(value)
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

@@ -17,6 +17,7 @@ from sqlglot import exp
 from sql import datetime_typmods, func, func_names, jsonb
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.datetime_special import special_now
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -1386,6 +1387,9 @@ class Binder:
         if isinstance(h, Literal):
             if h.value is None:
                 return Literal(None, t)
+            if h.typ.is_string or h.typ.name == "unknown":
+                if (now := special_now(str(h.value), t)) is not None:
+                    return now
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h

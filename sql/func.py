@@ -471,7 +471,7 @@ def datetime_unit(func_name: str, unit: str, t: SqlType) -> str:
 
 
 # to_char patterns -> Spark datetime patterns (longest first); anything else: 0A000
-_TO_CHAR = [("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
+_TO_CHAR: list[tuple[str, str | None]] = [("SSSSS", None), ("SSSS", None), ("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
             ("Dy", "EEE"), ("AM", "a"), ("PM", "a"), ("HH", "hh"), ("MM", "MM"), ("DD", "dd"), ("MI", "mm"),
             ("SS", "ss"), ("YY", "yy")]
 
@@ -480,10 +480,15 @@ def to_char_pattern(pg: str) -> str:
     """A Spark date_format pattern equivalent to the Postgres to_char pattern `pg`."""
     from sql.errors import unsupported
 
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(pg):
         for p, sp in _TO_CHAR:
             if pg.startswith(p, i):
+                # no Spark letter for it (SSSS: seconds past midnight), or the same letter as
+                # the previous pattern (USMS would read as one 9-digit fraction)
+                if sp is None or (out and out[-1][-1:] == sp[:1] and sp[:1].isalpha()):
+                    raise unsupported(f"to_char pattern {pg!r}")
                 out.append(sp)
                 i += len(p)
                 break

@@ -16,7 +16,7 @@ from typing import assert_never
 
 from compute.render import limits
 from compute.render.jsonb import checked
-from compute.render.scalar_datetime import fit_typmod
+from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -148,16 +148,6 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return f"(CASE WHEN {r(c)} THEN {r(a)} ELSE {r(b)} END)"
         case _:
             assert_never(e)
-
-
-def _year_out_of_range(xs: list[str]) -> str:
-    """`WHEN year < 1 THEN <22008 error>` for make_date/make_timestamp: PG has no year 0
-    ("date field value out of range: 0-07-15"), and mzspark has no BC dates (PG's negative
-    years), which Spark would build as proleptic years no client-side date can hold."""
-    y, mo, d = xs[:3]
-    msg = (f"concat('[22008] date field value out of range: ', {y}, '-', lpad(CAST({mo} AS STRING), 2, '0'), '-', "
-           f"lpad(CAST({d} AS STRING), 2, '0'))")
-    return f"{y} < 1 THEN CAST(raise_error({msg}) AS DATE)"
 
 
 def raise_error(msg: str, t: SqlType | str = "string") -> str:
@@ -379,7 +369,7 @@ def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> s
             y = f"year({x})"
             start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
                      "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
-            return cast(f"make_timestamp_ntz({start}, 1, 1, 0, 0, 0)", t)
+            return cast(year_start(start, "timestamp_ntz", raise_error), t)
         return cast(f"date_trunc('{spark_unit}', {x})", t)
     if n == "interval" and unit == "epoch" and f == "date_part":
         # Postgres computes this one in float8, term by term
@@ -785,15 +775,14 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
             return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
-            return f"(CASE WHEN {_year_out_of_range(xs)} ELSE make_date({', '.join(xs)}) END)"
+            return make_date(*xs, raise_error)
         case "width_bucket":
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
             return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
-            ts_ = f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))"
-            return cast(f"(CASE WHEN {_year_out_of_range(xs)} ELSE {ts_} END)", t)
+            return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
             # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
             v = _var()
