@@ -927,6 +927,9 @@ class Coordinator:
     def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:
         ast = stmt.ast
         schema_node = ast.this
+        if type(schema_node).__name__ != "Schema":
+            # no column list: CREATE TABLE ... AS query, CREATE TABLE ... PARTITION OF ...
+            raise unsupported("CREATE TABLE ... AS" if ast.expression is not None else "CREATE TABLE without a column list")
         table = schema_node.this
         parts = [p.name for p in table.parts]
         if len(parts) == 3 and parts[0] != "materialize":

@@ -137,3 +137,12 @@ def test_comma_binds_looser_than_join(planner: Planner) -> None:
 def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == (state, message)
+
+
+@pytest.mark.parametrize("sql", ["CREATE TABLE ctas AS SELECT 1 AS k",
+                                 "CREATE TABLE part1 PARTITION OF t FOR VALUES FROM (1) TO (10)"])
+def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: str) -> None:
+    """CREATE TABLE with no column list (AS query, PARTITION OF): 0A000, not a Python error."""
+    with pytest.raises(SqlError) as e:
+        planner.ddl(sql)
+    assert e.value.sqlstate == "0A000"
