@@ -44,6 +44,7 @@ from sql.errors import (
     INVALID_CURSOR_NAME,
     SYNTAX_ERROR,
     SqlError,
+    internal_error,
 )
 from sql.lex import leading_words, strip_comments
 from sql.statements import CopyTo, classify, ident
@@ -892,7 +893,7 @@ def _duck_error(e: Exception) -> SqlError:
         return SqlError("22003", msg)
     if "Parser" in name:
         return SqlError(SYNTAX_ERROR, msg)
-    return SqlError("XX000", f"catalog query failed: {msg}")
+    return internal_error(e)
 
 
 def _batched(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:

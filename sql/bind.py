@@ -141,6 +141,13 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         return func.array_of(sql_type_of(dt.expressions[0]))
     if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
         return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
+    if isinstance(dt, exp.ObjectIdentifier):  # sqlglot parses regclass, regtype, ... this way
+        from sql.types import TYPE_ALIASES
+
+        oid_name = TYPE_ALIASES.get(str(dt.this).lower())
+        if oid_name:
+            return SqlType(oid_name)
+        raise SqlError("42704", f'type "{str(dt.this).lower()}" does not exist')
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES

@@ -222,6 +222,26 @@ def fit_datetime(v: Any, t: SqlType) -> Any:
     return out.replace(tzinfo=v.tzinfo)
 
 
+_JSONB_SCALAR_TARGETS = {"numeric": "number", "int2": "number", "int4": "number", "int8": "number",
+                         "float4": "number", "float8": "number", "bool": "boolean"}
+
+
+def _jsonb_scalar(v: str, dst: SqlType) -> tuple[Any, SqlType]:
+    """jsonb -> numeric/integer/float/bool (PG's jsonb_numeric, jsonb_int4, jsonb_bool, ...) =
+    the jsonb scalar of the matching kind, cast from numeric (or bool); any other kind is 22023
+    `cannot cast jsonb <kind> to type <type>`, any other target 42846."""
+    from sql import jsonb
+
+    want = _JSONB_SCALAR_TARGETS.get(dst.name)
+    if want is None:
+        raise SqlError("42846", f"cannot cast type jsonb to {dst.pg_format()}")
+    kind = jsonb.typeof(v)
+    if kind != want:
+        raise SqlError("22023", f"cannot cast jsonb {kind} to type {dst.pg_format()}")
+    x = jsonb.parse(v)
+    return (x, SqlType("bool")) if want == "boolean" else (x, SqlType("numeric"))
+
+
 def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any:
     if v is None:
         return None
@@ -230,6 +250,8 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
         return [None if x is None else _cast_value(x, src.element, dst.element, explicit) for x in v]
     if s in ("unknown", "text", "varchar", "bpchar", "name") and d not in ("text", "varchar", "bpchar", "name"):
         return parse_text(str(v), dst)
+    if s == "jsonb" and d not in ("text", "varchar", "bpchar", "name", "jsonb"):
+        return _cast_value(*_jsonb_scalar(v, dst), dst, explicit)
     if d in ("text", "varchar", "bpchar", "name"):
         txt = v if isinstance(v, str) else to_text(v, src)
         if s == "bpchar" and d != "bpchar":
