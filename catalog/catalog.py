@@ -60,6 +60,9 @@ SYSTEM_SCHEMAS: dict[str, int] = {
     "mz_internal": 16657,
     "information_schema": 16658,
 }
+# Each session's temporary items live in its own schema `mz_temp_<pid>` (shown to users as
+# `mz_temp`); such schemas never outlive their session and are dropped when a catalog opens.
+TEMP_SCHEMA_PREFIX = "mz_temp_"
 PUBLIC_SCHEMA = "public"
 PUBLIC_SCHEMA_OID = 2200
 
@@ -163,7 +166,13 @@ class Item:
 
     @property
     def qualified_name(self) -> str:
+        if self.temporary:
+            return f"mz_temp.{self.name}"
         return f"{DATABASE_NAME}.{self.schema}.{self.name}"
+
+    @property
+    def temporary(self) -> bool:
+        return self.schema.startswith(TEMP_SCHEMA_PREFIX)
 
     @property
     def kind_word(self) -> str:
@@ -253,6 +262,7 @@ class Catalog:
             self._con = duckdb.connect(str(self.path), config=dict(DUCKDB_CONFIG))
             self._bootstrap()
             self._load()
+            self._drop_temp_schemas()
             self.orphans_cleaned = self.clean_orphans()
         except BaseException:
             self.close()
@@ -456,6 +466,11 @@ class Catalog:
     # ----------------------------------------------------------------------------------
     # schemas
 
+    def _drop_temp_schemas(self) -> None:
+        """Temporary schemas left by sessions of an earlier run (a crash, a kill) go."""
+        for name in [n for n in self._schemas if n.startswith(TEMP_SCHEMA_PREFIX)]:
+            self.drop_schema(name, cascade=True)
+
     def schemas(self) -> list[tuple[int, str]]:
         """(oid, name) of every schema, system schemas included, ordered by oid."""
         with self._lock:
@@ -549,7 +564,7 @@ class Catalog:
         if other is not None:
             raise SqlError(
                 DUPLICATE_TABLE,
-                f'{other.kind_word} "{DATABASE_NAME}.{schema}.{name}" already exists',
+                f'{other.kind_word} "{other.qualified_name}" already exists',
             )
 
     def create_item(

@@ -38,6 +38,7 @@ from server.api import (
 )
 from server.compute import Compute
 from server.session import SESSION_VARS, Session, Transaction
+from server.temp import creation_schema, is_temp_name, lookup_schemas, temp_schema
 from sql import statements as st
 from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of
 from sql.errors import (
@@ -100,10 +101,12 @@ def _as_text(v: Any, t: SqlType) -> str:
 class _Resolver:
     """CatalogReader over the durable catalog with the session's search path."""
 
-    def __init__(self, catalog: Catalog, session: Session, system: Any = None) -> None:
+    def __init__(self, catalog: Catalog, session: Session, system: Any = None, with_temp: bool = True) -> None:
         self.catalog = catalog
         self.session = session
         self.system = system  # SystemHandler: system relations read as constant inputs
+        # False while binding a permanent view's body: its names never mean temporary items
+        self.with_temp = with_temp
 
     def item(self, parts: tuple[str, ...] | list[str]) -> Item | None:
         parts = list(parts)
@@ -111,10 +114,8 @@ class _Resolver:
             if parts[0] != "materialize":
                 raise SqlError(UNDEFINED_TABLE, f'database "{parts[0]}" does not exist')
             parts = parts[1:]
-        if len(parts) == 2:
-            return self.catalog.get_item(parts[0], parts[1])
-        for schema in self.session.search_path():
-            it = self.catalog.get_item(schema, parts[0])
+        for schema in lookup_schemas(self.session.pid, parts, self.session.search_path(), with_temp=self.with_temp):
+            it = self.catalog.get_item(schema, parts[-1])
             if it is not None:
                 return it
         return None
@@ -150,7 +151,7 @@ class _Resolver:
         """A view's definition bound afresh (against the current catalog)."""
         stmt = st.classify(it.create_sql)
         assert isinstance(stmt, st.CreateView)
-        b = Binder(self)
+        b = Binder(self if it.temporary else _Resolver(self.catalog, self.session, self.system, with_temp=False))
         bq = b.bind_query(stmt.query, top=False)
         return b._finish_nested(bq)
 
@@ -189,6 +190,15 @@ class Coordinator:
     def end_session(self, session: Session) -> None:
         self.cancel(session)
         self._sessions.pop(session.pid, None)
+        self._drop_temp_items(session)
+
+    def _drop_temp_items(self, session: Session) -> None:
+        """A session's temporary items (its mz_temp schema) end with it."""
+        schema = temp_schema(session.pid)
+        if self.catalog.schema_exists(schema):
+            with self.write_lock:
+                dropped = self.catalog.drop_schema(schema, if_exists=True, cascade=True)
+            self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
 
     def check_password(self, user: str, password: str) -> bool:
         return self.password is None or password == self.password
@@ -342,6 +352,10 @@ class Coordinator:
                 return self._create_table(session, stmt)
             case st.DropObjects():
                 return self._drop(session, stmt)
+            case st.CreateSchema(name=name) if is_temp_name(name):
+                raise SqlError("42939", f"unacceptable schema name '{name}'")
+            case st.DropSchema(names=names) if any(is_temp_name(n) for n in names):
+                raise SqlError("42939", f"unacceptable schema name '{next(n for n in names if is_temp_name(n))}'")
             case st.CreateSchema(name=name, if_not_exists=ine):
                 if not ine or not self.catalog.schema_exists(name):
                     self.catalog.create_schema(name, if_not_exists=ine)
@@ -482,10 +496,15 @@ class Coordinator:
             return pipeline.to_mir_rel(resolver.view_hir(item))
         return pipeline.get_storage(item.id, item.qualified_name, tuple(c.type for c in item.columns))
 
-    def _new_name(self, session: Session, parts: tuple[str, ...]) -> tuple[str, str]:
+    def _new_name(self, session: Session, parts: tuple[str, ...], temporary: bool = False) -> tuple[str, str]:
         if len(parts) == 3 and parts[0] != "materialize":
             raise SqlError("3D000", f'database "{parts[0]}" does not exist')
-        schema = parts[-2] if len(parts) >= 2 else (session.search_path() or ["public"])[0]
+        temp = creation_schema(session.pid, parts, temporary)
+        if temp is not None:
+            self.catalog.create_schema(temp[0], if_not_exists=True)
+            return temp[0], parts[-1]
+        # the temp schema never takes a new item by being on search_path (as in Postgres)
+        schema = parts[-2] if len(parts) >= 2 else ([p for p in session.search_path() if not is_temp_name(p)] or ["public"])[0]
         if not self.catalog.schema_exists(schema):
             raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
         return schema, parts[-1]
@@ -495,17 +514,24 @@ class Coordinator:
             raise SqlError("42704", f"unknown cluster '{cluster}'")
 
     def _create_view(self, session: Session, s: st.CreateView) -> Result:
-        schema, name = self._new_name(session, s.name)
         self._check_cluster(s.cluster)
         tag = "CREATE MATERIALIZED VIEW" if s.materialized else "CREATE VIEW"
-        existing = self.catalog.get_item(schema, name)
-        if existing is not None and s.if_not_exists:
-            session.notice(f'{"materialized view" if s.materialized else "view"} "{name}" already exists, skipping', "42P07")
-            return CommandResult(tag)
         b = Binder(_Resolver(self.catalog, session, self.system))
         bound = b.bind_query(s.query, top=False)
         if b.params:
             raise SqlError("42P02", "there is no parameter $1")
+        temporary = s.temporary or self._reads_temp(b.dependencies)
+        if temporary and s.materialized:
+            raise unsupported("materialized views that read temporary items")
+        if temporary and not s.temporary and creation_schema(session.pid, s.name, False) is None:
+            if len(s.name) >= 2:
+                raise SqlError("42P16", "cannot create temporary relation in non-temporary schema")
+            session.notice(f'view "{s.name[-1]}" will be a temporary view')
+        schema, name = self._new_name(session, s.name, temporary)
+        existing = self.catalog.get_item(schema, name)
+        if existing is not None and s.if_not_exists:
+            session.notice(f'{"materialized view" if s.materialized else "view"} "{name}" already exists, skipping', "42P07")
+            return CommandResult(tag)
         names = list(bound.names)
         if len(s.columns) > len(names):
             raise SqlError(SYNTAX_ERROR, "CREATE VIEW specifies more column names than columns")
@@ -528,6 +554,9 @@ class Coordinator:
         self.catalog.create_item(schema=schema, name=name, kind=kind, create_sql=s.sql, columns=cols,
                                  depends_on=tuple(b.dependencies), with_shard=s.materialized)
         return CommandResult(tag)
+
+    def _reads_temp(self, ids) -> bool:
+        return any((it := self.catalog.get_item_by_id(i)) is not None and it.temporary for i in ids)
 
     def _index_parts(self, resolver: _Resolver, s: st.CreateIndex) -> tuple[Item, tuple, tuple[str, ...]]:
         on = resolver.item(s.on)
@@ -930,22 +959,22 @@ class Coordinator:
         schema_node = ast.this
         table = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
         parts = [p.name for p in table.parts]
-        if len(parts) == 3 and parts[0] != "materialize":
-            raise SqlError("3D000", f'database "{parts[0]}" does not exist')
-        schema = parts[-2] if len(parts) >= 2 else session.search_path()[0] if session.search_path() else "public"
-        name = parts[-1]
-        if not self.catalog.schema_exists(schema):
-            raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
-        if ast.args.get("exists") and self.catalog.get_item(schema, name) is not None:
-            session.notice(f'relation "{name}" already exists, skipping', "42P07")
-            return CommandResult("CREATE TABLE")
         props = list(ast.args["properties"].expressions) if ast.args.get("properties") is not None else []
         with_data = True
+        temporary = False
         for prop in props:
             if isinstance(prop, exp.WithDataProperty) and ast.expression is not None:
                 with_data = not prop.args.get("no")
+            elif isinstance(prop, exp.TemporaryProperty):
+                temporary = True
+            elif isinstance(prop, exp.OnCommitProperty) and not prop.args.get("delete"):
+                pass  # ON COMMIT PRESERVE ROWS: the default
             else:
                 raise unsupported(f"CREATE TABLE ... {prop.sql(dialect='postgres')}")
+        schema, name = self._new_name(session, tuple(parts), temporary)
+        if ast.args.get("exists") and self.catalog.get_item(schema, name) is not None:
+            session.notice(f'relation "{name}" already exists, skipping', "42P07")
+            return CommandResult("CREATE TABLE")
         if ast.expression is not None:
             return self._create_table_as(session, stmt, schema, name, with_data)
         cols: list[Column] = []
@@ -1055,7 +1084,7 @@ class Coordinator:
                 raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
             return sorted((i.name, None) for i in self.catalog.items("table") if i.schema == schema)
         if s.what == "schemas":
-            return sorted((n, None) for _, n in self.catalog.schemas())
+            return sorted((n, None) for _, n in self.catalog.schemas() if not is_temp_name(n))
         if s.what == "databases":
             return [("materialize", None)]
         if s.what == "columns":

@@ -121,6 +121,7 @@ class CreateView:
     or_replace: bool
     sql: str
     cluster: str | None = None
+    temporary: bool = False  # CREATE TEMP[ORARY] VIEW: lives in the session's mz_temp schema
 
 
 @dataclass(frozen=True)
@@ -385,11 +386,14 @@ def classify(sql: str) -> Statement:
             raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
         qnames = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
         return DropObjects(" ".join(m.group(1).lower().split()), qnames, bool(m.group(2)), (m.group(4) or "").lower() == "cascade")
-    if w0 == "create" and len(words) > 1 and (words[1] in ("view", "materialized") or words[1:3] == ["or", "replace"]):
+    if w0 == "create" and len(words) > 2 and words[1] in ("temp", "temporary"):
+        _check_temp_create(text, words)
+    if w0 == "create" and len(words) > 1 and (words[1] in ("view", "materialized") or words[1:3] == ["or", "replace"]
+                                              or (words[1] in ("temp", "temporary") and words[2] == "view")):
         return _parse_create_view(text)
     if w0 == "create" and len(words) > 1 and (words[1] in ("index", "default") or words[1:3] == ["unique", "index"]):
         return _parse_create_index(text)
-    if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function", "temp", "temporary"):
+    if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function"):
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 == "deallocate":
         m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({_IDENT})\s*$", text)
@@ -727,7 +731,20 @@ def _parse_copy(text: str) -> Statement:
 _IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({_IDENT}))?"
 
 
+def _check_temp_create(text: str, words: list[str]) -> None:
+    """CREATE TEMP[ORARY] takes TABLE or VIEW (Materialize has no temporary materialized
+    views, sequences, ...); ON COMMIT DROP / DELETE ROWS are not supported (ON COMMIT
+    PRESERVE ROWS, the default, is)."""
+    if words[2] not in ("table", "view"):
+        raise unsupported(f"CREATE TEMPORARY {' '.join(words[2:4]).upper()}")
+    if re.search(r"(?is)\bon\s+commit\s+(drop|delete\s+rows)\s*$", text):
+        raise unsupported("ON COMMIT DROP / ON COMMIT DELETE ROWS")
+
+
 def _parse_create_view(text: str) -> Statement:
+    temp = re.match(r"(?is)^create\s+(?:or\s+replace\s+)?(temp|temporary)\s+", text)
+    if temp:  # CREATE [OR REPLACE] TEMP[ORARY] VIEW: parsed without the keyword
+        text = text[: temp.start(1)] + text[temp.end(1):].lstrip()
     m = re.match(
         rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({_QNAME})\s*"
         rf"(\(([^)]*)\))?{_IN_CLUSTER}\s+as\s+(.*)$",
@@ -739,8 +756,10 @@ def _parse_create_view(text: str) -> Statement:
     body = classify(m.group(8))
     if not isinstance(body, Query):
         raise SqlError(SYNTAX_ERROR, "CREATE VIEW needs a query")
+    if temp and m.group(2):
+        raise unsupported("CREATE TEMPORARY MATERIALIZED VIEW")
     return CreateView(qname(m.group(4)), cols, body.ast, bool(m.group(2)), bool(m.group(3)), bool(m.group(1)), text,
-                      ident(m.group(7)) if m.group(7) else None)
+                      ident(m.group(7)) if m.group(7) else None, bool(temp))
 
 
 def _parse_create_index(text: str) -> Statement:

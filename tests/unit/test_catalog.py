@@ -12,6 +12,7 @@ from catalog.catalog import (
     DEFAULT_CLUSTER,
     FIRST_USER_OID,
     SYSTEM_SCHEMAS,
+    TEMP_SCHEMA_PREFIX,
     Catalog,
     Column,
 )
@@ -428,3 +429,23 @@ def test_open_twice_refused(tmp_path: Path) -> None:
         Catalog(tmp_path)
     c.close()
     Catalog(tmp_path).close()
+
+
+def test_reopen_drops_temporary_schemas(tmp_path: Path) -> None:
+    """Temporary items of sessions of an earlier run (a crash skips their cleanup) are gone
+    when the catalog opens again; their shards are dropped with them."""
+    c = Catalog(tmp_path)
+    keep = table(c, "keep")
+    c.create_schema(f"{TEMP_SCHEMA_PREFIX}1000")
+    tmp = table(c, "keep", schema=f"{TEMP_SCHEMA_PREFIX}1000")
+    view(c, "v", [tmp.id], schema=f"{TEMP_SCHEMA_PREFIX}1000")
+    assert tmp.temporary and tmp.qualified_name == "mz_temp.keep" and not keep.temporary
+    c.close()
+
+    c2 = Catalog(tmp_path)
+    try:
+        assert c2.items() == [keep]
+        assert not c2.schema_exists(f"{TEMP_SCHEMA_PREFIX}1000")
+        assert tmp.shard_id not in c2.shard_ids()
+    finally:
+        c2.close()
