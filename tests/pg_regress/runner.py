@@ -132,8 +132,9 @@ class Session:
             if cur.description is None:
                 return Outcome(True, rowcount=cur.rowcount)
             cols = tuple(d.name for d in cur.description)
+            oids = tuple(d.type_code for d in cur.description)
             rows = tuple(tuple(r) for r in cur.fetchall())
-            return Outcome(True, cols, rows, cur.rowcount, has_rows=True)
+            return Outcome(True, cols, rows, cur.rowcount, has_rows=True, type_oids=oids)
         except psycopg.Error as e:
             state = getattr(e, "sqlstate", None) or ""
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -524,7 +525,7 @@ def reload_tables(ctx: Context, names: set[str]) -> None:
 # reports
 
 COLUMNS = [
-    ("stmts", None), ("same", Cls.SAME), ("same %", None), ("different", Cls.DIFFERENT),
+    ("stmts", None), ("same", Cls.SAME), ("same %", None), ("documented", Cls.DOCUMENTED), ("different", Cls.DIFFERENT),
     ("internal", Cls.INTERNAL), ("0A000", Cls.UNSUPPORTED), ("other err", Cls.OTHER_ERROR),
     ("mz ok/pg err", Cls.MZ_OK_PG_ERROR), ("blocked", Cls.BLOCKED), ("n/a", Cls.NA),
 ]
@@ -533,7 +534,8 @@ COLUMNS = [
 def _row(name: str, counts: Counter, seconds: float | None) -> list[str]:
     stmts = sum(counts.values())
     compared = stmts - counts[Cls.NA] - counts[Cls.BLOCKED]
-    share = f"{100.0 * counts[Cls.SAME] / compared:.1f}" if compared else "-"
+    same = counts[Cls.SAME] + counts[Cls.DOCUMENTED]
+    share = f"{100.0 * same / compared:.1f}" if compared else "-"
     cells = [name, str(stmts), str(counts[Cls.SAME]), share]
     cells += [str(counts[c]) for _, c in COLUMNS[3:]]
     cells.append(f"{seconds:.0f}" if seconds is not None else "")
@@ -564,7 +566,8 @@ def overall(results: list[FileResult]) -> tuple[int, int, float]:
             total.update(r.counts)
     stmts = sum(total.values())
     compared = stmts - total[Cls.NA] - total[Cls.BLOCKED]
-    return total[Cls.SAME], compared, (100.0 * total[Cls.SAME] / compared if compared else 0.0)
+    same = total[Cls.SAME] + total[Cls.DOCUMENTED]
+    return same, compared, (100.0 * same / compared if compared else 0.0)
 
 
 def write_markdown(path: Path, results: list[FileResult], seconds: float, mz_restarts: int,

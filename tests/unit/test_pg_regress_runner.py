@@ -274,3 +274,16 @@ def test_setup_table_writes_are_dirty() -> None:
     run_statement(pair, ctx, "f", St("x", 1), "INSERT INTO INT4_TBL VALUES (1)", None, set(), dirty)  # type: ignore[arg-type]
     run_statement(pair, ctx, "f", St("x", 2), "INSERT INTO other VALUES (1)", None, set(), dirty)  # type: ignore[arg-type]
     assert dirty == {"int4_tbl"}
+
+
+def test_numeric_trailing_zeros_are_a_documented_difference() -> None:
+    """Materialize trims numeric trailing zeros; only numeric columns (PostgreSQL's types) are
+    compared that way, and a different digit is still a different result."""
+    pg = Outcome(True, ("avg", "t"), (("1.5000000000000000", "1.50"),), 1, True, (1700, 25))
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.5", "1.50"),), 1, True)).cls is Cls.DOCUMENTED
+    # a text column keeps its zeros: '1.5' is not '1.50'
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.5", "1.5"),), 1, True)).cls is Cls.DIFFERENT
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.6", "1.50"),), 1, True)).cls is Cls.DIFFERENT
+    whole = Outcome(True, ("n",), (("2.000",), ("10",)), 2, True, (1700,))
+    assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("10",)), 2, True)).cls is Cls.DOCUMENTED
+    assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("1",)), 2, True)).cls is Cls.DIFFERENT
