@@ -84,6 +84,33 @@ def test_copy_to_a_file_is_refused() -> None:
     assert e.value.sqlstate == "42501"
 
 
+@pytest.mark.parametrize("sql, temporary", [
+    ("CREATE TEMP VIEW v AS SELECT 1", True),
+    ("CREATE OR REPLACE TEMPORARY VIEW v (x) AS SELECT 1", True),
+    ("CREATE VIEW v AS SELECT 1", False),
+])
+def test_temp_views_parse(sql: str, temporary: bool) -> None:
+    v = st.classify(sql)
+    assert isinstance(v, st.CreateView) and v.temporary == temporary and v.name == ("v",)
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TEMP TABLE t (a int) ON COMMIT DROP",
+    "CREATE TEMPORARY TABLE t (a int) ON COMMIT DELETE ROWS",
+    "CREATE TEMP MATERIALIZED VIEW m AS SELECT 1",
+    "CREATE TEMP SEQUENCE s",
+])
+def test_unsupported_temp_forms_are_0a000(sql: str) -> None:
+    with pytest.raises(SqlError) as e:
+        st.classify(sql)
+    assert e.value.sqlstate == "0A000"
+
+
+def test_temp_tables_parse() -> None:
+    assert isinstance(st.classify("CREATE TEMP TABLE t (a int) ON COMMIT PRESERVE ROWS"), st.CreateTable)
+    assert isinstance(st.classify("CREATE TEMPORARY TABLE t AS SELECT 1"), st.CreateTable)
+
+
 @pytest.mark.parametrize(
     "text, typ, value",
     [
