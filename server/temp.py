@@ -28,7 +28,8 @@ def is_temp_name(schema: str) -> bool:
 def lookup_schemas(pid: int, parts: list[str], search_path: list[str], *, with_temp: bool = True) -> list[str]:
     """Schemas to search, in order, for a name of `parts` (1 or 2 parts): a qualified
     `mz_temp.x` means the session's temp schema; another session's temp schema matches
-    nothing; an unqualified name searches the temp schema first, then `search_path`."""
+    nothing; an unqualified name searches the temp schema first, then `search_path` (as in
+    Postgres, a `pg_temp` / `mz_temp` named on `search_path` is searched at its place)."""
     own = temp_schema(pid)
     if len(parts) == 2:
         schema = parts[0]
@@ -37,8 +38,16 @@ def lookup_schemas(pid: int, parts: list[str], search_path: list[str], *, with_t
         if schema.startswith(TEMP_SCHEMA_PREFIX) and schema != own:
             return []
         return [schema]
-    path = [s for s in search_path if not is_temp_name(s)]
-    return [own, *path] if with_temp else path
+    path: list[str] = []
+    for s in search_path:
+        if s in TEMP_ALIASES or s == own:  # named explicitly: searched where it stands
+            if own not in path:
+                path.append(own)
+        elif not s.startswith(TEMP_SCHEMA_PREFIX):
+            path.append(s)
+    if own not in path:
+        path.insert(0, own)
+    return path if with_temp else [s for s in path if s != own]
 
 
 def creation_schema(pid: int, parts: tuple[str, ...] | list[str], temporary: bool) -> tuple[str, bool] | None:

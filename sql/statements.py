@@ -736,7 +736,7 @@ def _check_temp_create(text: str, words: list[str]) -> None:
     views, sequences, ...); ON COMMIT DROP / DELETE ROWS are not supported (ON COMMIT
     PRESERVE ROWS, the default, is)."""
     if words[2] not in ("table", "view"):
-        raise unsupported(f"CREATE TEMPORARY {' '.join(words[2:4]).upper()}")
+        raise unsupported(f"CREATE TEMPORARY {words[2].upper()}")
     if re.search(r"(?is)\bon\s+commit\s+(drop|delete\s+rows)\s*$", text):
         raise unsupported("ON COMMIT DROP / ON COMMIT DELETE ROWS")
 

@@ -38,6 +38,9 @@ SCRIPT = [
     (0, "CREATE TEMP VIEW tv AS SELECT a + 1 AS e FROM t"),
     (0, "SELECT * FROM tv"),
     (1, "SELECT * FROM tv"),
+    (0, "SET search_path = {s}, pg_temp"),  # pg_temp named on the path: searched there
+    (0, "SELECT * FROM t"),
+    (0, "SET search_path = {s}"),
     (0, "CREATE VIEW {s}.pv AS SELECT a FROM {s}.t"),
     (0, "SELECT * FROM pv"),  # a permanent view keeps reading {s}.t
     (0, "CREATE VIEW v2 AS SELECT b FROM t"),  # reads a temp table: becomes temporary

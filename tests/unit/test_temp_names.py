@@ -10,8 +10,9 @@ from sql.errors import SqlError
 
 def test_unqualified_names_search_the_temp_schema_first() -> None:
     assert lookup_schemas(7, ["t"], ["s", "public"]) == ["mz_temp_7", "s", "public"]
-    # a temp schema named on search_path (own alias or another session's) adds nothing
+    # named on search_path, the temp schema is searched at its place; others' never
     assert lookup_schemas(7, ["t"], ["pg_temp", "mz_temp_8", "s"]) == ["mz_temp_7", "s"]
+    assert lookup_schemas(7, ["t"], ["s", "pg_temp", "mz_temp"]) == ["s", "mz_temp_7"]
     assert lookup_schemas(7, ["t"], ["s"], with_temp=False) == ["s"]
 
 
