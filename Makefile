@@ -7,6 +7,7 @@
 #   make slt-plans  # plan every corpus query without Spark; rewrites tests/slt/PLAN_FAILURES.md
 #   make tpch SF=0.1 # TPC-H: mzspark vs spark.sql vs DuckDB vs PostgreSQL (benches/tpch.py)
 #   make pg-regress # PostgreSQL's regression scripts vs a real PostgreSQL 15; rewrites tests/pg_regress/RESULTS.md
+#   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -116,3 +117,16 @@ PG_REGRESS_ARGS ?= --failures pg-regress-failures.jsonl
 
 pg-regress: $(STAMP) deps-test
 	$(PY) -m tests.pg_regress.runner --write-md tests/pg_regress/RESULTS.md $(PG_REGRESS_ARGS)
+
+# Random-query oracle (tests/oracle): SEEDS=START:COUNT, TIER=full|light; starts its own
+# mzspark server and PostgreSQL 15, prints every discrepancy (seed, SQL, both outcomes,
+# minimized SQL) and a summary with queries/s; findings also go to ORACLE_OUT (JSON lines).
+SEEDS ?= 0:100000
+TIER ?= full
+ORACLE_OUT ?= oracle-findings.jsonl
+ORACLE_ARGS ?= --minimize
+
+.PHONY: oracle
+
+oracle: $(STAMP) deps-test
+	$(PY) -m tests.oracle --seed-start $(word 1,$(subst :, ,$(SEEDS))) --count $(word 2,$(subst :, ,$(SEEDS))) --tier $(TIER) --out $(ORACLE_OUT) $(ORACLE_ARGS)

@@ -125,7 +125,7 @@ def main() -> None:
         per.sort()
         p95 = per[int(len(per) * 0.95) - 1]
         print(f"{args.slt.name}, first {len(per)} queries: median {statistics.median(per):.1f} ms, p95 {p95:.1f} ms, failed {failed}")
-        assert coord._spark is None, "planning must not start Spark"
+        assert coord.compute.current is None, "planning must not start Spark"
         coord.close()
 
 

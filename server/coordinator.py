@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
 from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
@@ -35,6 +36,7 @@ from server.api import (
     Result,
     RowsResult,
 )
+from server.compute import Compute
 from server.session import SESSION_VARS, Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, BoundQuery, ItemRef, Scope, ScopeColumn, sql_type_of
@@ -46,6 +48,7 @@ from sql.errors import (
     INTERNAL_ERROR,
     INVALID_TRANSACTION_STATE,
     NOT_NULL_VIOLATION,
+    OUT_OF_MEMORY,
     QUERY_CANCELED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
@@ -159,10 +162,7 @@ class Coordinator:
         self.oracle = TimestampOracle(self.catalog)
         self.password = password
         self.write_lock = threading.Lock()
-        self._spark_args = (spark_master, workers, spark_conf or {})
-        self._spark = None
-        self._sources = None
-        self._spark_lock = threading.RLock()
+        self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
         self._closed = False
@@ -172,25 +172,12 @@ class Coordinator:
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
-        with self._spark_lock:
-            if self._spark is None:
-                from compute.render.spark import spark_session
-
-                master, workers, conf = self._spark_args
-                self._spark = spark_session(master, workers, conf)
-            return self._spark
-
-    def sources(self):
-        """The per-shard cache of imported storage collections (compute/render/sources.py)."""
-        with self._spark_lock:
-            if self._sources is None:
-                from compute.render.sources import SourceCache
-
-                self._sources = SourceCache(self.spark())
-            return self._sources
+        """The SparkSession (started, or restarted after a loss, on demand: server.compute)."""
+        return self.compute.spark()
 
     def close(self) -> None:
         self._closed = True
+        self.compute.close()
         self.catalog.close()
 
     # ---- server.api.Coordinator -----------------------------------------------------
@@ -226,9 +213,10 @@ class Coordinator:
         if tag is None:
             return
         session.cancel_reason = reason
-        if self._spark is not None:
+        spark = self.compute.current
+        if spark is not None:
             try:
-                self._spark.sparkContext.cancelJobGroup(tag)
+                spark.sparkContext.cancelJobGroup(tag)
             except Exception:  # noqa: BLE001 - best effort
                 log.exception("cancelJobGroup failed")
 
@@ -303,9 +291,12 @@ class Coordinator:
             if session.txn is not None:
                 session.txn.failed = True
             raise
-        except Exception:
+        except Exception as e:
             if session.txn is not None:
                 session.txn.failed = True
+            lost = self.compute.lost_error(self.compute.current, e)
+            if lost is not None:
+                raise lost from None
             raise
 
     def _replan(self, session: Session, prepared: Prepared) -> _Planned:
@@ -363,10 +354,7 @@ class Coordinator:
                         session.notice(f'schema "{n}" does not exist, skipping')
                         continue
                     dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
-                    if self._sources is not None:
-                        for it in dropped:
-                            if it.shard_id:
-                                self._sources.drop(it.shard_id)
+                    self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)
@@ -642,7 +630,7 @@ class Coordinator:
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
-            view, release = self.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
+            view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
             done.append(release)
             return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
@@ -652,7 +640,6 @@ class Coordinator:
         session.cancel_reason = None
         session.running_tag = tag
         sc = spark.sparkContext
-        sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
         if timeout_ms > 0:
             timer = threading.Timer(timeout_ms / 1000, self.cancel, args=(session, "timeout"))
             timer.daemon = True
@@ -669,26 +656,33 @@ class Coordinator:
         fin = df.finishing
         types = df.types
         try:
+            sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)
             text = oneshot.finish(out, fin, ctx)
             table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
+            # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
+            if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
+                raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
             rows = oneshot.arrow_rows(table, types)
             if record_counts is not None:
                 record_counts.update(oneshot.record_counts(ctx))
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001
-            raise (_cancel_error(session) or translate_spark_error(e)) from None
+            raise (self.compute.lost_error(spark, e) or _cancel_error(session) or translate_spark_error(e)) from None
         finally:
-            ctx.release()
             if timer is not None:
                 timer.cancel()
             session.running_tag = None
-            sc.setLocalProperty("spark.jobGroup.id", None)
-            for release in done:
-                release()
+            # frees Spark state of a driver that may be gone: each step on its own
+            for release in [ctx.release, lambda: sc.setLocalProperty("spark.jobGroup.id", None), *done]:
+                try:
+                    release()
+                except Exception as e:  # noqa: BLE001
+                    if self.compute.lost_error(spark, e) is None:
+                        raise
         if any(d < 0 for _, d in rows):
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
@@ -934,7 +928,7 @@ class Coordinator:
     def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:
         ast = stmt.ast
         schema_node = ast.this
-        table = schema_node.this
+        table = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
         parts = [p.name for p in table.parts]
         if len(parts) == 3 and parts[0] != "materialize":
             raise SqlError("3D000", f'database "{parts[0]}" does not exist')
@@ -945,8 +939,15 @@ class Coordinator:
         if ast.args.get("exists") and self.catalog.get_item(schema, name) is not None:
             session.notice(f'relation "{name}" already exists, skipping', "42P07")
             return CommandResult("CREATE TABLE")
+        props = list(ast.args["properties"].expressions) if ast.args.get("properties") is not None else []
+        with_data = True
+        for prop in props:
+            if isinstance(prop, exp.WithDataProperty) and ast.expression is not None:
+                with_data = not prop.args.get("no")
+            else:
+                raise unsupported(f"CREATE TABLE ... {prop.sql(dialect='postgres')}")
         if ast.expression is not None:
-            raise unsupported("CREATE TABLE ... AS")
+            return self._create_table_as(session, stmt, schema, name, with_data)
         cols: list[Column] = []
         pk_cols: set[str] = set()
         for d in schema_node.expressions:
@@ -988,6 +989,36 @@ class Coordinator:
         self.catalog.create_item(schema=schema, name=name, kind="table", create_sql=stmt.sql, columns=cols, with_shard=True)
         return CommandResult("CREATE TABLE")
 
+    def _create_table_as(self, session: Session, stmt: st.CreateTable, schema: str, name: str, with_data: bool) -> Result:
+        """CREATE TABLE t [(c, ..)] AS q [WITH [NO] DATA] = CREATE TABLE t with q's column
+        names and types (unknown-typed columns are text, as in Postgres), then INSERT INTO t
+        q at one timestamp."""
+        ast = stmt.ast
+        b = Binder(_Resolver(self.catalog, session, self.system))
+        bound = b.bind_query(ast.expression, top=False)
+        names = list(bound.names)
+        given = [i.name for i in ast.this.expressions] if isinstance(ast.this, exp.Schema) else []
+        if len(given) > len(names):
+            raise SqlError(SYNTAX_ERROR, "too many column names were specified")
+        names[: len(given)] = given
+        for n in names:
+            if names.count(n) > 1:
+                raise SqlError(DUPLICATE_COLUMN, f'column "{n}" specified more than once')
+        types = [TEXT if t.name == "unknown" else t for t in bound.types]
+        cols = [Column(n, t, True, None) for n, t in zip(names, types, strict=True)]
+        col_sql = ", ".join(f"{exp.to_identifier(n, quoted=True).sql(dialect='postgres')} {t.pg_format()}" for n, t in zip(names, types, strict=True))
+        create_sql = f"CREATE TABLE {exp.to_identifier(schema, quoted=True).sql(dialect='postgres')}.{exp.to_identifier(name, quoted=True).sql(dialect='postgres')} ({col_sql})"
+        self.catalog.create_item(schema=schema, name=name, kind="table", create_sql=create_sql, columns=cols, with_shard=True)
+        if not with_data:
+            return CommandResult("CREATE TABLE AS")
+        target = exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True))
+        ins = st.Insert(exp.Insert(this=target, expression=ast.expression))
+        wb = Binder(_Resolver(self.catalog, session, self.system))
+        extra = self._plan_write(wb, ins, session)
+        res = self._write(session, ins, extra, [], wb.param_types())
+        n = res.tag.split()[-1] if isinstance(res, CommandResult) else "0"
+        return CommandResult(f"SELECT {n}")
+
     def _drop(self, session: Session, stmt: st.DropObjects) -> Result:
         kind = {"table": "table", "view": "view", "materialized view": "materialized-view", "index": "index", "source": "source"}[stmt.kind]
         resolver = _Resolver(self.catalog, session, self.system)
@@ -1013,9 +1044,7 @@ class Coordinator:
             shards = [i.shard_id for i in (self.catalog.get_item_by_id(x) for x in ids) if i is not None and i.shard_id]
             with self.write_lock:
                 self.catalog.drop_items(list(dict.fromkeys(ids)))
-            if self._sources is not None:
-                for sid in shards:
-                    self._sources.drop(sid)
+            self.compute.drop_cached(shards)
         tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
         return CommandResult(tag)
 
@@ -1105,12 +1134,21 @@ def _sort_key(orders):
                 if x is None and y is None:
                     continue
                 return (1 if x is None else -1) * (1 if o.nulls_last else -1)
+            x, y = _pg_order_value(x), _pg_order_value(y)
             if x != y:
                 r = -1 if x < y else 1
                 return -r if o.desc else r
         return 0
 
     return cmp_to_key(cmp)
+
+
+def _pg_order_value(v):
+    """A Python value ordering as Postgres orders `v`: an array element by element, a NULL
+    element after every value, then the shorter array first."""
+    if isinstance(v, list):
+        return [(1, 0) if x is None else (0, _pg_order_value(x)) for x in v]
+    return v
 
 
 def _cancel_error(session: Session) -> SqlError | None:

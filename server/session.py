@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sql.errors import INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
+from sql.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_PARAMETER, SqlError
 
 _pids = itertools.count(1000)
 
 # name -> (default, reported to the client as ParameterStatus)
 SESSION_VARS: dict[str, tuple[str, bool]] = {
     "application_name": ("", True),
+    "bytea_output": ("hex", False),
     "client_encoding": ("UTF8", True),
     "client_min_messages": ("notice", False),
     "cluster": ("quickstart", False),
@@ -58,6 +59,72 @@ def normalize_bool(name: str, value: str) -> str:
     if v in ("off", "false", "f", "no", "0"):
         return "off"
     raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a Boolean value')
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "kib": 1 << 10, "mb": 1 << 20, "mib": 1 << 20,
+               "gb": 1 << 30, "gib": 1 << 30, "tb": 1 << 40, "tib": 1 << 40}
+
+
+def parse_bytes(name: str, value: str) -> int:
+    """A memory size setting ("1GB", "512 MB", "1048576"; units are powers of 1024)."""
+    m = re.fullmatch(r"(\d+)\s*([a-z]*)", value.strip().lower())
+    if not m or m.group(2) not in _BYTE_UNITS:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"')
+    return int(m.group(1)) * _BYTE_UNITS[m.group(2)]
+
+
+_DATE_ORDERS = {"mdy": "MDY", "us": "MDY", "noneuropean": "MDY", "dmy": "DMY", "european": "DMY", "euro": "DMY", "ymd": "YMD"}
+_DATE_STYLES = {"iso": "ISO", "sql": "SQL", "postgres": "Postgres", "german": "German"}
+
+
+def normalize_datestyle(value: str, current: str) -> str:
+    """DateStyle as Postgres reports it ('ISO, MDY'). Only the ISO output style is
+    implemented: the other styles are refused (0A000) rather than silently ignored. The
+    field order only matters for the ambiguous inputs (01/02/03), which are refused."""
+    style, order = (p.strip() for p in current.split(",", 1))
+    for tok in value.replace(",", " ").split():
+        t = tok.strip().strip("'\"").lower()
+        if t in _DATE_STYLES:
+            style = _DATE_STYLES[t]
+        elif t in _DATE_ORDERS:
+            order = _DATE_ORDERS[t]
+        elif t != "default":
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "DateStyle": "{value}"',
+                           detail=f'Unrecognized key word: "{tok}".')
+    if style != "ISO":
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'DateStyle "{style}" is not supported', hint="Only the ISO output style is supported.")
+    return f"{style}, {order}"
+
+
+def timezone_refusal(value: str) -> SqlError:
+    """A time zone other than UTC: results would print and compute in UTC, so it is refused;
+    0A000 when Postgres would accept the name, 22023 when it would not either."""
+    import zoneinfo
+
+    known = bool(re.fullmatch(r"[+-]?\d{1,2}(:\d{2}){0,2}", value.strip()))
+    if not known:
+        try:
+            zoneinfo.ZoneInfo(value.strip())
+            known = True
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            known = False
+    if known:
+        return SqlError(FEATURE_NOT_SUPPORTED, f'TimeZone "{value}" is not supported', hint="Only UTC is supported.")
+    return SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+
+
+def normalize_intervalstyle(value: str) -> str:
+    """IntervalStyle: postgres, postgres_verbose and iso_8601 print results (server.pgwire
+    codec; intervals never become text inside queries). sql_standard also changes how
+    interval input reads a leading minus sign, which is not implemented: refused."""
+    v = value.strip().lower()
+    if v in ("postgres", "postgres_verbose", "iso_8601"):
+        return v
+    if v == "sql_standard":
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'IntervalStyle "{v}" is not supported',
+                       hint="Supported: postgres, postgres_verbose, iso_8601.")
+    raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "IntervalStyle": "{value}"',
+                   hint='Available values: postgres, postgres_verbose, sql_standard, iso_8601.')
 
 
 def parse_duration_ms(value: str) -> int:
@@ -103,6 +170,10 @@ class Session:
         for k, v in options.items():
             key = k.lower()
             if key in SESSION_VARS and key not in READ_ONLY:
+                if key == "datestyle":
+                    v = normalize_datestyle(v, self.vars[key])
+                elif key == "intervalstyle":
+                    v = normalize_intervalstyle(v)
                 self.vars[key] = v
                 self.defaults[key] = v
         self.vars["is_superuser"] = "on" if user in ("materialize", "mz_system") else "off"
@@ -157,13 +228,27 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
+        elif key == "max_query_result_size":
+            parse_bytes(key, value)
         elif key == "transaction_isolation":
             v = value.lower()
             if v not in ("serializable", "strict serializable"):
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "transaction_isolation": "{value}"')
             value = v
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
-            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+            raise timezone_refusal(value)
+        elif key == "bytea_output":
+            v = value.strip().lower()
+            if v == "escape":
+                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
+            if v != "hex":
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
+                               hint="Available values: escape, hex.")
+            value = v
+        elif key == "datestyle":
+            value = normalize_datestyle(value, self.vars["datestyle"])
+        elif key == "intervalstyle":
+            value = normalize_intervalstyle(value)
         elif key == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
             raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
         self.vars[key] = value
@@ -175,6 +260,9 @@ class Session:
 
     def search_path(self) -> list[str]:
         return [p.strip().strip('"') for p in self.vars["search_path"].split(",") if p.strip()]
+
+    def max_result_bytes(self) -> int:
+        return parse_bytes("max_query_result_size", self.vars["max_query_result_size"])
 
     def statement_timeout_ms(self) -> int:
         return parse_duration_ms(self.vars["statement_timeout"])

@@ -14,9 +14,11 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import func, jsonb
+from sql import datetime_typmods, func, func_names, jsonb, srf
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_rows import is_row, row_comparison, row_not_distinct
+from sql.datetime_special import special_now
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -29,6 +31,8 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.func_names import pg_function_name
+from sql.func_similar import similar_to_regex
 from sql.hir import (
     Exists,
     Finishing,
@@ -75,7 +79,6 @@ from sql.types import (
     BOOL,
     INT4,
     INT8,
-    INTERVAL,
     JSONB,
     NUMERIC,
     TEXT,
@@ -115,11 +118,15 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs)
+_VARIADIC_ONLY = frozenset({"concat"})
+
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 _DTYPES: dict[str, str] = {
     "INT": "int4", "BIGINT": "int8", "SMALLINT": "int2", "FLOAT": "float4", "DOUBLE": "float8",
-    "DECIMAL": "numeric", "TEXT": "text", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
+    "DECIMAL": "numeric", "TEXT": "text", "NAME": "name", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
     "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz",
     "INTERVAL": "interval", "BOOLEAN": "bool", "VARBINARY": "bytea", "BINARY": "bytea",
     "JSONB": "jsonb", "JSON": "jsonb", "UUID": "uuid", "UINT": "uint8",
@@ -132,6 +139,15 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
             raise unsupported(f"type {dt.sql(dialect='postgres')}")
         return func.array_of(sql_type_of(dt.expressions[0]))
+    if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
+        return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
+    if isinstance(dt, exp.ObjectIdentifier):  # sqlglot parses regclass, regtype, ... this way
+        from sql.types import TYPE_ALIASES
+
+        oid_name = TYPE_ALIASES.get(str(dt.this).lower())
+        if oid_name:
+            return SqlType(oid_name)
+        raise SqlError("42704", f'type "{str(dt.this).lower()}" does not exist')
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -154,6 +170,8 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         if params and params[0] is not None:
             return SqlType(name, params[0] + 4)
         return SqlType(name, 5 if name == "bpchar" else -1)
+    if name in ("timestamp", "timestamptz", "time", "interval") and params and params[0] is not None:
+        return SqlType(name, datetime_typmods.precision_typmod(name, params[0]))
     return SqlType(name)
 
 
@@ -165,13 +183,16 @@ class Binder:
             if t is not None and t.name != "unknown":
                 self.params[i + 1] = t
         self._agg: _AggCtx | None = None
-        self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+        # WITH names in scope: (relation, column names, depth of self.outer where bound)
+        self.ctes: dict[str, tuple[HirRel, list[str], int]] = {}
         # INSERT ... VALUES: target column types for VALUES columns of unknown type only
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
+        # self.outer[i] of a query that aggregates: its aggregate context (see _outer_aggregate)
+        self._outer_agg: dict[int, _AggCtx] = {}
         # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
@@ -199,6 +220,14 @@ class Binder:
 
     # ---- queries ----------------------------------------------------------------------
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        """A query; the WITH names it binds are in scope only inside it."""
+        saved = dict(self.ctes)
+        try:
+            return self._bind_query(q, top)
+        finally:
+            self.ctes = saved
+
+    def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
         if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
             return bind_wmr(self, q, w, top)
@@ -215,10 +244,26 @@ class Binder:
         raise unsupported(f"query form {q.key.upper()}")
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
-        with self._windows(None, _NO_WINDOWS):
-            return self._bind_select_body(s, top)
+        """A SELECT; it aggregates when it has GROUP BY, HAVING or an aggregate of its level,
+        which may sit in one of its subqueries (see _outer_aggregate): then it is bound again,
+        aggregating."""
+        depth = len(self.outer)
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, False)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, True)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in this context") from None
 
-    def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
+    def _bind_select_body(self, s: exp.Select, top: bool, aggregating: bool) -> BoundQuery:
+        s = srf.lift_select_list_srfs(s, _output_name, _has_agg)
         bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
@@ -263,8 +308,8 @@ class Binder:
             on = distinct.args["on"]
             on_list = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
             distinct = None  # DISTINCT ON is a TopK, not a Distinct
-        has_agg = bool(group) or having is not None or any(
-            e is not None and _has_agg(e) for _, e, _ in items
+        has_agg = aggregating or bool(group) or having is not None or any(
+            self._agg_level(a, scope) == 0 for _, e, _ in items if e is not None for a in _local_aggs(e)
         )
         select_scope = scope
         if has_agg:
@@ -383,9 +428,17 @@ class Binder:
             if not 1 <= k <= len(names):
                 raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
             return k - 1
-        if isinstance(e, exp.Column) and not e.table and e.name in names:
+        if isinstance(e, exp.Column) and not e.table:
+            if e.name not in names:
+                raise SqlError(UNDEFINED_COLUMN, f'column "{e.name}" does not exist')
+            if names.count(e.name) > 1:
+                raise SqlError(AMBIGUOUS_COLUMN, f'ORDER BY "{e.name}" is ambiguous')
             return names.index(e.name)
-        raise unsupported("ORDER BY on an expression of a set operation")
+        if isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{e.table}"')
+        # Postgres: only result column names or positions order a UNION / INTERSECT / EXCEPT
+        raise SqlError("0A000", "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                       detail="Only result column names can be used, not expressions or functions.")
 
     def _finish_nested(self, b: BoundQuery) -> HirRel:
         """A nested query's ORDER BY + LIMIT/OFFSET becomes a TopK; ORDER BY alone is dropped."""
@@ -651,6 +704,8 @@ class Binder:
     def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
         if isinstance(e, exp.Window):
             return self._window(e, scope)
+        if (_is_agg(e) or isinstance(e, exp.Filter) and _is_agg(e.this)) and (level := self._agg_level(e, scope)) > 0:
+            return self._outer_aggregate(e, level)
         agg = self._agg
         if agg is not None:
             if _is_agg(e):
@@ -661,8 +716,13 @@ class Binder:
                 self._agg = None
                 try:
                     h = self.scalar(e, agg.input_scope)
+                except _OuterAggregate:
+                    # a subquery holding an aggregate of this query: bound as a whole below
+                    h = None
                 finally:
                     self._agg = agg
+                if h is None:
+                    return self._scalar(e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
                 if isinstance(e, exp.Column):
@@ -698,10 +758,54 @@ class Binder:
                 return OuterColumn(level, i, outer.columns[i].typ)
             raise
 
+    def _agg_level(self, e: exp.Expression, scope: Scope) -> int:
+        """How many query levels out the aggregate call `e` belongs (Postgres: the innermost
+        level of the columns its arguments and FILTER read; its own level when it reads none,
+        reads a subquery, or a name does not resolve)."""
+        if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
+            return 0
+        levels = [self._column_level(col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
+        return min(levels, default=0)
+
+    def _column_level(self, col: exp.Column, scope: Scope) -> int:
+        table = col.table or None
+        scopes = [scope] + [self._outer_agg[i].input_scope if i in self._outer_agg else s
+                            for i, s in reversed(list(enumerate(self.outer)))]
+        for level, sc in enumerate(scopes):
+            try:
+                sc.lookup(col.name, table)
+                return level
+            except SqlError as err:
+                if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                    return 0
+        return 0
+
+    def _outer_aggregate(self, e: exp.Expression, level: int) -> HirScalar:
+        """An aggregate of the query `level` scopes out: computed by that query's Reduce (over
+        its input, with the scopes it sees) and read here as its output column. When that
+        query does not aggregate yet, it is bound again, aggregating."""
+        idx = len(self.outer) - level
+        outer_agg = self._outer_agg.get(idx)
+        if outer_agg is None:
+            raise _OuterAggregate(idx)
+        saved = (self.outer, self._outer_agg, self._agg)
+        self.outer = self.outer[:idx]
+        self._outer_agg = {i: a for i, a in self._outer_agg.items() if i < idx}
+        try:
+            if isinstance(e, exp.Filter):
+                col = self._aggregate(e.this, outer_agg, e.expression.this)
+            else:
+                col = self._aggregate(e, outer_agg)
+        finally:
+            self.outer, self._outer_agg, self._agg = saved
+        assert isinstance(col, Column)
+        return OuterColumn(level, col.index, col.typ)
+
     def _subquery(self, q: exp.Expression, scope: Scope) -> BoundQuery:
         """Bind a subquery expression's query with `scope` as its enclosing scope."""
         saved_agg, saved_ctes = self._agg, dict(self.ctes)
         if saved_agg is not None:
+            self._outer_agg[len(self.outer)] = saved_agg
             # After GROUP BY the enclosing query's columns are its group keys (then its
             # aggregates, which a subquery cannot name): outer references resolve to keys.
             scope = Scope([
@@ -714,6 +818,7 @@ class Binder:
             bq = self.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
         finally:
             self.outer.pop()
+            self._outer_agg.pop(len(self.outer), None)
             self._agg = saved_agg
             self.ctes = saved_ctes
         return bq
@@ -1049,6 +1154,8 @@ class Binder:
             if not isinstance(q, (exp.Subquery, exp.Select)):
                 return self._array_quantified(op, self.scalar(e.this, scope), q, scope, quant)
             return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
+        if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+            return row_comparison(self, _BINARY[type(e)], e.this, e.expression, scope)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
             a = self.scalar(e.this, scope)
@@ -1082,6 +1189,8 @@ class Binder:
             else:
                 raise unsupported(f"IS {rhs.sql()}")
             return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+        if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self._not_distinct(e, scope)
         if isinstance(e, exp.Between):
             x = self.scalar(e.this, scope)
             lo = self.scalar(e.args["low"], scope)
@@ -1106,6 +1215,8 @@ class Binder:
             ors = tuple(self._binary("eq", xc, self.coerce(v, t)) for v in elems)
             res = ors[0] if len(ors) == 1 else CallVariadic("or", ors, BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
+            return self._similar_to(e, scope)
         if isinstance(e, exp.Case):
             return self._case(e, scope)
         if isinstance(e, exp.If):
@@ -1137,13 +1248,11 @@ class Binder:
         if isinstance(e, exp.Bracket):
             return self._subscript(e, scope)
         if isinstance(e, exp.Interval):
-            unit = e.args.get("unit")
             text = e.this.this if isinstance(e.this, exp.Literal) else None
             if text is None:
                 raise unsupported("non-literal INTERVAL")
-            if unit is not None:
-                text = f"{text} {unit.name}"
-            return self.coerce(Literal(text, UNKNOWN), INTERVAL, explicit=True)
+            typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
+            return self.coerce(Literal(text, UNKNOWN), typ, explicit=True)
         if isinstance(e, exp.Exists):
             bq = self._subquery(e.this, scope)
             return Exists(self._finish_nested(bq), BOOL)
@@ -1164,6 +1273,8 @@ class Binder:
             raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+        if isinstance(e, exp.WithinGroup):
+            raise unsupported(f"ordered-set aggregate {pg_function_name(e.this)}(...) WITHIN GROUP")
         raise unsupported(f"expression {e.key.upper()}")
 
     def _array(self, e: exp.Array, scope: Scope) -> HirScalar:
@@ -1227,20 +1338,9 @@ class Binder:
             out = If(c, self.coerce(r, t), out, t)
         return out
 
-    _FUNC_NAMES = {
-        "trim": "btrim", "substring": "substr", "char_length": "length", "character_length": "length",
-        "stddev": "stddev", "ceiling": "ceil", "pow": "power", "strposition": "strpos",
-        "log": "log10", "arraysize": "array_length", "arraytostring": "array_to_string",
-        "arrayposition": "array_position", "arrayconcat": "array_cat", "arrayappend": "array_append",
-        "arrayprepend": "array_prepend", "arrayremove": "array_remove", "timestamptrunc": "date_trunc",
-        "timestampfromparts": "make_timestamp", "justifydays": "justify_days", "justifyhours": "justify_hours",
-        "justifyinterval": "justify_interval", "widthbucket": "width_bucket", "startswith": "starts_with",
-        "regexpreplace": "regexp_replace", "splitpart": "split_part",
-    }
-
     def _function(self, e: exp.Func, scope: Scope) -> HirScalar:
-        name = (e.name if isinstance(e, exp.Anonymous) else e.key).lower()
-        name = self._FUNC_NAMES.get(name, name)
+        written = pg_function_name(e)
+        name = func_names.canonical(written)
         if isinstance(e, exp.Anonymous):
             raw_args = list(e.expressions)
         elif isinstance(e, exp.ArrayPrepend):
@@ -1257,6 +1357,9 @@ class Binder:
                 pos = (e.args.get("position") or "BOTH").upper()
                 name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
             raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+        elif isinstance(e, exp.Pad):  # sqlglot parses lpad/rpad as one Pad node
+            name = "lpad" if e.args.get("is_left") else "rpad"
+            raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
         else:
             raw_args = []
             for k in type(e).arg_types:
@@ -1273,6 +1376,8 @@ class Binder:
             return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
         if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
             raise unsupported(f"{name}()")
+        if isinstance(e, exp.Anonymous) and srf.is_srf_call(e):
+            raise srf.not_allowed(written)
         if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
             raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
@@ -1280,14 +1385,20 @@ class Binder:
             return self._jsonb_build(name, args)
         if name == "to_jsonb" and len(args) == 1:
             return self._to_jsonb(args[0])
-        if name == "log10" and len(args) == 2:
+        if name == "row" and isinstance(e, exp.Anonymous):
+            # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
+            fields = tuple(self.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+            return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
+        if written == "log" and len(args) == 2:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
             # age(x) = age(today's midnight, x)
             today: HirScalar = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
             args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
-        arg_types, rtype = func.function_type(name, [a.typ for a in args])
+        arg_types, rtype = func_names.as_written(written, func.function_type, name, [a.typ for a in args])
         cargs = tuple(self.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
+        if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
+            return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
         if name in ("regexp_replace", "regexp_match"):
             lits = cargs[1:]
             if not all(isinstance(x, Literal) and x.value is not None for x in lits):
@@ -1301,11 +1412,38 @@ class Binder:
             if not isinstance(cargs[1], Literal) or cargs[1].value is None:
                 raise unsupported("to_char with a pattern that is not a literal")
             func.to_char_pattern(cargs[1].value)
+        if name in _VARIADIC_ONLY:
+            return CallVariadic(name, cargs, rtype)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:
             return CallBinary(name, cargs[0], cargs[1], rtype)
         return CallVariadic(name, cargs, rtype)
+
+    def _similar_to(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        """x SIMILAR TO p [ESCAPE c]: a full match of p's regex (p and c literals)."""
+        st, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
+        x = self.coerce(self.scalar(st.this, scope), TEXT)
+        pat = self.coerce(self.scalar(st.expression, scope), TEXT)
+        esc = self.coerce(self.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
+        if not (x.typ.is_string and isinstance(pat, Literal) and isinstance(esc, Literal)):
+            raise unsupported("SIMILAR TO with a pattern or escape that is not a literal")
+        if pat.value is None or (esc_e is not None and esc.value is None):
+            return Literal(None, BOOL)
+        regex = similar_to_regex(pat.value, esc.value or None)
+        return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
+    def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
+        """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
+        a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
+        if is_row(e.this) or is_row(e.expression):
+            return row_not_distinct(self, e.this, e.expression, scope, isinstance(e, exp.NullSafeNEQ))
+        same = self._same(self.scalar(e.this, scope), self.scalar(e.expression, scope))
+        return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
+
+    def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
@@ -1372,6 +1510,9 @@ class Binder:
         if isinstance(h, Literal):
             if h.value is None:
                 return Literal(None, t)
+            if h.typ.is_string or h.typ.name == "unknown":
+                if (now := special_now(str(h.value), t)) is not None:
+                    return now
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h
@@ -1521,6 +1662,28 @@ def _nulls_last(o: exp.Ordered) -> bool:
     return not nf
 
 
+class _OuterAggregate(Exception):  # noqa: N818 (a signal, caught by Binder._bind_select)
+    """An aggregate of the query bound at `depth` was met before that query aggregates."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(depth)
+        self.depth = depth
+
+
+def _local_aggs(e: exp.Expression) -> Iterator[exp.Expression]:
+    """The aggregate calls in e outside its subqueries (with their FILTER, if any)."""
+    if isinstance(e, exp.Filter) and _is_agg(e.this):
+        yield e
+        return
+    if _is_agg(e):
+        yield e
+        return
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return
+    for c in (_window_parts(e) if isinstance(e, exp.Window) else e.iter_expressions()):
+        yield from _local_aggs(c)
+
+
 def _has_agg(e: exp.Expression | None) -> bool:
     """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
     function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
@@ -1648,6 +1811,10 @@ def _output_name(e: exp.Expression) -> str:
         return e.alias
     if isinstance(e, exp.Column):
         return e.name
+    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
+        return _query_output_name(e)
+    if isinstance(e, exp.Exists):
+        return "exists"
     if isinstance(e, exp.Cast):
         inner = e.this
         if isinstance(inner, exp.Column):
@@ -1657,13 +1824,11 @@ def _output_name(e: exp.Expression) -> str:
                 "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
     if isinstance(e, exp.Paren):
         return _output_name(e.this)
-    if isinstance(e, exp.AggFunc) and type(e) in _AGG_CLASSES:
-        return _AGG_CLASSES[type(e)]
     if isinstance(e, exp.Window):
         call = e.this.this if isinstance(e.this, exp.Filter) else e.this
-        return _WINDOW_FUNCS.get(type(call)) or _output_name(call)
-    if isinstance(e, exp.Anonymous):
-        return e.name.lower()
+        return _output_name(call)
+    if isinstance(e, exp.Filter):
+        return _output_name(e.this)
     if isinstance(e, exp.Case):
         return "case"
     if isinstance(e, exp.Array):
@@ -1675,20 +1840,29 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Nullif):
         return "nullif"
     if isinstance(e, exp.Func):
-        key = e.key.lower()
-        return _FUNC_OUTPUT_NAMES.get(key, key)
+        return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
     return "?column?"
 
 
-_FUNC_OUTPUT_NAMES = {"currentdate": "current_date", "currenttimestamp": "now", "currenttime": "current_time",
-                      "groupconcat": "string_agg", "arrayagg": "array_agg", "variancepop": "var_pop",
-                      "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "arraysize": "array_length",
-                      "arraytostring": "array_to_string", "arrayposition": "array_position", "arrayconcat": "array_cat",
-                      "arrayappend": "array_append", "arrayprepend": "array_prepend", "arrayremove": "array_remove",
-                      "timestamptrunc": "date_trunc", "timestampfromparts": "make_timestamp", "justifydays": "justify_days",
-                      "justifyhours": "justify_hours", "justifyinterval": "justify_interval",
-                      "widthbucket": "width_bucket", "startswith": "starts_with", "regexpreplace": "regexp_replace",
-                      "splitpart": "split_part", "intdiv": "div"}
+def _query_output_name(q: exp.Expression) -> str:
+    """A scalar subquery is named by its query's first output column (Postgres)."""
+    while isinstance(q, (exp.Subquery, exp.Paren)):
+        q = q.this
+    if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+        return _query_output_name(q.this)
+    if isinstance(q, exp.Values):
+        return "column1"
+    if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
+            and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
+        return _output_name(q.expressions[0])
+    return "?column?"
+
+
+# SQL value functions (no parentheses) are named by their keyword, as Postgres 10+ does
+_SQL_VALUE_FUNCTION_NAMES: dict[type, str] = {
+    exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp", exp.CurrentTime: "current_time",
+    exp.Localtimestamp: "localtimestamp", exp.Localtime: "localtime",
+}
 
 
 def _origin(e: exp.Expression | None, h: HirScalar, scope: Scope) -> tuple[int, int]:

@@ -23,6 +23,7 @@ from sql.types import (
 )
 
 JSONB = SqlType("jsonb")
+BYTEA = SqlType("bytea")
 TEXT_ARRAY = SqlType("_text")
 
 # Implicit numeric promotion order (Postgres' preferred-type ladder, simplified).
@@ -275,6 +276,8 @@ def unary_op(op: str, a: SqlType) -> SqlType:
 
 
 # Scalar functions: name -> (arity range, typing rule)
+# the one integer argument of these string functions (the others are text)
+_INT_ARG = {"split_part": 2, "lpad": 1, "rpad": 1}
 _STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
 _INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
 
@@ -298,7 +301,7 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name in ("ceil", "ceiling", "floor", "sign") and n == 1:
         t = args[0] if args[0].name != "unknown" else NUMERIC
         if t.name in ("int2", "int4", "int8"):
-            t = FLOAT8 if name != "sign" else t
+            t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
             return [t], t
     if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
@@ -337,10 +340,17 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
             keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
             return [a if a.name in keep else TEXT for a in args], INT4
+    if name in _STRING_FUNCS_TEXT and any(a.name == "bytea" for a in args):
+        # Postgres has no implicit bytea -> text cast: only the bytea versions apply
+        if name == "md5" and n == 1:
+            return [BYTEA], TEXT
+        if name == "substr" and n in (2, 3) and args[0].name == "bytea":
+            return [BYTEA] + [INT4] * (n - 1), BYTEA
+        raise _no_function(name, args)
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
-            if name in ("substr", "lpad", "rpad", "repeat", "left", "right", "chr") and i >= 1 or name == "split_part" and i == 2:
+            if name in ("substr", "repeat", "left", "right", "chr") and i >= 1 or i == _INT_ARG.get(name):
                 casts.append(INT4)
             elif name == "chr" or name == "to_hex":
                 casts.append(INT8)
@@ -469,7 +479,7 @@ def datetime_unit(func_name: str, unit: str, t: SqlType) -> str:
 
 
 # to_char patterns -> Spark datetime patterns (longest first); anything else: 0A000
-_TO_CHAR = [("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
+_TO_CHAR: list[tuple[str, str | None]] = [("SSSSS", None), ("SSSS", None), ("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
             ("Dy", "EEE"), ("AM", "a"), ("PM", "a"), ("HH", "hh"), ("MM", "MM"), ("DD", "dd"), ("MI", "mm"),
             ("SS", "ss"), ("YY", "yy")]
 
@@ -478,10 +488,15 @@ def to_char_pattern(pg: str) -> str:
     """A Spark date_format pattern equivalent to the Postgres to_char pattern `pg`."""
     from sql.errors import unsupported
 
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(pg):
         for p, sp in _TO_CHAR:
             if pg.startswith(p, i):
+                # no Spark letter for it (SSSS: seconds past midnight), or the same letter as
+                # the previous pattern (USMS would read as one 9-digit fraction)
+                if sp is None or (out and out[-1][-1:] == sp[:1] and sp[:1].isalpha()):
+                    raise unsupported(f"to_char pattern {pg!r}")
                 out.append(sp)
                 i += len(p)
                 break
@@ -688,3 +703,14 @@ def to_jsonb_check(t: SqlType) -> None:
     if t.name == "numeric" and t.numeric_precision_scale() is not None:
         return
     raise unsupported(f"to_jsonb of {'unconstrained ' if t.name == 'numeric' else ''}{t.pg_format()} values")
+
+
+# Every scalar function name `function_type` types (as the user writes it: `div`, not the
+# internal `intdiv`); the binder adds the jsonb constructors and the SQL value functions.
+SCALAR_FUNCTIONS = frozenset(
+    {"abs", "round", "trunc", "ceil", "ceiling", "floor", "sign", "sqrt", "exp", "ln", "log", "log10", "cbrt", "sin",
+     "cos", "tan", "asin", "acos", "atan", "atan2", "radians", "degrees", "gcd", "lcm", "div", "mod", "power", "pow",
+     "width_bucket", "starts_with", "regexp_replace", "regexp_match", "greatest", "least", "jsonb_typeof",
+     "jsonb_array_length", "now", "mz_now", "substring"}
+    | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
+)

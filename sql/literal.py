@@ -14,15 +14,17 @@ import uuid
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from sql.datetime_text import parse_date, parse_time, parse_timestamp
 from sql.errors import (
     CHARACTER_NOT_IN_REPERTOIRE,
     DATETIME_FIELD_OVERFLOW,
-    INVALID_DATETIME_FORMAT,
     INVALID_TEXT_REPRESENTATION,
     NUMERIC_VALUE_OUT_OF_RANGE,
     STRING_DATA_RIGHT_TRUNCATION,
     SqlError,
 )
+from sql.interval import adjust_interval, round_micros
+from sql.interval import parse_interval as interval_in
 from sql.types import Interval, SqlType
 
 _INT_RANGE = {"int2": (-(2**15), 2**15 - 1), "int4": (-(2**31), 2**31 - 1), "int8": (-(2**63), 2**63 - 1), "oid": (0, 2**32 - 1), "uint8": (0, 2**64 - 1)}
@@ -51,8 +53,10 @@ def parse_text(s: str, t: SqlType) -> Any:
     if "\x00" in s:
         raise SqlError(CHARACTER_NOT_IN_REPERTOIRE, 'invalid byte sequence for encoding "UTF8": 0x00')
     n = t.name
-    if n in ("text", "unknown", "name"):
+    if n in ("text", "unknown"):
         return s
+    if n == "name":
+        return truncate_name(s)
     if (elem := t.element) is not None and n.startswith("_"):
         return [None if x is None else parse_text(x, elem) for x in split_array_text(s, t)]
     if n in ("varchar", "bpchar"):
@@ -70,6 +74,11 @@ def parse_text(s: str, t: SqlType) -> Any:
             raise _bad(t, s) from None
         if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|infinity|inf)", st):
             raise _bad(t, s)
+        if not d.is_finite():
+            # Spark's decimal has no NaN / Infinity: refused, never an internal error later
+            from sql.errors import unsupported
+
+            raise unsupported(f"numeric value {'NaN' if d.is_nan() else 'Infinity'}")
         return fit_numeric(d, t)
     if n == "mz_timestamp":
         st = s.strip()
@@ -103,7 +112,7 @@ def parse_text(s: str, t: SqlType) -> Any:
     if n == "time":
         return parse_time(s)
     if n == "interval":
-        return parse_interval(s)
+        return parse_interval(s, t.typmod)
     if n == "jsonb":
         from sql import jsonb
 
@@ -121,6 +130,17 @@ def parse_text(s: str, t: SqlType) -> Any:
                 raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid hexadecimal digit") from None
         return s.encode()
     raise _bad(t, s)
+
+
+NAMEDATALEN = 64
+
+
+def truncate_name(s: str) -> str:
+    """A `name` value: at most NAMEDATALEN - 1 = 63 bytes of UTF-8, cut at a character boundary."""
+    b = s.encode()
+    if len(b) < NAMEDATALEN:
+        return s
+    return b[:NAMEDATALEN - 1].decode(errors="ignore")
 
 
 def fit_string(s: str, t: SqlType, explicit: bool) -> str:
@@ -158,136 +178,85 @@ def _numeric_overflow(p: int, sc: int) -> SqlError:
                     detail=f"A field with precision {p}, scale {sc} must round to an absolute value less than 10^{p - sc}.")
 
 
-_DATE_RE = re.compile(r"\s*(\d{1,4})-(\d{1,2})-(\d{1,2})\s*")
-_TS_RE = re.compile(
-    r"\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?)?\s*(Z|[+-]\d{1,2}(?::?\d{2})?|UTC)?\s*$",
-    re.I,
-)
-_TIME_RE = re.compile(r"\s*(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6})\d*)?)?\s*$")
-
-
-def parse_date(s: str) -> dt.date:
-    m = _DATE_RE.fullmatch(s)
-    if not m:
-        m2 = _TS_RE.match(s)
-        if not m2:
-            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type date: "{s}"')
-        m = m2
-    try:
-        return dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
-    except ValueError:
-        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
-
-
-def parse_timestamp(s: str, tz: bool) -> dt.datetime:
-    m = _TS_RE.match(s)
-    name = "timestamp with time zone" if tz else "timestamp without time zone"
-    if not m:
-        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type {name}: "{s}"')
-    y, mo, d, hh, mi, ss, frac, zone = m.groups()
-    try:
-        v = dt.datetime(int(y), int(mo), int(d), int(hh or 0), int(mi or 0), int(ss or 0), int((frac or "0").ljust(6, "0")))
-    except ValueError:
-        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
-    if not tz:
-        return v
-    off = dt.timedelta(0)
-    if zone and zone.upper() not in ("Z", "UTC"):
-        sign = -1 if zone[0] == "-" else 1
-        digits = zone[1:].replace(":", "")
-        h = int(digits[:2]) if len(digits) >= 2 else int(digits)
-        mnt = int(digits[2:4]) if len(digits) >= 4 else 0
-        off = sign * dt.timedelta(hours=h, minutes=mnt)
-    return (v - off).replace(tzinfo=dt.UTC)
-
-
-def parse_time(s: str) -> dt.time:
-    m = _TIME_RE.match(s)
-    if not m:
-        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type time: "{s}"')
-    hh, mi, ss, frac = m.groups()
-    try:
-        return dt.time(int(hh), int(mi), int(ss or 0), int((frac or "0").ljust(6, "0")))
-    except ValueError:
-        raise SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{s}"') from None
-
-
-_UNITS = {
-    "microsecond": ("us", 1), "microseconds": ("us", 1), "us": ("us", 1),
-    "millisecond": ("us", 1000), "milliseconds": ("us", 1000), "ms": ("us", 1000),
-    "second": ("us", 1_000_000), "seconds": ("us", 1_000_000), "sec": ("us", 1_000_000), "secs": ("us", 1_000_000), "s": ("us", 1_000_000),
-    "minute": ("us", 60_000_000), "minutes": ("us", 60_000_000), "min": ("us", 60_000_000), "mins": ("us", 60_000_000), "m": ("us", 60_000_000),
-    "hour": ("us", 3_600_000_000), "hours": ("us", 3_600_000_000), "h": ("us", 3_600_000_000), "hr": ("us", 3_600_000_000), "hrs": ("us", 3_600_000_000),
-    "day": ("d", 1), "days": ("d", 1), "d": ("d", 1),
-    "week": ("d", 7), "weeks": ("d", 7), "w": ("d", 7),
-    "month": ("mon", 1), "months": ("mon", 1), "mon": ("mon", 1), "mons": ("mon", 1),
-    "year": ("mon", 12), "years": ("mon", 12), "y": ("mon", 12), "yr": ("mon", 12), "yrs": ("mon", 12),
-}
-
-
-def parse_interval(s: str) -> Interval:
-    text = s.strip().lower()
-    if text.startswith("@"):
-        text = text[1:]
-    months = days = micros = 0
-    ago = text.endswith(" ago")
-    if ago:
-        text = text[:-4]
-    toks = text.split()
-    i = 0
-    if not toks:
-        raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
-    while i < len(toks):
-        tok = toks[i]
-        m = re.fullmatch(r"([+-])?(\d+):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,6})\d*)?)?", tok)
-        if m:
-            sign = -1 if m.group(1) == "-" else 1
-            h, mi, se, fr = int(m.group(2)), int(m.group(3)), int(m.group(4) or 0), int((m.group(5) or "0").ljust(6, "0"))
-            micros += sign * (((h * 60 + mi) * 60 + se) * 1_000_000 + fr)
-            i += 1
-            continue
-        try:
-            num = float(tok) if re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)", tok) else None
-        except ValueError:
-            num = None
-        if num is None:
-            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
-        unit = toks[i + 1] if i + 1 < len(toks) else "second"
-        if unit not in _UNITS:
-            raise SqlError(INVALID_DATETIME_FORMAT, f'invalid input syntax for type interval: "{s}"')
-        kind, mult = _UNITS[unit]
-        if kind == "us":
-            micros += round(num * mult)
-        elif kind == "d":
-            whole = int(num * mult)
-            days += whole
-            micros += round((num * mult - whole) * 86_400_000_000)
-        else:
-            whole = int(num * mult)
-            months += whole
-            frac_days = (num * mult - whole) * 30
-            days += int(frac_days)
-            micros += round((frac_days - int(frac_days)) * 86_400_000_000)
-        i += 2
-    if ago:
-        months, days, micros = -months, -days, -micros
-    return Interval(months, days, micros)
+def parse_interval(s: str, typmod: int = -1) -> Interval:
+    """interval_in (sql.interval)."""
+    return interval_in(s, typmod)
 
 
 def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any:
-    """Cast a Python value of type `src` to `dst` (plan-time folding of casts on literals)."""
+    """Cast a Python value of type `src` to `dst` (plan-time folding of casts on literals);
+    a datetime typmod then rounds the fractional seconds (and truncates an interval's
+    fields right of its qualifier)."""
+    out = _cast_value(v, src, dst, explicit)
+    if out is None or dst.typmod < 0 or dst.name not in ("timestamp", "timestamptz", "time", "interval"):
+        return out
+    return fit_datetime(out, dst)
+
+
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+
+
+def fit_datetime(v: Any, t: SqlType) -> Any:
+    """AdjustTimestampForTypmod / AdjustTimeForTypmod / AdjustIntervalForTypmod: round the
+    microseconds to t's precision, half away from zero (timestamps count from 2000-01-01)."""
+    if t.name == "interval":
+        return adjust_interval(v, t.typmod)
+    p = t.seconds_precision()
+    if p is None or p >= 6:
+        return v
+    if t.name == "time":
+        us = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+        r = round_micros(us, p)
+        if r >= 86_400_000_000:
+            from sql.errors import FEATURE_NOT_SUPPORTED
+
+            raise SqlError(FEATURE_NOT_SUPPORTED, "time value 24:00:00 not supported")
+        return (dt.datetime.min + dt.timedelta(microseconds=r)).time()
+    naive = v.replace(tzinfo=None)
+    delta = naive - _PG_EPOCH
+    us = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    try:
+        out = _PG_EPOCH + dt.timedelta(microseconds=round_micros(us, p))
+    except OverflowError:
+        raise SqlError(DATETIME_FIELD_OVERFLOW, "timestamp out of range") from None
+    return out.replace(tzinfo=v.tzinfo)
+
+
+_JSONB_SCALAR_TARGETS = {"numeric": "number", "int2": "number", "int4": "number", "int8": "number",
+                         "float4": "number", "float8": "number", "bool": "boolean"}
+
+
+def _jsonb_scalar(v: str, dst: SqlType) -> tuple[Any, SqlType]:
+    """jsonb -> numeric/integer/float/bool (PG's jsonb_numeric, jsonb_int4, jsonb_bool, ...) =
+    the jsonb scalar of the matching kind, cast from numeric (or bool); any other kind is 22023
+    `cannot cast jsonb <kind> to type <type>`, any other target 42846."""
+    from sql import jsonb
+
+    want = _JSONB_SCALAR_TARGETS.get(dst.name)
+    if want is None:
+        raise SqlError("42846", f"cannot cast type jsonb to {dst.pg_format()}")
+    kind = jsonb.typeof(v)
+    if kind != want:
+        raise SqlError("22023", f"cannot cast jsonb {kind} to type {dst.pg_format()}")
+    x = jsonb.parse(v)
+    return (x, SqlType("bool")) if want == "boolean" else (x, SqlType("numeric"))
+
+
+def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any:
     if v is None:
         return None
     s, d = src.name, dst.name
     if src.element is not None and dst.element is not None and s.startswith("_") and d.startswith("_"):
-        return [None if x is None else cast_value(x, src.element, dst.element, explicit) for x in v]
+        return [None if x is None else _cast_value(x, src.element, dst.element, explicit) for x in v]
     if s in ("unknown", "text", "varchar", "bpchar", "name") and d not in ("text", "varchar", "bpchar", "name"):
         return parse_text(str(v), dst)
+    if s == "jsonb" and d not in ("text", "varchar", "bpchar", "name", "jsonb"):
+        return _cast_value(*_jsonb_scalar(v, dst), dst, explicit)
     if d in ("text", "varchar", "bpchar", "name"):
         txt = v if isinstance(v, str) else to_text(v, src)
         if s == "bpchar" and d != "bpchar":
             txt = txt.rstrip(" ")  # char(n) -> text/varchar drops the blank padding
-        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
+        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else truncate_name(txt) if d == "name" else txt
     if d == "mz_timestamp":
         if isinstance(v, dt.datetime):
             aware = v if v.tzinfo else v.replace(tzinfo=dt.UTC)
@@ -314,6 +283,10 @@ def cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any
         if isinstance(v, float):
             if math.isinf(v):
                 raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
+            if math.isnan(v):
+                from sql.errors import unsupported
+
+                raise unsupported("numeric value NaN")
             return fit_numeric(Decimal(repr(v)), dst)
         return fit_numeric(Decimal(v), dst)
     if d in ("float4", "float8"):

@@ -88,6 +88,7 @@ from sql.scalar import (
     WindowSpec,
     record_get,
 )
+from sql.subquery_keys import EquiCorrelation, equi_correlation, unshift
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
@@ -242,16 +243,23 @@ class Lowerer:
 
     def _semijoin(self, inp: Mir, ctx: Ctx, n: int, sub: HirRel, anti: bool) -> Mir:
         """Filter(EXISTS S)(I) = I ⋉ keys(S) and Filter(NOT EXISTS S)(I) = I − (I ⋉ keys(S)),
-        with keys(S) = Distinct(outer columns of lower(S, Distinct(I)))."""
+        with keys(S) = Distinct(used outer columns of lower(S, D)), D = the distinct values
+        of the columns of I that S reads (`_outer_keys`), joined back on those columns; or,
+        when S only compares enclosing values with its own by equalities, the distinct values
+        S compares them with (`_equi_semijoin`)."""
         width = ctx.k + n
+        eqc = equi_correlation(sub, self._correlated)
+        if eqc is not None:
+            return self._equi_semijoin(inp, ctx, eqc, anti)
         inp_id, inp_get = self._let(inp)
         ts = mir_types(inp_get)
         if self._correlated(sub):
-            distinct = _distinct(inp_get)
+            used = self._outer_keys(sub, ctx, n, width)
+            distinct = _keyed_distinct(inp_get, used)
             d_id, d_get = self._let(distinct)
             r = self.rel(sub, Ctx(d_get, ctx.levels + (n,)))
-            keys: Mir = Reduce(Project(r, tuple(range(width))), tuple(Column(i, ts[i]) for i in range(width)), ())
-            semi: Mir = Project(Join((inp_get, keys), tuple((Column(i, ts[i]), Column(width + i, ts[i])) for i in range(width))), tuple(range(width)))
+            keys: Mir = Reduce(Project(r, tuple(used)), tuple(Column(j, ts[c]) for j, c in enumerate(used)), ())
+            semi: Mir = Project(Join((inp_get, keys), tuple((Column(c, ts[c]), Column(width + j, ts[c])) for j, c in enumerate(used))), tuple(range(width)))
             body: Mir = Union((inp_get, Negate(semi))) if anti else semi
             return Let(inp_id, inp, Let(d_id, distinct, body))
         r = self.rel(sub, TOP)
@@ -260,14 +268,41 @@ class Lowerer:
             nonempty = Union((Constant((((), 1),), ()), Negate(nonempty)))
         return Let(inp_id, inp, Project(Join((inp_get, nonempty), ()), tuple(range(width))))
 
+    def _equi_semijoin(self, inp: Mir, ctx: Ctx, eqc: EquiCorrelation, anti: bool) -> Mir:
+        """I ⋉ Distinct(s1, ..)(Filter(si IS NOT NULL)(lower(B))) on xi = si (see
+        sql.subquery_keys; SQL `=` never matches NULL, join equivalences would)."""
+        width = len(mir_types(inp))
+        inp_id, inp_get = self._let(inp)
+        base = self.rel(eqc.base, TOP)
+        nb = len(mir_types(base))
+        vals = [self.scalar(s, TOP) for _, s in eqc.pairs]
+        key_rel: Mir = Project(Map(base, tuple(vals)), tuple(range(nb, nb + len(vals))))
+        key_rel = Filter(key_rel, tuple(CallUnary("not", CallUnary("is_null", Column(j, v.typ), BOOL), BOOL) for j, v in enumerate(vals)))  # type: ignore[attr-defined]
+        keys = _distinct(key_rel)
+        outer = [self.scalar(unshift(x), ctx) for x, _ in eqc.pairs]
+        eq = tuple((o, Column(width + j, v.typ)) for j, (o, v) in enumerate(zip(outer, vals, strict=True)))  # type: ignore[attr-defined]
+        semi: Mir = Project(Join((inp_get, keys), eq), tuple(range(width)))
+        body: Mir = Union((inp_get, Negate(semi))) if anti else semi
+        return Let(inp_id, inp, body)
+
+    def _outer_keys(self, sub: HirRel, ctx: Ctx, n: int, width: int) -> list[int]:
+        """The columns of the input (k outer + n local) that subquery `sub` reads: all of them
+        when it reads a recursive binding lowered under the enclosing rows."""
+        if any(self._rec[i][0] is not None for i in local_gets(sub) if i in self._rec):
+            return list(range(width))
+        inner = Ctx(None, ctx.levels + (n,))
+        return sorted({inner.offset(lv) + i for lv, i in free_columns(sub)})
+
     def _apply_subquery(self, inp: Mir, ctx: Ctx, n: int, sub: Exists | Select) -> Mir:
         """inp (k + n columns) ++ one column: the subquery's value for each row."""
         width = ctx.k + n
         inp_id, inp_get = self._let(inp)
         d_id: str | None
         d_get: Mir
+        used = list(range(width))
         if self._correlated(sub.rel):
-            distinct = _distinct(inp_get)
+            used = self._outer_keys(sub.rel, ctx, n, width)
+            distinct = _keyed_distinct(inp_get, used)
             d_id, d_get = self._let(distinct)
             r = self.rel(sub.rel, Ctx(d_get, ctx.levels + (n,)))
             w = width
@@ -298,7 +333,7 @@ class Lowerer:
             missing = Union((d_get, Negate(present)))
             v = Union((Map(present, (Literal(True, BOOL),)), Map(missing, (Literal(False, BOOL),))))
         vt_all = mir_types(v)
-        joined = Join((inp_get, v), tuple((Column(i, vt_all[i]), Column(width + i, vt_all[i])) for i in range(w)))
+        joined = Join((inp_get, v), tuple((Column(i, vt_all[i]), Column(width + i, vt_all[i])) for i in range(w) if i in used))
         body: Mir = Let(r_id, r, Project(joined, tuple(range(width)) + (width + w,)))
         if d_id is not None:
             body = Let(d_id, distinct, body)
@@ -535,6 +570,20 @@ class Lowerer:
         return Let(lid, red, Union((get, Map(empty, defaults))))
 
 
+def _keyed_distinct(x: Mir, used: list[int]) -> Mir:
+    """The distinct values of x's columns `used`, in x's column layout: the other columns are
+    NULL placeholders (what is lowered under it never reads them).
+
+        Map/Project(Distinct(Project(used)(x)))  with #c = NULL for c not in used"""
+    ts = mir_types(x)
+    if len(used) == len(ts):
+        return _distinct(x)
+    d = _distinct(Project(x, tuple(used)))
+    nulls = [c for c in range(len(ts)) if c not in used]
+    pos = {c: i for i, c in enumerate(used)} | {c: len(used) + j for j, c in enumerate(nulls)}
+    return Project(Map(d, tuple(Literal(None, ts[c]) for c in nulls)), tuple(pos[c] for c in range(len(ts))))
+
+
 def _distinct(x: Mir) -> Mir:
     """Distinct(x) = Reduce(x, group_key=all columns, no aggregates)."""
     return Reduce(x, tuple(Column(i, t) for i, t in enumerate(mir_types(x))), ())
@@ -549,15 +598,20 @@ def _wrap_lets(lets: list[tuple[str, Mir]], body: Mir) -> Mir:
 def free_levels(r: HirRel, depth: int = 0) -> set[int]:
     """Outer levels referenced from inside r, relative to the scope `depth` levels out of
     r (0: r's own scope). Subqueries and lateral right sides add a level."""
-    out: set[int] = set()
+    return {lv for lv, _ in free_columns(r, depth)}
+
+
+def free_columns(r: HirRel, depth: int = 0) -> set[tuple[int, int]]:
+    """The outer columns (level, index) referenced from inside r, levels as in free_levels."""
+    out: set[tuple[int, int]] = set()
 
     def scal(e: HirScalar, d: int) -> None:
         match e:
-            case OuterColumn(level=lv):
+            case OuterColumn(level=lv, index=i):
                 if lv > d:
-                    out.add(lv - d)
+                    out.add((lv - d, i))
             case Exists(rel=x) | Select(rel=x):
-                out.update(free_levels(x, d + 1))
+                out.update(free_columns(x, d + 1))
             case CallUnary(expr=x):
                 scal(x, d)
             case CallBinary(expr1=a, expr2=b):

@@ -15,7 +15,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
-from sql.lex import leading_words, strip_comments
+from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
 
 
 @dataclass(frozen=True)
@@ -175,19 +175,43 @@ def parse_sql(sql: str) -> exp.Expression:
     return node
 
 
+ORIGINAL_NAME_KEY = "pg_name"
+
+
 def _anonymous(name: str):
     return lambda args: exp.Anonymous(this=name, expressions=args)
 
 
+# Function names whose sqlglot node the binder reads as such: aggregates and window functions
+# (with their DISTINCT / ORDER BY / FILTER / OVER parts), COALESCE, NULLIF and the table
+# functions. Every other name parses as exp.Anonymous under the name the user wrote, so that
+# a function binds (and is named in errors and output columns) as itself, never as the
+# dialect-neutral node sqlglot normalizes it to (lpad -> Pad, concat_ws -> ConcatWs, ...).
+TYPED_FUNCTION_NAMES = frozenset({
+    "COUNT", "SUM", "AVG", "MIN", "MAX", "BOOL_AND", "BOOL_OR", "ARRAY_AGG", "STDDEV", "STDDEV_POP", "STDDEV_SAMP",
+    "VARIANCE", "VAR_POP", "VAR_SAMP", "JSONB_OBJECT_AGG", "ANY_VALUE", "GROUPING", "ROW_NUMBER", "RANK",
+    "DENSE_RANK", "LEAD", "LAG", "FIRST_VALUE", "LAST_VALUE", "COALESCE", "NULLIF", "ARRAY", "EXISTS",
+})
+# Special-syntax forms sqlglot keeps a parser for (SUBSTRING(x FROM a FOR b), TRIM(BOTH ..),
+# EXTRACT(f FROM x), POSITION(a IN b), OVERLAY(.. PLACING ..), CAST, STRING_AGG(.. ORDER BY ..));
+# the others in sqlglot's table are ordinary Postgres calls (ceil, floor, chr, initcap, decode,
+# normalize, ...) or not Postgres at all.
+SPECIAL_SYNTAX_FUNCTIONS = frozenset({
+    "CAST", "TRY_CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG",
+    "JSON_OBJECT", "JSON_OBJECTAGG", "JSON_TABLE", "JSON_VALUE", "XMLELEMENT", "XMLTABLE",
+})
+
+
 class _Postgres(Postgres):
-    """Postgres as sqlglot reads it, except for functions whose Postgres meaning sqlglot's
-    generic nodes lose: date_part (float8, unlike extract's numeric), date_trunc (a column
-    as its unit is not a keyword) and to_char (its patterns are not strftime's)."""
+    """Postgres as sqlglot reads it, except that function calls keep the name written (see
+    TYPED_FUNCTION_NAMES); each typed node also records it in its meta (ORIGINAL_NAME_KEY)."""
+
+    ORIGINAL_NAME_META_KEY = ORIGINAL_NAME_KEY
 
     class Parser(PostgresParser):  # Postgres.Parser, named by its class for mypy
-        FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "DATE_PART": _anonymous("date_part"), "TO_CHAR": _anonymous("to_char"),
-                     "DATE_TRUNC": _anonymous("date_trunc")}
-        FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k not in ("DATE_PART", "DATE_TRUNC")}
+        FUNCTIONS = {k: (v if k in TYPED_FUNCTION_NAMES else _anonymous(k.lower()))
+                     for k, v in Postgres.Parser.FUNCTIONS.items()}
+        FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k in SPECIAL_SYNTAX_FUNCTIONS}
         # `->` / `->>` keep their right operand as written (a key or an index expression),
         # not sqlglot's JSONPath (which loses '0' vs 0 and computed operands)
         # Postgres has no `x -> expr` lambdas: in an argument list `j -> 'k'` is the operator
@@ -198,8 +222,33 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_interval(self, require_interval=True, parse_function_unit=True):  # type: ignore[no-untyped-def]
+            """INTERVAL(p) 'text' is a typed literal of type interval(p) (sqlglot reads an
+            interval of value (p) plus the interval 'text')."""
+            index = self._index
+            if self._match(TokenType.INTERVAL) and self._match(TokenType.L_PAREN):
+                num, close = self._curr, self._next
+                if num is not None and close is not None and num.token_type == TokenType.NUMBER and close.token_type == TokenType.R_PAREN:
+                    self._advance(2)
+                    if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                        text = self._parse_primary()
+                        to = exp.DataType(this=exp.DataType.Type.INTERVAL, expressions=[exp.DataTypeParam(this=exp.Literal.number(num.text))])
+                        return self.expression(exp.Cast(this=text, to=to))
+            self._retreat(index)
+            return super()._parse_interval(require_interval, parse_function_unit)
+
+        def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
+            """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
+            string and drops what its pattern misses ('.001 second' -> '001' SECOND,
+            '1-2 3:4 5 day' -> '5' DAY); interval_in reads the text itself."""
+            iv = super()._parse_interval_span(this, parse_function_unit)
+            if this is not None and this.is_string and isinstance(iv.this, exp.Literal) and iv.this.name != this.name:
+                return self.expression(exp.Interval(this=this, unit=None))
+            return iv
+
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
+    sql = separate_exponent_signs(rewrite_escape_strings(sql))
     try:
         parsed = sqlglot.parse(sql, read=_Postgres)
     except (ParseError, TokenError) as e:

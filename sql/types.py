@@ -181,7 +181,24 @@ class SqlType:
             return f"numeric({ps[0]},{ps[1]})"
         if self.name in ("varchar", "bpchar") and (n := self.char_length()) is not None:
             return f"{base}({n})"
+        if self.typmod >= 0 and self.name in ("timestamp", "timestamptz", "time"):
+            word, _, rest = base.partition(" ")
+            return f"{word}({self.typmod}) {rest}"
+        if self.typmod >= 0 and self.name == "interval":
+            from sql.interval import format_typmod
+
+            return base + format_typmod(self.typmod)
         return base
+
+    def seconds_precision(self) -> int | None:
+        """The fractional-seconds precision of timestamp(p) / time(p) / interval(p), else None."""
+        if self.typmod < 0:
+            return None
+        if self.name in ("timestamp", "timestamptz", "time"):
+            return self.typmod
+        if self.name == "interval":
+            return None if self.typmod & 0xFFFF == 0xFFFF else self.typmod & 0xFFFF
+        return None
 
     def __str__(self) -> str:
         return self.pg_format()

@@ -113,7 +113,7 @@ class GoldenSession:
         self.session = self.coord.new_session("materialize", "materialize", {})
 
     def close(self) -> None:
-        assert self.coord._spark is None, "planner goldens must not start Spark"
+        assert self.coord.compute.current is None, "planner goldens must not start Spark"
         self.coord.close()
         self.tmp.cleanup()
 

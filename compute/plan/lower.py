@@ -15,7 +15,7 @@ from typing import assert_never
 from compute.plan import lir
 from sql import mir
 from sql.scalar import Column, Scalar, columns_used, permute
-from sql.transforms.join_implementation import offsets, stage_keys
+from sql.transforms.join_implementation import JoinGraph
 
 
 class _Ids:
@@ -133,11 +133,12 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
 def _join_path(r: mir.Join, path) -> lir.JoinPath:
     """The stages of a MIR join path: each stage's keys on both sides (JoinImplementation's
     lookup key, the stream's side of the same equivalences) and the stream's other columns."""
-    offs = offsets(r)
+    g = JoinGraph(r)
+    offs = g.offs
     done = {path[0][0]}
     stages: list[lir.JoinStage] = []
     for inp, _ in path[1:]:
-        stream, lookup = stage_keys(r, offs, done, inp)
+        stream, lookup = g.stage_keys(done, inp)
         keyed = set().union(*(columns_used(k) for k in stream)) if stream else set()
         thinning = tuple(c for i in sorted(done) for c in range(offs[i], offs[i + 1]) if c not in keyed)
         stages.append(lir.JoinStage(inp, lookup, stream, thinning))

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
+from compute.render import limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -646,6 +647,10 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
             return _nonnull_diff(x)
+        case "count", True if a.expr.typ.name == "jsonb":
+            # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
+            # without a '.' has no number a different text could equal
+            return f"COUNT(DISTINCT (CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END))"
         case "count", True:
             return f"COUNT(DISTINCT {x})"
         case "sum", False if a.typ.name == "interval":
@@ -704,6 +709,10 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     # own row's separator (a NULL separator adds nothing)
     vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
     joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
+    # Postgres' buffer holds every value with its separator (the first one's is skipped at
+    # the end): over the 1 GB limit it fails before Spark builds the string
+    total = f"aggregate({vals}, 0L, (acc, s) -> acc + octet_length(s.f0) + coalesce(octet_length(s.f1), 0))"
+    joined = limits.joined_text(total, joined)
     return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
 
 
@@ -918,7 +927,7 @@ def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
     cols = []
     for i, t in enumerate(types):
         vals = table.column(cname(i)).to_pylist()
-        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric") or t.element is not None:
+        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric", "record") or t.element is not None:
             vals = [from_arrow_value(v, t) for v in vals]
         cols.append(vals)
     diffs = table.column(DIFF).to_pylist()

@@ -14,8 +14,11 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
+from compute.render import limits
 from compute.render.jsonb import checked
+from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
 from compute.render.types import spark_type, to_spark_value
+from sql import func, func_names
 from sql.errors import unsupported
 from sql.scalar import (
     CallBinary,
@@ -78,7 +81,46 @@ def lit(v: object, t: SqlType) -> str:
     return cast(quote(str(sv)), t)
 
 
+_STRICT = func_names.strict_functions(func.SCALAR_FUNCTIONS)
+_LONG_ARGUMENT = 400
+
+
 def render_scalar(e: Scalar, cols: list[str]) -> str:
+    """Spark SQL for `e`. A strict function of a NULL argument is NULL, whatever Spark's
+    function of that name does with one (greatest() skips NULLs, so substr(s, NULL) was s)."""
+    match e:
+        case CallBinary(func=f, expr1=a, expr2=b) if f in _STRICT:
+            return _strict(e, [a, b], cols)
+        case CallVariadic(func=f, exprs=xs) if f in _STRICT:
+            return _strict(e, list(xs), cols)
+    return _render(e, cols, lambda x: render_scalar(x, cols))
+
+
+def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
+    """`e` with its arguments rendered once, NULL when one that may be NULL is (a long one is
+    bound once with _let, so nested strict calls do not repeat their text)."""
+    rendered = [render_scalar(a, cols) for a in args]
+    nullable = [i for i, a in enumerate(args) if not (isinstance(a, Literal) and a.value is not None)]
+
+    def body(texts: list[str]) -> str:
+        by_id = {id(a): t for a, t in zip(args, texts, strict=True)}
+        return _render(e, cols, lambda x: by_id[id(x)] if id(x) in by_id else render_scalar(x, cols))
+
+    def guarded(texts: list[str]) -> str:
+        if not nullable:
+            return body(texts)
+        long = [i for i in nullable if len(texts[i]) > _LONG_ARGUMENT and not texts[i].startswith("_v")]
+        if long:
+            k = long[0]
+            return _let(texts[k], lambda v: guarded([*texts[:k], v, *texts[k + 1:]]))
+        test = " OR ".join(f"{texts[i]} IS NULL" for i in nullable)
+        return f"(CASE WHEN {test} THEN NULL ELSE {body(texts)} END)"
+
+    return guarded(rendered)
+
+
+def _render(e: Scalar, cols: list[str], r) -> str:
+    """The Spark SQL of one scalar node; `r` renders a child."""
     match e:
         case Column(index=i):
             return cols[i]
@@ -86,24 +128,24 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
             return lit(v, t)
         case CallUnary(func=f, expr=x, typ=t):
             if (i := record_get_index(f)) is not None:
-                return f"({render_scalar(x, cols)}).f{i}"
-            return _unary(f, render_scalar(x, cols), x.typ, t)
+                return f"({r(x)}).f{i}"
+            return _unary(f, r(x), x.typ, t)
         case CallBinary(func=("extract" | "date_part" | "date_trunc") as f, expr1=Literal(value=unit), expr2=b, typ=t):
-            return _datetime_unit_call(f, unit, render_scalar(b, cols), b.typ, t)
+            return _datetime_unit_call(f, unit, r(b), b.typ, t)
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
-            return _to_char(render_scalar(a, cols), pattern)
+            return _to_char(r(a), pattern)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
-            return _regexp_match(render_scalar(a, cols), pattern)
+            return _regexp_match(r(a), pattern)
         case CallVariadic(func="regexp_match", exprs=(a, Literal(value=str() as pattern), Literal(value=str() as flags))):
-            return _regexp_match(render_scalar(a, cols), pattern, flags)
+            return _regexp_match(r(a), pattern, flags)
         case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):
-            return _regexp_replace(render_scalar(a, cols), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
+            return _regexp_replace(r(a), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
-            return _binary(f, render_scalar(a, cols), render_scalar(b, cols), a.typ, b.typ, t)
+            return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
-            return _variadic(f, [render_scalar(x, cols) for x in xs], [x.typ for x in xs], t)
+            return _variadic(f, [r(x) for x in xs], [x.typ for x in xs], t)
         case If(cond=c, then=a, els=b):
-            return f"(CASE WHEN {render_scalar(c, cols)} THEN {render_scalar(a, cols)} ELSE {render_scalar(b, cols)} END)"
+            return f"(CASE WHEN {r(c)} THEN {r(a)} ELSE {r(b)} END)"
         case _:
             assert_never(e)
 
@@ -126,6 +168,11 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == "name" and s != "name":
+        # at most 63 bytes of UTF-8, cut at a character boundary
+        y, k = f"CAST({x} AS STRING)", _var()
+        longest = f"try_element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
+        return f"(CASE WHEN octet_length({y}) <= 63 THEN {y} ELSE {longest} END)"
     if d == "varchar" and s == "bpchar":
         x = f"rtrim({x})"  # char(n) -> varchar drops the blank padding (rtrim1), then fits
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
@@ -146,7 +193,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "bool" and s in _INTS:
         return f"({x} <> 0)"
     if d in _INTS and s == "bool":
-        return cast(f"(CASE WHEN {x} THEN 1 ELSE 0 END)", dst)
+        return cast(f"(CASE WHEN {x} THEN 1 WHEN NOT {x} THEN 0 END)", dst)  # NULL stays NULL
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
@@ -327,7 +374,7 @@ def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> s
             y = f"year({x})"
             start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
                      "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
-            return cast(f"make_timestamp_ntz({start}, 1, 1, 0, 0, 0)", t)
+            return cast(year_start(start, "timestamp_ntz", raise_error), t)
         return cast(f"date_trunc('{spark_unit}', {x})", t)
     if n == "interval" and unit == "epoch" and f == "date_part":
         # Postgres computes this one in float8, term by term
@@ -445,21 +492,18 @@ def _justify(f: str, x: str) -> str:
         return _interval(f"{x}.months",
                          f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {d} - 1 WHEN {d} < 0 AND {us} > 0 THEN {d} + 1 ELSE {d} END)",
                          f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {us} + {_DAY_US} WHEN {d} < 0 AND {us} > 0 THEN {us} - {_DAY_US} ELSE {us} END)")
-    # justify_interval
-    same_sign = f"(({x}.days > 0 AND {x}.micros > 0) OR ({x}.days < 0 AND {x}.micros < 0))"
-    pre_m = f"(CASE WHEN {same_sign} THEN div({x}.days, 30) ELSE 0 END)"
-    m0, d0 = f"({x}.months + {pre_m})", f"({x}.days - {pre_m} * 30)"
-    wd = f"div({x}.micros, {_DAY_US})"
-    us1, d1 = f"({x}.micros - {wd} * {_DAY_US})", f"({d0} + {wd})"
-    wm = f"div({d1}, 30)"
-    m2, d2 = f"({m0} + {wm})", f"({d1} - {wm} * 30)"
-    fix_m = f"(CASE WHEN {m2} > 0 AND ({d2} < 0 OR ({d2} = 0 AND {us1} < 0)) THEN -1 WHEN {m2} < 0 AND ({d2} > 0 OR ({d2} = 0 AND {us1} > 0)) THEN 1 ELSE 0 END)"
-    m3, d3 = f"({m2} + {fix_m})", f"({d2} - {fix_m} * 30)"
-    fix_d = f"(CASE WHEN {d3} > 0 AND {us1} < 0 THEN -1 WHEN {d3} < 0 AND {us1} > 0 THEN 1 ELSE 0 END)"
-    return _interval(m3, f"({d3} + {fix_d})", f"({us1} - {fix_d} * {_DAY_US})")
+    # justify_interval = the truncating decomposition of the interval's total into 30-day
+    # months, days and microseconds: Postgres' steps leave all three fields with the total's
+    # sign, |days| < 30 and |micros| < 1 day, and that decomposition is unique. (One linear
+    # expression: chaining the steps textually grows exponentially and took Spark seconds.)
+    tot, mon_us = interval_key(x), 30 * _DAY_US
+    mo, rem = f"({tot} div {mon_us})", f"({tot} % {mon_us})"
+    months = (f"(CASE WHEN {mo} BETWEEN {-(2**31)} AND {2**31 - 1} THEN CAST({mo} AS INT)"
+              f" ELSE {raise_error('[22008] interval out of range', 'int')} END)")
+    return _interval(months, f"CAST({rem} div {_DAY_US} AS INT)", f"CAST({rem} % {_DAY_US} AS BIGINT)")
 
 
-_SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
+_SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "bit_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
                     "ascii", "chr", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
 _TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
 
@@ -490,6 +534,13 @@ def _array_text(x: str, t: SqlType) -> str:
     quoted = (f"(CASE WHEN {txt} = '' OR upper({txt}) = 'NULL' OR {txt} RLIKE {_ARRAY_SPECIAL}"
               f" THEN concat({_DQUOTE}, {escaped}, {_DQUOTE}) ELSE {txt} END)")
     return f"concat('{{', array_join(transform({x}, {v} -> CASE WHEN {v} IS NULL THEN 'NULL' ELSE {quoted} END), ','), '}}')"
+
+
+def array_order_key(a: str) -> str:
+    """An array whose Spark ordering is Postgres' array ordering: element by element, a NULL
+    element after every value (Spark puts NULL first), then the shorter array first."""
+    v = _var()
+    return f"transform({a}, {v} -> named_struct('n', {v} IS NULL, 'v', {v}))"
 
 
 def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
@@ -531,6 +582,8 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
             x, y = _var(), _var()
             return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
                     f" exists({a}, {x} -> exists({b}, {y} -> coalesce({x} = {y}, FALSE))) END)")
+    if f in ("lt", "le", "gt", "ge") and _is_array(at) and _is_array(bt):
+        return f"({array_order_key(a)} {_COMPARISONS[f]} {array_order_key(b)})"
     if f.endswith(("_any", "_all")) and f[:-4] in _COMPARISONS:
         v = _var()
         test = _binary(f[:-4], a, v, at, bt.element, SqlType("bool"))  # type: ignore[arg-type]
@@ -607,7 +660,7 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         case "is_false":
             return f"coalesce(NOT {x}, FALSE)"
         case "cast":
-            return _cast(x, xt, t)
+            return fit_typmod(_cast(x, xt, t), t)
         case "length" | "char_length":
             return f"length({x})"
         case "btrim":
@@ -683,7 +736,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "mod" | "mod_fn":
             return f"({a} % {b})"
         case "pow" | "power":
-            return cast(f"power({a}, {b})", t)
+            return _power(a, b, t)
         case "concat":
             return f"concat({a}, {b})"
         case "like" | "ilike" | "round":
@@ -692,10 +745,14 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return f"round({a} - {a} % CAST(power(10, - {b}) AS DECIMAL(38,10)), {b})"
         case "substr":
             return f"substr({a}, greatest({b}, 1))"
+        case "regex_full_match":
+            return f"regexp_like({a}, {b})"
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
-            return f"repeat({a}, greatest({b}, 0))"
+            return limits.repeat(a, b)
+        case "lpad" | "rpad":
+            return limits.pad(f, a, b, quote(" "))
         case "left" | "right" | "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
@@ -708,6 +765,19 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
+
+
+def _power(a: str, b: str, t: SqlType) -> str:
+    """Postgres' power(): 2201F for 0 ^ negative and negative ^ non-integer (Spark: Infinity,
+    NaN); a result beyond the type's range is 22003, not NULL (numeric: one that does not fit
+    Materialize's 39 digits fails where Postgres' arbitrary precision has a value)."""
+    p = f"power({a}, {b})"
+    overflow = "value overflows numeric format" if t.name == "numeric" else "value out of range: overflow"
+    return (f"(CASE WHEN {a} = 0 AND {b} < 0 THEN {raise_error('[2201F] zero raised to a negative power is undefined', t)}"
+            f" WHEN {a} < 0 AND {b} <> floor({b}) THEN"
+            f" {raise_error('[2201F] a negative number raised to a non-integer power yields a complex result', t)}"
+            f" WHEN abs({p}) = CAST('Infinity' AS DOUBLE) THEN {raise_error(f'[22003] {overflow}', t)}"
+            f" ELSE {cast(p, t)} END)")
 
 
 def _substr3(a: str, b: str, n: str) -> str:
@@ -749,17 +819,19 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
             return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
-            return f"make_date({', '.join(xs)})"
+            return make_date(*xs, raise_error)
         case "width_bucket":
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
             return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
-            return cast(f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))", t)
+            return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
+            # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
             v = _var()
-            return f"array_join(transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))}), {xs[1]}, {xs[2]})"  # type: ignore[arg-type]
+            elems = f"transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))})"  # type: ignore[arg-type]
+            return f"(CASE WHEN {xs[2]} IS NULL THEN array_join({elems}, {xs[1]}) ELSE array_join({elems}, {xs[1]}, {xs[2]}) END)"
         case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":
             return f"{f}({', '.join(xs)})"
         case "concat":
@@ -769,5 +841,5 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
         case "substr":
             return _substr3(xs[0], xs[1], xs[2])
         case "lpad" | "rpad":
-            return f"{f}({', '.join(xs if len(xs) == 3 else [*xs, quote(' ')])})"
+            return limits.pad(f, xs[0], xs[1], xs[2] if len(xs) == 3 else quote(" "))
     raise unsupported(f"function {f}")

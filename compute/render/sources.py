@@ -71,8 +71,10 @@ class SourceCache:
             view = register(read_shard(self.spark, [b.path for b in held.batches], types, as_of, retractions))
 
             def done() -> None:
-                self.spark.catalog.dropGlobalTempView(view)
-                held.release()
+                try:
+                    self.spark.catalog.dropGlobalTempView(view)
+                finally:
+                    held.release()
             return view, done
         df = read_shard(self.spark, list(key), types, as_of, retractions)
         if rows < TINY_INPUT_ROWS:
@@ -106,9 +108,24 @@ class SourceCache:
             self._free(old)
 
     def _free(self, e: _Entry) -> None:
-        e.df.unpersist(blocking=False)
-        self.spark.catalog.dropGlobalTempView(e.view)
-        e.release()
+        try:
+            e.df.unpersist(blocking=False)
+            self.spark.catalog.dropGlobalTempView(e.view)
+        finally:
+            e.release()
+
+    def abandon(self) -> None:
+        """The driver holding the cached DataFrames is gone: release every entry's read
+        lease (now, or when the last query using it finishes) without calling Spark."""
+        with self._lock:
+            entries, self._entries = list(self._entries.values()), {}
+            idle = []
+            for e in entries:
+                e.retired = True
+                if e.users == 0:
+                    idle.append(e)
+        for e in idle:
+            e.release()
 
     def drop(self, shard_id: str) -> None:
         with self._lock:

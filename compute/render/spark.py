@@ -9,20 +9,30 @@ import threading
 from pathlib import Path
 
 import pyarrow as pa
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.render import jsonb, text_udfs
 
-_lock = threading.Lock()
+log = logging.getLogger("mzspark.spark")
+
+_lock = threading.RLock()
 _spark: SparkSession | None = None
+# the arguments of the first spark_session call, to start an identical session after a loss
+_args: tuple[str, int | None, dict[str, str] | None] | None = None
+# Spark's own bound on what one job may return to the driver (task results, serialized):
+# a collect past it aborts the job instead of filling the driver's heap
+DEFAULT_MAX_RESULT_SIZE = "1g"
 
 
 def spark_session(master: str = "local[2]", workers: int | None = None, conf: dict[str, str] | None = None) -> SparkSession:
     """Create (once) and return the process-wide SparkSession."""
-    global _spark
+    global _spark, _args
     with _lock:
         if _spark is not None:
             return _spark
+        _args = (master, workers, conf)
         os.environ.setdefault("PYSPARK_PIN_THREAD", "true")
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         # Python UDF workers (compute.render.jsonb) run this interpreter (pyarrow) and
@@ -65,6 +75,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.ui.retainedStages", "100")
             .config("spark.ui.retainedTasks", "1000")
             .config("spark.sql.ui.retainedExecutions", "50")
+            .config("spark.driver.maxResultSize", DEFAULT_MAX_RESULT_SIZE)
         )
         for k, v in (conf or {}).items():
             b = b.config(k, v)
@@ -109,6 +120,86 @@ def session_for(rows: int) -> SparkSession:
             text_udfs.register(s)
             _sessions[kind] = s
         return s
+
+
+def driver_alive() -> bool:
+    """Whether the Spark driver JVM this process launched is running with a live context."""
+    gw = SparkContext._gateway
+    proc = getattr(gw, "proc", None)
+    if _spark is None or gw is None or (proc is not None and proc.poll() is not None):
+        return False
+    try:
+        return not _spark.sparkContext._jsc.sc().isStopped()  # type: ignore[union-attr]
+    except Exception:  # noqa: BLE001 - no answer from the JVM
+        return False
+
+
+def driver_process_running() -> bool:
+    """Whether the driver JVM process is still running (a cheap check: no py4j call)."""
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return _spark is not None and (proc is None or proc.poll() is None)
+
+
+def driver_lost(e: BaseException, spark: SparkSession) -> bool:
+    """Whether the failure `e` of a Spark call made on `spark` means its driver is gone.
+
+    A session of an earlier driver is gone whatever the failure; else a broken py4j
+    connection (the JVM exited: killed, or Spark's handler of a fatal error such as
+    OutOfMemoryError called System.exit) or a stopped SparkContext. A Java exception of a
+    running context (a failed query) is not a loss."""
+    if spark is not _spark:
+        return True
+    text = str(e)
+    if isinstance(e, Py4JJavaError) and "SparkContext was shut down" not in text and "stopped SparkContext" not in text:
+        return False
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is not None and isinstance(e, (Py4JError, OSError, EOFError)):
+        # the JVM closes its sockets while exiting: give the exit a moment to be seen
+        try:
+            proc.wait(2)
+        except Exception:  # noqa: BLE001 - still running
+            pass
+    return not driver_alive()
+
+
+def restart_session() -> SparkSession:
+    """Tear down the lost driver (its JVM is killed if still running) and start a new one:
+    a new JVM, SparkContext and SparkSession with the same configuration and every UDF
+    registered again. Sibling sessions are rebuilt on demand (`session_for`). Everything
+    else the old JVM held (cached sources, temporary views, persisted query state) is gone;
+    the caller drops its references to it."""
+    global _spark
+    with _lock:
+        old, _spark = _spark, None
+        _sessions.clear()
+        gw = SparkContext._gateway
+        proc = getattr(gw, "proc", None)
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            try:
+                proc.wait(30)
+            except Exception:  # noqa: BLE001
+                log.warning("the old Spark driver (pid %s) did not exit", proc.pid)
+        if old is not None:
+            try:
+                old.sparkContext.stop()  # closes the accumulator server; the JVM call fails
+            except Exception:  # noqa: BLE001 - expected: the JVM is gone
+                pass
+        if gw is not None:
+            try:
+                gw.shutdown()
+            except Exception:  # noqa: BLE001
+                pass
+        SparkContext._gateway = None
+        SparkContext._jvm = None
+        SparkContext._active_spark_context = None
+        SparkSession._instantiatedSession = None
+        SparkSession._activeSession = None
+        from pyspark.sql.context import SQLContext
+
+        SQLContext._instantiatedContext = None
+        assert _args is not None, "restart before the first start"
+        return spark_session(*_args)
 
 
 def _default_workers(master: str) -> int:

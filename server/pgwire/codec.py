@@ -19,18 +19,21 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from server.pgwire.record_codec import record_binary_encoder, record_text_encoder
+from sql import datetime_text, interval_text
 from sql.errors import (
     CHARACTER_NOT_IN_REPERTOIRE,
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
-    INVALID_DATETIME_FORMAT,
     INVALID_PARAMETER_VALUE,
     INVALID_TEXT_REPRESENTATION,
     NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
 )
+from sql.interval import parse_interval
 from sql.literal import (
+    fit_datetime,
     format_float4,
     format_float8,
     quote_array_element,
@@ -147,34 +150,9 @@ def _as_interval(v: Any) -> Interval:
     raise TypeError(f"not an interval: {v!r}")
 
 
-def _trunc_divmod(a: int, b: int) -> tuple[int, int]:
-    """C-style division: quotient truncated toward zero, remainder has a's sign."""
-    q = abs(a) // abs(b)
-    if (a < 0) != (b < 0):
-        q = -q
-    return q, a - q * b
-
-
-def format_interval(v: Any) -> str:
-    """IntervalStyle = postgres (EncodeInterval, INTSTYLE_POSTGRES)."""
-    iv = _as_interval(v)
-    year, mon = _trunc_divmod(iv.months, 12)
-    hour, rem = _trunc_divmod(iv.micros, _USECS_PER_HOUR)
-    minute, rem = _trunc_divmod(rem, _USECS_PER_MINUTE)
-    sec, fsec = _trunc_divmod(rem, _USECS_PER_SEC)
-    parts: list[str] = []
-    is_before = False
-    for value, unit in ((year, "year"), (mon, "mon"), (iv.days, "day")):
-        if value == 0:
-            continue
-        plus = "+" if is_before and value > 0 else ""
-        parts.append(f"{plus}{value} {unit}{'s' if value != 1 else ''}")
-        is_before = value < 0
-    if not parts or hour or minute or sec or fsec:
-        minus = hour < 0 or minute < 0 or sec < 0 or fsec < 0
-        sign = "-" if minus else ("+" if is_before else "")
-        parts.append(f"{sign}{abs(hour):02d}:{abs(minute):02d}:{abs(sec):02d}{_frac(abs(fsec))}")
-    return " ".join(parts)
+def format_interval(v: Any, style: str = "postgres") -> str:
+    """EncodeInterval in the session's IntervalStyle (sql.interval_text)."""
+    return interval_text.format_interval(_as_interval(v), style)
 
 
 def format_bytea(v: bytes) -> str:
@@ -215,10 +193,15 @@ _TEXT_ENCODERS: dict[str, Encoder] = {
 }
 
 
-def text_encoder(t: SqlType) -> Encoder:
-    """The text-format encoder for values of type `t` (str() for types without a rule)."""
+def text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
+    """The text-format encoder for values of type `t` (str() for types without a rule);
+    intervals print in `interval_style` (the session's IntervalStyle)."""
     if t.name in ARRAY_ELEMENT:
-        return _array_text_encoder(t)
+        return _array_text_encoder(t, interval_style)
+    if t.name == "record":
+        return record_text_encoder(t, lambda ft: text_encoder(ft, interval_style))
+    if t.name == "interval" and interval_style != "postgres":
+        return lambda v: format_interval(v, interval_style).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 
@@ -337,12 +320,16 @@ def has_binary(t: SqlType) -> bool:
     """Whether values of `t` can be sent and received in binary format."""
     if t.name in ARRAY_ELEMENT:
         return has_binary(SqlType(ARRAY_ELEMENT[t.name]))
+    if t.name == "record":
+        return all(has_binary(f) for f in t.fields)
     return t.name in _BINARY_ENCODERS
 
 
 def binary_encoder(t: SqlType) -> Encoder:
     if t.name in ARRAY_ELEMENT:
         return _array_binary_encoder(t)
+    if t.name == "record":
+        return record_binary_encoder(t, binary_encoder)
     enc = _BINARY_ENCODERS.get(t.name)
     if enc is None:
         raise SqlError("42883", f"no binary output function available for type {_type_label(t)}")
@@ -470,282 +457,21 @@ def _parse_numeric(s: str, t: SqlType) -> Decimal:
         raise _syntax(t, s) from None
 
 
-_DATE_RE = re.compile(r"\s*(\d{4,})-(\d{1,2})-(\d{1,2})")
-_TIME_RE = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
-_TZ_RE = re.compile(r"\s*(?:(Z|UTC|GMT)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?)\s*\Z", re.I)
-
-
-def _frac_micros(frac: str | None) -> int:
-    """Fractional seconds digits -> microseconds, rounded half away from zero like Postgres."""
-    if not frac:
-        return 0
-    if len(frac) <= 6:
-        return int(frac.ljust(6, "0"))
-    return int(Decimal("0." + frac).quantize(Decimal("0.000001"), "ROUND_HALF_UP") * 10**6)
-
-
-def _make_date(y: str, m: str, d: str, text: str) -> dt.date:
-    try:
-        return dt.date(int(y), int(m), int(d))
-    except ValueError:
-        raise _field_overflow(text) from None
-
-
 def _parse_date(s: str, t: SqlType) -> dt.date:
-    v = s.strip()
-    if v.lower() == "epoch":
-        return dt.date(1970, 1, 1)
-    m = _DATE_RE.match(v)
-    if not m:
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    rest = v[m.end() :]
-    if rest and not (rest[0] in " T" and _parse_time_tail(rest.lstrip(" T")) is not None):
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    return _make_date(m.group(1), m.group(2), m.group(3), s)
-
-
-def _parse_time_tail(rest: str) -> tuple[int, int, int, int, dt.timedelta | None] | None:
-    """Parse 'HH:MM[:SS[.f]][tz]'; None if it does not match."""
-    m = _TIME_RE.match(rest)
-    if not m:
-        return None
-    hh, mm, ss, frac = m.groups()
-    tail = rest[m.end() :]
-    offset: dt.timedelta | None = None
-    if tail.strip():
-        z = _TZ_RE.match(tail)
-        if not z:
-            return None
-        if z.group(1):
-            offset = dt.timedelta(0)
-        else:
-            sign = -1 if z.group(2) == "-" else 1
-            offset = sign * dt.timedelta(
-                hours=int(z.group(3)), minutes=int(z.group(4) or 0), seconds=int(z.group(5) or 0)
-            )
-    return int(hh), int(mm), int(ss or 0), _frac_micros(frac), offset
+    return datetime_text.parse_date(s)
 
 
 def _parse_time(s: str, t: SqlType) -> dt.time:
-    parsed = _parse_time_tail(s.strip())
-    if parsed is None:
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    hh, mm, ss, us, _ = parsed
-    if not (0 <= hh < 24 and 0 <= mm < 60 and 0 <= ss < 60):
-        raise _field_overflow(s)
-    total = _time_micros(dt.time(hh, mm, ss)) + us
-    if total >= _USECS_PER_DAY:
-        raise _field_overflow(s)
-    return (dt.datetime.min + dt.timedelta(microseconds=total)).time()
+    return datetime_text.parse_time(s)
 
 
 def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
-    v = s.strip()
-    if v.lower() == "epoch":
-        base = _UNIX_EPOCH
-        return base.replace(tzinfo=dt.UTC) if t.name == "timestamptz" else base
-    m = _DATE_RE.match(v)
-    if not m:
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    day = _make_date(m.group(1), m.group(2), m.group(3), s)
-    rest = v[m.end() :]
-    hh = mm = ss = us = 0
-    offset: dt.timedelta | None = None
-    if rest:
-        stripped = rest.lstrip(" T")
-        if stripped == rest:
-            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-        parsed = _parse_time_tail(stripped)
-        if parsed is None:
-            z = _TZ_RE.match(stripped)
-            if not z:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-            parsed = _parse_time_tail("00:00" + stripped)
-            assert parsed is not None
-        hh, mm, ss, us, offset = parsed
-    if not (0 <= hh < 24 and 0 <= mm < 60 and 0 <= ss < 60):
-        raise _field_overflow(s)
-    try:
-        value = dt.datetime(day.year, day.month, day.day, hh, mm, ss) + dt.timedelta(
-            microseconds=us
-        )
-    except OverflowError:
-        raise _field_overflow(s) from None
-    if t.name != "timestamptz":
-        return value
-    try:
-        if offset is not None:
-            value = value - offset
-        return value.replace(tzinfo=dt.UTC)
-    except OverflowError:
-        raise _field_overflow(s) from None
-
-
-_INTERVAL_UNITS: dict[str, tuple[str, int]] = {}
-for _names, _unit in (
-    (("microsecond", "microseconds", "us", "usec", "usecs", "usecond", "useconds"), ("us", 1)),
-    (("millisecond", "milliseconds", "ms", "msec", "msecs", "msecond", "mseconds"), ("us", 1000)),
-    (("second", "seconds", "s", "sec", "secs"), ("us", _USECS_PER_SEC)),
-    (("minute", "minutes", "m", "min", "mins"), ("us", _USECS_PER_MINUTE)),
-    (("hour", "hours", "h", "hr", "hrs"), ("us", _USECS_PER_HOUR)),
-    (("day", "days", "d"), ("d", 1)),
-    (("week", "weeks", "w"), ("d", 7)),
-    (("month", "months", "mon", "mons"), ("mon", 1)),
-    (("year", "years", "y", "yr", "yrs"), ("mon", 12)),
-    (("decade", "decades", "dec", "decs"), ("mon", 120)),
-    (("century", "centuries", "c", "cent"), ("mon", 1200)),
-    (("millennium", "millennia", "mil", "mils"), ("mon", 12000)),
-):
-    for _n in _names:
-        _INTERVAL_UNITS[_n] = _unit
-
-_INTERVAL_TOKEN = re.compile(
-    r"\s*(?:"
-    r"(?P<time>[+-]?\d+:\d+(?::\d+)?(?:\.\d*)?)"
-    r"|(?P<ym>[+-]?\d+-\d+)"
-    r"|(?P<num>[+-]?(?:\d+\.?\d*|\.\d+))\s*(?P<unit>[a-zA-Z]+)?"
-    r"|(?P<word>[a-zA-Z]+)"
-    r"|(?P<at>@)"
-    r")"
-)
-_ISO_INTERVAL = re.compile(
-    r"P(?:(?P<Y>[+-]?[\d.]+)Y)?(?:(?P<M>[+-]?[\d.]+)M)?(?:(?P<W>[+-]?[\d.]+)W)?"
-    r"(?:(?P<D>[+-]?[\d.]+)D)?"
-    r"(?:T(?:(?P<h>[+-]?[\d.]+)H)?(?:(?P<m>[+-]?[\d.]+)M)?(?:(?P<s>[+-]?[\d.]+)S)?)?\Z",
-    re.I,
-)
-
-
-class _IntervalAcc:
-    """Accumulates interval fields, spilling fractions downwards like Postgres."""
-
-    def __init__(self) -> None:
-        self.months = 0
-        self.days = 0
-        self.micros = Decimal(0)
-
-    def add(self, value: Decimal, kind: str, scale: int) -> None:
-        if kind == "mon":
-            months = value * scale
-            whole = int(months)
-            self.months += whole
-            frac = months - whole
-            if scale >= 12:  # years and more: fractional months are rounded
-                self.months += int(frac.to_integral_value("ROUND_HALF_EVEN"))
-                return
-            self.add(frac * 30, "d", 1)
-        elif kind == "d":
-            days = value * scale
-            whole = int(days)
-            self.days += whole
-            self.micros += (days - whole) * _USECS_PER_DAY
-        else:
-            self.micros += value * scale
-
-    def result(self, negate: bool) -> Interval:
-        micros = int(self.micros.to_integral_value("ROUND_HALF_EVEN"))
-        iv = Interval(self.months, self.days, micros)
-        return Interval(-iv.months, -iv.days, -iv.micros) if negate else iv
-
-
-def _time_token_micros(tok: str) -> Decimal:
-    sign = -1 if tok.startswith("-") else 1
-    parts = tok.lstrip("+-").split(":")
-    if len(parts) == 2 and "." in parts[1]:
-        h, m, s = "0", parts[0], parts[1]  # MM:SS.f
-    else:
-        h, m, s = parts[0], parts[1], parts[2] if len(parts) > 2 else "0"
-    return sign * (
-        Decimal(h) * _USECS_PER_HOUR
-        + Decimal(m) * _USECS_PER_MINUTE
-        + Decimal(s or "0") * _USECS_PER_SEC
-    )
+    v = datetime_text.parse_timestamp(s, tz=t.name == "timestamptz")
+    return fit_datetime(v, t) if t.typmod >= 0 else v
 
 
 def _parse_interval(s: str, t: SqlType) -> Interval:
-    text = s.strip()
-    if not text:
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    acc = _IntervalAcc()
-    iso = _ISO_INTERVAL.match(text)
-    if iso and len(text) > 1:
-        try:
-            for key, kind, scale in (
-                ("Y", "mon", 12),
-                ("M", "mon", 1),
-                ("W", "d", 7),
-                ("D", "d", 1),
-                ("h", "us", _USECS_PER_HOUR),
-                ("m", "us", _USECS_PER_MINUTE),
-                ("s", "us", _USECS_PER_SEC),
-            ):
-                if iso.group(key) is not None:
-                    acc.add(Decimal(iso.group(key)), kind, scale)
-        except InvalidOperation:
-            raise _syntax(t, s, INVALID_DATETIME_FORMAT) from None
-        return acc.result(False)
-    pos = 0
-    seen: set[str] = set()
-    negate = False
-    pending_number: Decimal | None = None
-    saw_any = False
-    while pos < len(text):
-        m = _INTERVAL_TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-        pos = m.end()
-        if negate:  # 'ago' must be last
-            raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-        if m.group("at"):
-            if saw_any:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-            continue
-        if m.group("time") is not None:
-            if "time" in seen:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-            seen.add("time")
-            if pending_number is not None:  # 'D HH:MM:SS' (SQL standard style)
-                if "d" in seen:
-                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-                seen.add("d")
-                acc.add(pending_number, "d", 1)
-                pending_number = None
-            acc.add(_time_token_micros(m.group("time")), "us", 1)
-        elif m.group("ym") is not None:
-            if "mon" in seen:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-            seen.add("mon")
-            sign = -1 if m.group("ym").startswith("-") else 1
-            y, mo = m.group("ym").lstrip("+-").split("-")
-            acc.add(Decimal(sign * (int(y) * 12 + int(mo))), "mon", 1)
-        elif m.group("num") is not None:
-            if pending_number is not None:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-            num = Decimal(m.group("num"))
-            unit = m.group("unit")
-            if unit is None:
-                pending_number = num
-            else:
-                spec = _INTERVAL_UNITS.get(unit.lower())
-                if spec is None:
-                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-                key = unit.lower().rstrip("s") if spec[0] == "us" else spec[0] + str(spec[1])
-                if key in seen:
-                    raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-                seen.add(key)
-                acc.add(num, spec[0], spec[1])
-        else:
-            word = m.group("word").lower()
-            if word == "ago" and saw_any:
-                negate = True
-            else:
-                raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-        saw_any = True
-    if pending_number is not None:  # a trailing bare number is seconds
-        acc.add(pending_number, "us", _USECS_PER_SEC)
-    if not saw_any:
-        raise _syntax(t, s, INVALID_DATETIME_FORMAT)
-    return acc.result(negate)
+    return parse_interval(s, t.typmod)
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -1013,9 +739,9 @@ _VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
 _quote_array_element = quote_array_element
 
 
-def _array_text_encoder(t: SqlType) -> Encoder:
+def _array_text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
     elem = SqlType(ARRAY_ELEMENT[t.name])
-    enc = text_encoder(elem)
+    enc = text_encoder(elem, interval_style)
     if t.name in _VECTOR_TYPES:
         return lambda v: b" ".join(enc(x) for x in v)
     delim = b";" if elem.name == "box" else b","

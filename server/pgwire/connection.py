@@ -34,7 +34,6 @@ from sql.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
-    INTERNAL_ERROR,
     INVALID_BINARY_REPRESENTATION,
     INVALID_CATALOG_NAME,
     INVALID_CURSOR_NAME,
@@ -44,6 +43,7 @@ from sql.errors import (
     QUERY_CANCELED,
     SYNTAX_ERROR,
     SqlError,
+    internal_error,
 )
 from sql.types import TYPE_BY_OID, SqlType
 
@@ -155,9 +155,11 @@ def resolve_formats(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> li
     return [0] * len(columns)
 
 
-def _encoders(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> list[codec.Encoder]:
+def _encoders(
+    columns: Sequence[ColumnDesc], formats: Sequence[int], interval_style: str = "postgres"
+) -> list[codec.Encoder]:
     return [
-        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type)
+        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, interval_style)
         for c, f in zip(columns, formats, strict=True)
     ]
 
@@ -220,8 +222,8 @@ class Connection:
         if isinstance(exc, SqlError):
             err = exc
         else:
-            log.warning("internal error on connection %s", self.peer, exc_info=exc)
-            err = SqlError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
+            err = internal_error(exc)
+            log.warning("internal error on connection %s (%s)", self.peer, err.message)
         self.out += messages.error_response(err, severity)
 
     async def _fatal(self, err: SqlError) -> None:
@@ -283,7 +285,7 @@ class Connection:
             raise
         except Exception as e:
             log.exception("connection %s failed", self.peer)
-            await self._fatal(SqlError(INTERNAL_ERROR, str(e) or type(e).__name__))
+            await self._fatal(internal_error(e))
         finally:
             await self._cleanup()
 
@@ -583,6 +585,11 @@ class Connection:
 
     # -- results ---------------------------------------------------------------------------
 
+    def _interval_style(self) -> str:
+        """The session's IntervalStyle (how interval results print)."""
+        get = getattr(self.session, "get", None)
+        return str(get("intervalstyle")) if get is not None else "postgres"
+
     async def _emit(self, portal: Portal, max_rows: int, *, describe: bool) -> None:
         """Send (part of) a portal's result."""
         result = portal.result
@@ -592,7 +599,7 @@ class Connection:
                 return
             if portal.stream is None:
                 formats = resolve_formats(result.columns, portal.result_formats)
-                encoders = _encoders(result.columns, formats)
+                encoders = _encoders(result.columns, formats, self._interval_style())
                 if describe:
                     self.out += messages.row_description(result.columns, formats)
                 portal.stream = RowStream(result.batches, encoders)
@@ -642,9 +649,9 @@ class Connection:
         delimiter = getattr(result, "delimiter", "," if csv else "\t")
         null = getattr(result, "null", "" if csv else "\\N")
         if csv:
-            fmt = csv_row_formatter(result.columns, delimiter, null)
+            fmt = csv_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style())
         else:
-            fmt = text_row_formatter(result.columns, delimiter, null)
+            fmt = text_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style())
         iterator = iter(result.batches)
         self.out += messages.copy_response(b"H", len(result.columns))
         if csv and getattr(result, "header", False):

@@ -145,35 +145,51 @@ def components(r: mir.Join) -> list[list[int]]:
     return sorted(groups.values())
 
 
-def stage_keys(r: mir.Join, offs: list[int], done: set[int], cand: int) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]]:
-    """(stream key over the join's columns, lookup key over `cand`'s own columns): for each
-    equivalence class with a member over the inputs `done` and one over `cand` alone."""
-    stream: list[Scalar] = []
-    lookup: list[Scalar] = []
-    for cls in r.equivalences:
-        theirs = [e for e in cls if _owners(e, offs) <= done]
-        mine = [e for e in cls if _owner(e, offs) == cand]
-        if theirs and mine:
-            k = permute(mine[0], {c: c - offs[cand] for c in columns_used(mine[0])})
-            if k not in lookup:
-                lookup.append(k)
-                stream.append(theirs[0])
-    return tuple(stream), tuple(lookup)
+class JoinGraph:
+    """The equivalence classes of a join with the inputs each member reads (computed once:
+    ordering asks for stage keys O(inputs²) times)."""
+
+    def __init__(self, r: mir.Join) -> None:
+        self.offs = offsets(r)
+        self.n = len(r.inputs)
+        self.classes = [[(e, frozenset(_owners(e, self.offs))) for e in cls] for cls in r.equivalences]
+        # input -> the classes with a member over that input alone
+        self.touching: list[list[int]] = [[] for _ in range(self.n)]
+        for ci, cls in enumerate(self.classes):
+            for i in sorted({next(iter(o)) for _, o in cls if len(o) == 1}):
+                self.touching[i].append(ci)
+
+    def stage_keys(self, done: set[int], cand: int) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]]:
+        """(stream key over the join's columns, lookup key over `cand`'s own columns): for each
+        equivalence class with a member over the inputs `done` and one over `cand` alone."""
+        stream: list[Scalar] = []
+        lookup: list[Scalar] = []
+        for ci in self.touching[cand]:
+            cls = self.classes[ci]
+            theirs = next((e for e, o in cls if o <= done), None)
+            mine = next((e for e, o in cls if o == {cand}), None)
+            if theirs is not None and mine is not None:
+                k = permute(mine, {c: c - self.offs[cand] for c in columns_used(mine)})
+                if k not in lookup:
+                    lookup.append(k)
+                    stream.append(theirs)
+        return tuple(stream), tuple(lookup)
 
 
 def order(r: mir.Join, start: int) -> Path:
     """The greedy path from `start` (see the module docstring)."""
-    offs = offsets(r)
+    g = JoinGraph(r)
     n = len(r.inputs)
     keys = [unique_keys(x) for x in r.inputs]
     done = {start}
     path: list[tuple[int, tuple[Scalar, ...]]] = [(start, ())]
+    # the inputs sharing a class with an input: candidates once that input is joined
+    near = [{j for ci in g.touching[i] for _, o in g.classes[ci] for j in o} for i in range(n)]
+    frontier = set(near[start]) - done
     while len(done) < n:
         best: tuple[tuple[int, int, int], int, tuple[Scalar, ...]] | None = None
-        for cand in range(n):
-            if cand in done:
-                continue
-            _, key = stage_keys(r, offs, done, cand)
+        for cand in sorted(frontier):
+            _, key = g.stage_keys(done, cand)
             if not key:
                 continue
             cols = {k.index for k in key if isinstance(k, Column)}
@@ -186,6 +202,7 @@ def order(r: mir.Join, start: int) -> Path:
             best = ((1, 0, cand), cand, ())
         path.append((best[1], best[2]))
         done.add(best[1])
+        frontier = (frontier | near[best[1]]) - done
     return tuple(path)
 
 

@@ -97,8 +97,10 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
             keep, pos = _over(x, need, d)
             inner = _prune(x, keep, lets)
             preds = tuple(permute(p, pos) for p in ps)
-            if isinstance(inner, mir.Project):
-                # the narrowing goes above the filter (where predicate pushdown would put it)
+            if isinstance(inner, mir.Project) and not _let_read(inner.input, lets):
+                # the narrowing goes above the filter (where predicate pushdown would put it);
+                # a `Project(Get l)` of a binding being pruned stays together: _rebind
+                # rewrites exactly that shape once l's value has lost its unread columns
                 f: mir.Mir = mir.Project(mir.Filter(inner.input, tuple(permute(p, inner.outputs) for p in preds)), inner.outputs)
             else:
                 f = mir.Filter(inner, preds)
@@ -174,6 +176,11 @@ def _prune(r: mir.Mir, d: tuple[int, ...], lets: dict[str, set[int]]) -> mir.Mir
             return _project(replace(r, input=_prune(x, tuple(range(mir.arity(x))), lets)), d)
         case _:
             assert_never(r)
+
+
+def _let_read(r: mir.Mir, lets: dict[str, set[int]]) -> bool:
+    """Is `r` a read of a local binding whose value this pass is pruning?"""
+    return isinstance(r, mir.Get) and r.local and r.id in lets
 
 
 def _rebind(r: mir.Mir, lid: str, pos: dict[int, int], types) -> mir.Mir:

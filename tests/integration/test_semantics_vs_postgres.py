@@ -75,6 +75,13 @@ QUERIES = [
     "SELECT a, (SELECT max(r) FROM (SELECT rank() OVER (ORDER BY y) AS r FROM t2 WHERE t2.x = t1.a) s) FROM t1",
     "SELECT x, avg(y) OVER (PARTITION BY x), min(y) FILTER (WHERE y > 100) OVER (PARTITION BY x ORDER BY y) "
     "FROM t2 WHERE x IN (1, 2)",
+    # a filtered read of a pruned binding (the right join's matched rows): found by tests/oracle
+    "SELECT count(*), min(b) FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE true) s",
+    "SELECT 1 FROM (SELECT DISTINCT t1.b FROM t2 RIGHT JOIN t1 ON true WHERE t1.a > 1) s",
+    # IS [NOT] DISTINCT FROM: never NULL (found unsupported by tests/oracle)
+    "SELECT a, b, a IS DISTINCT FROM b / 10, a IS NOT DISTINCT FROM NULL, NULL IS DISTINCT FROM NULL FROM t1",
+    "SELECT * FROM t1 JOIN t2 ON t1.a IS NOT DISTINCT FROM t2.x",
+    "SELECT count(*) FROM t1 WHERE b IS DISTINCT FROM 20",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
 ]

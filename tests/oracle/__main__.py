@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psycopg
 
+from tests.oracle.gen import TIERS
 from tests.oracle.runner import Finding, Oracle
 from tests.pgref import reference_postgres
 
@@ -53,11 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.oracle")
     ap.add_argument("--seed-start", type=int, default=0)
     ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--tier", choices=TIERS, default="full",
+                    help="full: nested queries; light: one or two tables, no nesting (faster on Spark)")
     ap.add_argument("--mz-dsn")
     ap.add_argument("--pg-dsn")
     ap.add_argument("--minimize", action="store_true", help="shrink each discrepancy (delta debugging)")
     ap.add_argument("--out", help="append findings as JSON lines here")
     ap.add_argument("--show-unsupported", action="store_true")
+    ap.add_argument("--max-seconds", type=float, default=0, help="stop (with the summary) after this long")
     ap.add_argument("--progress", type=int, default=500, help="print a summary every N seeds")
     args = ap.parse_args(argv)
 
@@ -66,19 +70,27 @@ def main(argv: list[str] | None = None) -> int:
         mz_dsn = args.mz_dsn or stack.enter_context(mzspark_server())
         mz = stack.enter_context(psycopg.connect(mz_dsn, autocommit=True))
         pg = stack.enter_context(psycopg.connect(pg_dsn, autocommit=True))
-        oracle = Oracle(mz, pg)
+        oracle = Oracle(mz, pg, tier=args.tier)
         out = open(args.out, "a") if args.out else None  # noqa: SIM115
         bad = 0
         t0 = time.monotonic()
         try:
+            last = args.seed_start - 1
             for i, seed in enumerate(range(args.seed_start, args.seed_start + args.count)):
-                for f in oracle.run_seed(seed, args.minimize):
+                if args.max_seconds and time.monotonic() - t0 > args.max_seconds:
+                    break
+                last = seed
+                t_seed = time.monotonic()
+                found = oracle.run_seed(seed, args.minimize)
+                if time.monotonic() - t_seed > 30:
+                    print(f"-- slow seed {seed}: {time.monotonic() - t_seed:.0f} s", flush=True)
+                for f in found:
                     if is_discrepancy(f):
                         bad += 1
                     if is_discrepancy(f) or args.show_unsupported:
                         print(f.report(), flush=True)
                     if out:
-                        out.write(json.dumps({"seed": f.seed, "mode": f.mode, "kind": f.kind, "known": f.known,
+                        out.write(json.dumps({"seed": f.seed, "tier": f.tier, "mode": f.mode, "kind": f.kind, "known": f.known,
                                               "sql": f.sql, "minimized": f.minimized,
                                               "pg": f.pg.show(), "mz": f.mz.show(),
                                               "other_sql": f.other_sql,
@@ -90,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             oracle.close()
             if out:
                 out.close()
-        print(f"SUMMARY seeds {args.seed_start}..{args.seed_start + args.count - 1}: "
+        print(f"SUMMARY {args.tier} seeds {args.seed_start}..{last}: "
               f"{oracle.stats.summary(time.monotonic() - t0)}; discrepancies={bad}", flush=True)
         return 1 if bad else 0
 

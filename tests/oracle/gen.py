@@ -59,6 +59,7 @@ class Gen:
     budget: int = 3                                   # FROM primaries left in this FROM
     total: int = 5                                    # FROM primaries left in the whole query
     ctes: list[str] = field(default_factory=list)
+    light: bool = False                               # the light tier: see generate()
 
     # ---- names ------------------------------------------------------------------------
 
@@ -515,14 +516,23 @@ class Gen:
         return node, tuple((f"c{i}", ty) for i, ty in enumerate(types))
 
 
-def make_gen(seed: int, tables: tuple[Table, ...]) -> Gen:
+TIERS = ("full", "light")
+
+
+def make_gen(seed: int, tables: tuple[Table, ...], tier: str = "full") -> Gen:
     rng = random.Random(seed)
-    return Gen(rng, {tb.name: tuple((c.name, c.ty) for c in tb.columns) for tb in tables},
-               mixcase=rng.random() < 0.05)
+    g = Gen(rng, {tb.name: tuple((c.name, c.ty) for c in tb.columns) for tb in tables},
+            mixcase=rng.random() < 0.05, light=tier == "light")
+    if g.light:
+        g.total = 2
+    return g
 
 
-def generate(seed: int, tables: tuple[Table, ...]) -> Query:
-    g = make_gen(seed, tables)
+def generate(seed: int, tables: tuple[Table, ...], tier: str = "full") -> Query:
+    """The query of `seed`. The full tier nests (derived tables, LATERAL, subqueries in
+    expressions, CTEs, set operations); the light tier (cheaper on Spark) keeps one or two
+    tables, no nesting and fewer set operations, for throughput."""
+    g = make_gen(seed, tables, tier)
     r = g.rng
     x = r.random()
     if x < 0.12:
@@ -537,7 +547,8 @@ def generate(seed: int, tables: tuple[Table, ...]) -> Query:
 def top_query(g: Gen) -> N:
     r = g.rng
     ctes: list[N] = []
-    if r.random() < 0.2:
+    depth = 0 if g.light else 1
+    if not g.light and r.random() < 0.2:
         for _ in range(r.randint(1, 2)):
             node, cols = g.select_core((), None, 1)
             shadow = r.random() < 0.3
@@ -549,17 +560,17 @@ def top_query(g: Gen) -> N:
             ctes.append(t(f"{g.ident(name)} AS ({{0}})", node))
     g.budget = 3
     x = r.random()
-    if x < 0.2:
-        left, cols = g.select_core((), None, 1)
+    if x < (0.1 if g.light else 0.2):
+        left, cols = g.select_core((), None, depth)
         types = [ty for _, ty in cols]
         body = t("({0})", left)
         for _ in range(r.choice([1, 1, 2])):
             g.budget = 3
-            right, _ = g.select_core((), types, 1)
+            right, _ = g.select_core((), types, depth)
             op = r.choice(["UNION", "UNION ALL", "INTERSECT", "INTERSECT ALL", "EXCEPT", "EXCEPT ALL"])
             body = t(f"{{0}} {op} ({{1}})", body, right)
     else:
-        body, cols = g.select_core((), None, 2 if r.random() < 0.3 else 1)
+        body, cols = g.select_core((), None, 0 if g.light else 2 if r.random() < 0.3 else 1)
         types = [ty for _, ty in cols]
     order = None
     if r.random() < 0.3 and "interval" not in types:
@@ -575,8 +586,9 @@ def top_query(g: Gen) -> N:
 
 def _base(g: Gen) -> tuple[N, tuple[Rel, ...], N, Ctx]:
     g.budget = 3
-    frm, rels = g.from_clause((), 1)
-    row = Ctx(rels, (), None, 1)
+    depth = 0 if g.light else 1
+    frm, rels = g.from_clause((), depth)
+    row = Ctx(rels, (), None, depth)
     return frm, rels, g.pred(row, 2), row
 
 

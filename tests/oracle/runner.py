@@ -55,9 +55,10 @@ class Finding:
     other_mz: Outcome | None = None
     known: str = ""
     minimized: str | None = None
+    tier: str = "full"
 
     def report(self) -> str:
-        lines = [f"=== seed {self.seed} [{self.mode}] {self.kind}" + (f" (known: {self.known})" if self.known else ""),
+        lines = [f"=== seed {self.seed} {self.tier} [{self.mode}] {self.kind}" + (f" (known: {self.known})" if self.known else ""),
                  f"SQL: {self.sql}"]
         if self.minimized:
             lines.append(f"MINIMIZED: {self.minimized}")
@@ -85,7 +86,8 @@ class Stats:
 
 class Oracle:
     def __init__(self, mz: psycopg.Connection, pg: psycopg.Connection, *, block: int = SCHEMA_BLOCK,
-                 prefix: str = "o") -> None:
+                 prefix: str = "o", tier: str = "full") -> None:
+        self.tier = tier
         self.mz, self.pg = mz, pg
         self.block_size = block
         self.prefix = prefix
@@ -127,16 +129,19 @@ class Oracle:
 
     # ---- running ----------------------------------------------------------------------
 
+    def run_mz(self, sql: str) -> Outcome:
+        return execute(self.mz, sql)
+
     def both(self, sql: str) -> tuple[Outcome, Outcome]:
         fut = self.pool.submit(execute, self.pg, sql)
         t0 = time.monotonic()
-        mz = execute(self.mz, sql)
+        mz = self.run_mz(sql)
         self.stats.mz_seconds += time.monotonic() - t0
         self.stats.queries += 1
         return fut.result(), mz
 
     def query_for(self, seed: int) -> Query:
-        return generate(seed, random_schema(seed // self.block_size))
+        return generate(seed, random_schema(seed // self.block_size), self.tier)
 
     def check(self, seed: int, q: Query) -> list[Finding]:
         """Run `q`; the findings (discrepancies, unsupported, known) it produced."""
@@ -158,6 +163,7 @@ class Oracle:
                     found.append(Finding(seed, q.mode, q.mode, sql, pg, mz, other, omz))
         for f in found:
             f.known = known_reason(f)
+            f.tier = self.tier
         return found
 
     def run_seed(self, seed: int, do_minimize: bool = False) -> list[Finding]:
@@ -175,10 +181,25 @@ class Oracle:
                     f.minimized = self.minimize(seed, q, f.kind)
         return found
 
+    def planning_error(self, sql: str) -> Outcome | None:
+        """mzspark's error for `sql` when planning alone raises it (EXPLAIN runs no Spark job);
+        None when the plan is fine or PostgreSQL cannot plan it."""
+        o = self.run_mz(f"EXPLAIN PHYSICAL PLAN FOR {sql}")
+        if o.ok or o.sqlstate == "0A000":
+            return None
+        return o if execute(self.pg, f"EXPLAIN {sql}").ok else None
+
     def minimize(self, seed: int, q: Query, kind: str, budget: int = 250) -> str:
         def fails(tree: N) -> bool:
             cand = q.with_tree(tree)
             return any(f.kind == kind for f in self.check(seed, cand))
+
+        if kind == "mz-error" and q.other_fmt is None:
+            first = self.planning_error(q.sql())
+            if first is not None:
+                def fails(tree: N) -> bool:  # noqa: F811  (cheap: planning only)
+                    o = self.planning_error(tree.render())
+                    return o is not None and (o.sqlstate, o.message) == (first.sqlstate, first.message)
 
         small = minimize(q.tree, fails, budget=budget, keep_root=q.other_fmt is not None)
         return q.with_tree(small).sql() + ("" if q.other_fmt is None else "  /  " + (q.with_tree(small).other_sql() or ""))

@@ -349,11 +349,22 @@ def _same_up_to_ties(a: tuple[tuple, ...], b: tuple[tuple, ...], cols: list[int]
 # the verdict
 
 
+# Names that are also SQL words: a statement containing one does not necessarily use the object.
+_SQL_WORDS = frozenset(
+    "rows range groups first last value values key name type data text time date timestamp interval "
+    "row array json jsonb int integer numeric float real char varchar boolean bool point path bit "
+    "order group by all any some in on using as set of to from where select with union except "
+    "intersect case when then else end and or not null true false limit offset window over partition "
+    "count sum avg min max unbounded preceding following current only lateral".split()
+)
+
+
 def references(sql: str, names: set[str]) -> str | None:
+    """A name from `names` that the statement mentions (as a word; SQL words excluded)."""
     if not names:
         return None
     words = set(re.findall(r"[a-z_][a-z0-9_]*", sql.lower()))
-    hit = sorted(words & names)
+    hit = sorted((words & names) - _SQL_WORDS)
     return hit[0] if hit else None
 
 
@@ -397,6 +408,6 @@ _CREATED = re.compile(
 def created_name(sql: str) -> str | None:
     """The (unqualified, lowercased) name a CREATE statement creates."""
     m = _CREATED.match(normalize(sql))
-    if not m:
+    if not m or m.group(1) == "on":  # CREATE INDEX ON t (…) has no name
         return None
     return m.group(1).split(".")[-1].strip('"')

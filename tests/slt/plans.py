@@ -155,7 +155,7 @@ def walk_file(path: Path, every: int = 1, label: str | None = None) -> PlanFileR
                 else:
                     res.ok += 1
         finally:
-            res.spark_started = coord._spark is not None
+            res.spark_started = coord.compute.current is not None
             coord.close()
     res.seconds = time.monotonic() - t0
     return res

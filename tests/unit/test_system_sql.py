@@ -182,7 +182,7 @@ def test_cursors_over_catalog_queries(coord: Coordinator, session: Any) -> None:
 
 
 def test_no_spark(coord: Coordinator) -> None:
-    assert coord._spark is None, "catalog queries and utility statements must not start Spark"
+    assert coord.compute.current is None, "catalog queries and utility statements must not start Spark"
 
 
 def test_relation_rows_for_the_planner(coord: Coordinator, session: Any) -> None:
