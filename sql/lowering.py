@@ -58,7 +58,6 @@ from sql.hir import (
     WindowExpr,
 )
 from sql.literal import cast_value
-from sql.subquery_keys import EquiCorrelation, equi_correlation, unshift
 from sql.mir import (
     Constant,
     Filter,
@@ -89,6 +88,7 @@ from sql.scalar import (
     WindowSpec,
     record_get,
 )
+from sql.subquery_keys import EquiCorrelation, equi_correlation, unshift
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
