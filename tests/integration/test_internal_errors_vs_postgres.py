@@ -20,10 +20,15 @@ SETUP = [
     "CREATE VIEW {s}.v1 AS SELECT 1 AS a",
     "CREATE TABLE {s}.tt (a int, n numeric, s text)",
     "INSERT INTO {s}.tt VALUES (1, 2.5, 'x'), (2, -1, 'y')",
+    "CREATE TABLE {s}.tj (j jsonb)",
+    "INSERT INTO {s}.tj VALUES ('{\"public\": 1}'), ('{\"public\": 1, \"disabled\": 2}'), ('[\"disabled\"]'), ('3')",
 ]
 
 # (statement, the outcome both servers must agree on)
 SAME_RESULT = [
+    # jsonb ?| / ?& with an array literal over a column (the plan hashes the array literal)
+    "SELECT count(*) FROM tj WHERE j ?| ARRAY['public', 'disabled']",
+    "SELECT count(*) FROM tj WHERE j ?& ARRAY['public', 'disabled']",
     # ROWS offsets beyond Spark's INT reach the partition's end (PG allows bigint offsets)
     "SELECT a, sum(a) OVER (ORDER BY a ROWS BETWEEN CURRENT ROW AND 9223372036854775807 FOLLOWING) FROM tt",
     "SELECT a, sum(a) OVER (ORDER BY a ROWS BETWEEN 9223372036854775807 PRECEDING AND CURRENT ROW) FROM tt",

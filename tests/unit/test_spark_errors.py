@@ -71,3 +71,12 @@ class _Captured(RuntimeError):
 def test_condition_with_subclass() -> None:
     e = translate_spark_error(_Captured("cannot be represented as Decimal(38, 10)"))
     assert (e.sqlstate, e.message) == ("22003", "numeric field overflow")
+
+
+def test_array_literals_hash() -> None:
+    """Plan rules hash scalars (sets, dict keys): an array literal must hash like its equal."""
+    from sql.scalar import Literal
+    from sql.types import SqlType
+
+    a, b = Literal(["a", "b"], SqlType("_text")), Literal(["a", "b"], SqlType("_text"))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
