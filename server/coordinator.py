@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
 from catalog.catalog import Catalog, Column, Item
 from catalog.oracle import TimestampOracle
@@ -927,10 +928,7 @@ class Coordinator:
     def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:
         ast = stmt.ast
         schema_node = ast.this
-        if type(schema_node).__name__ != "Schema":
-            # no column list: CREATE TABLE ... AS query, CREATE TABLE ... PARTITION OF ...
-            raise unsupported("CREATE TABLE ... AS" if ast.expression is not None else "CREATE TABLE without a column list")
-        table = schema_node.this
+        table = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
         parts = [p.name for p in table.parts]
         if len(parts) == 3 and parts[0] != "materialize":
             raise SqlError("3D000", f'database "{parts[0]}" does not exist')
@@ -941,8 +939,15 @@ class Coordinator:
         if ast.args.get("exists") and self.catalog.get_item(schema, name) is not None:
             session.notice(f'relation "{name}" already exists, skipping', "42P07")
             return CommandResult("CREATE TABLE")
+        props = list(ast.args["properties"].expressions) if ast.args.get("properties") is not None else []
+        with_data = True
+        for prop in props:
+            if isinstance(prop, exp.WithDataProperty) and ast.expression is not None:
+                with_data = not prop.args.get("no")
+            else:
+                raise unsupported(f"CREATE TABLE ... {prop.sql(dialect='postgres')}")
         if ast.expression is not None:
-            raise unsupported("CREATE TABLE ... AS")
+            return self._create_table_as(session, stmt, schema, name, with_data)
         cols: list[Column] = []
         pk_cols: set[str] = set()
         for d in schema_node.expressions:
@@ -983,6 +988,36 @@ class Coordinator:
                 self._default(b, c)
         self.catalog.create_item(schema=schema, name=name, kind="table", create_sql=stmt.sql, columns=cols, with_shard=True)
         return CommandResult("CREATE TABLE")
+
+    def _create_table_as(self, session: Session, stmt: st.CreateTable, schema: str, name: str, with_data: bool) -> Result:
+        """CREATE TABLE t [(c, ..)] AS q [WITH [NO] DATA] = CREATE TABLE t with q's column
+        names and types (unknown-typed columns are text, as in Postgres), then INSERT INTO t
+        q at one timestamp."""
+        ast = stmt.ast
+        b = Binder(_Resolver(self.catalog, session, self.system))
+        bound = b.bind_query(ast.expression, top=False)
+        names = list(bound.names)
+        given = [i.name for i in ast.this.expressions] if isinstance(ast.this, exp.Schema) else []
+        if len(given) > len(names):
+            raise SqlError(SYNTAX_ERROR, "too many column names were specified")
+        names[: len(given)] = given
+        for n in names:
+            if names.count(n) > 1:
+                raise SqlError(DUPLICATE_COLUMN, f'column "{n}" specified more than once')
+        types = [TEXT if t.name == "unknown" else t for t in bound.types]
+        cols = [Column(n, t, True, None) for n, t in zip(names, types, strict=True)]
+        col_sql = ", ".join(f"{exp.to_identifier(n, quoted=True).sql(dialect='postgres')} {t.pg_format()}" for n, t in zip(names, types, strict=True))
+        create_sql = f"CREATE TABLE {exp.to_identifier(schema, quoted=True).sql(dialect='postgres')}.{exp.to_identifier(name, quoted=True).sql(dialect='postgres')} ({col_sql})"
+        self.catalog.create_item(schema=schema, name=name, kind="table", create_sql=create_sql, columns=cols, with_shard=True)
+        if not with_data:
+            return CommandResult("CREATE TABLE AS")
+        target = exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True))
+        ins = st.Insert(exp.Insert(this=target, expression=ast.expression))
+        wb = Binder(_Resolver(self.catalog, session, self.system))
+        extra = self._plan_write(wb, ins, session)
+        res = self._write(session, ins, extra, [], wb.param_types())
+        n = res.tag.split()[-1] if isinstance(res, CommandResult) else "0"
+        return CommandResult(f"SELECT {n}")
 
     def _drop(self, session: Session, stmt: st.DropObjects) -> Result:
         kind = {"table": "table", "view": "view", "materialized view": "materialized-view", "index": "index", "source": "source"}[stmt.kind]
@@ -1099,12 +1134,21 @@ def _sort_key(orders):
                 if x is None and y is None:
                     continue
                 return (1 if x is None else -1) * (1 if o.nulls_last else -1)
+            x, y = _pg_order_value(x), _pg_order_value(y)
             if x != y:
                 r = -1 if x < y else 1
                 return -r if o.desc else r
         return 0
 
     return cmp_to_key(cmp)
+
+
+def _pg_order_value(v):
+    """A Python value ordering as Postgres orders `v`: an array element by element, a NULL
+    element after every value, then the shorter array first."""
+    if isinstance(v, list):
+        return [(1, 0) if x is None else (0, _pg_order_value(x)) for x in v]
+    return v
 
 
 def _cancel_error(session: Session) -> SqlError | None:

@@ -17,6 +17,7 @@ _pids = itertools.count(1000)
 # name -> (default, reported to the client as ParameterStatus)
 SESSION_VARS: dict[str, tuple[str, bool]] = {
     "application_name": ("", True),
+    "bytea_output": ("hex", False),
     "client_encoding": ("UTF8", True),
     "client_min_messages": ("notice", False),
     "cluster": ("quickstart", False),
@@ -236,6 +237,14 @@ class Session:
             value = v
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
             raise timezone_refusal(value)
+        elif key == "bytea_output":
+            v = value.strip().lower()
+            if v == "escape":
+                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
+            if v != "hex":
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
+                               hint="Available values: escape, hex.")
+            value = v
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

@@ -89,7 +89,7 @@ _STATIC_SETTINGS = {
     "max_identifier_length": "63", "max_index_keys": "32", "max_function_args": "100", "block_size": "8192",
     "lc_collate": "C", "lc_ctype": "C", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C",
     "lc_time": "C", "default_transaction_read_only": "off", "transaction_read_only": "off",
-    "default_transaction_deferrable": "off", "transaction_deferrable": "off", "bytea_output": "hex",
+    "default_transaction_deferrable": "off", "transaction_deferrable": "off",
     "max_connections": "5000", "xmloption": "content", "xmlbinary": "base64", "ssl": "off",
     "default_tablespace": "", "temp_tablespaces": "", "array_nulls": "on", "escape_string_warning": "on",
     "backslash_quote": "safe_encoding", "lo_compat_privileges": "off", "quote_all_identifiers": "off",

@@ -14,9 +14,10 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, jsonb
+from sql import datetime_typmods, func, func_names, jsonb, srf
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_rows import is_row, row_comparison, row_not_distinct
 from sql.datetime_special import special_now
 from sql.errors import (
     AMBIGUOUS_COLUMN,
@@ -31,6 +32,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.func_names import pg_function_name
+from sql.func_similar import similar_to_regex
 from sql.hir import (
     Exists,
     Finishing,
@@ -116,11 +118,15 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs)
+_VARIADIC_ONLY = frozenset({"concat"})
+
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 _DTYPES: dict[str, str] = {
     "INT": "int4", "BIGINT": "int8", "SMALLINT": "int2", "FLOAT": "float4", "DOUBLE": "float8",
-    "DECIMAL": "numeric", "TEXT": "text", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
+    "DECIMAL": "numeric", "TEXT": "text", "NAME": "name", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
     "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz",
     "INTERVAL": "interval", "BOOLEAN": "bool", "VARBINARY": "bytea", "BINARY": "bytea",
     "JSONB": "jsonb", "JSON": "jsonb", "UUID": "uuid", "UINT": "uint8",
@@ -177,13 +183,16 @@ class Binder:
             if t is not None and t.name != "unknown":
                 self.params[i + 1] = t
         self._agg: _AggCtx | None = None
-        self.ctes: dict[str, tuple[HirRel, list[str]]] = {}
+        # WITH names in scope: (relation, column names, depth of self.outer where bound)
+        self.ctes: dict[str, tuple[HirRel, list[str], int]] = {}
         # INSERT ... VALUES: target column types for VALUES columns of unknown type only
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
+        # self.outer[i] of a query that aggregates: its aggregate context (see _outer_aggregate)
+        self._outer_agg: dict[int, _AggCtx] = {}
         # source offsets of column names under a unary `+` (see statements.unary_plus_operands)
         self.unary_plus: frozenset[int] = frozenset()
         self._semijoin_ok = False
@@ -211,6 +220,14 @@ class Binder:
 
     # ---- queries ----------------------------------------------------------------------
     def bind_query(self, q: exp.Expression, top: bool = True) -> BoundQuery:
+        """A query; the WITH names it binds are in scope only inside it."""
+        saved = dict(self.ctes)
+        try:
+            return self._bind_query(q, top)
+        finally:
+            self.ctes = saved
+
+    def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
         if w is not None and w.args.get("recursive") and w.expressions and all(WMR_META in c.meta for c in w.expressions):
             return bind_wmr(self, q, w, top)
@@ -227,10 +244,26 @@ class Binder:
         raise unsupported(f"query form {q.key.upper()}")
 
     def _bind_select(self, s: exp.Select, top: bool) -> BoundQuery:
-        with self._windows(None, _NO_WINDOWS):
-            return self._bind_select_body(s, top)
+        """A SELECT; it aggregates when it has GROUP BY, HAVING or an aggregate of its level,
+        which may sit in one of its subqueries (see _outer_aggregate): then it is bound again,
+        aggregating."""
+        depth = len(self.outer)
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, False)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+        try:
+            with self._windows(None, _NO_WINDOWS):
+                return self._bind_select_body(s, top, True)
+        except _OuterAggregate as e:
+            if e.depth != depth:
+                raise
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in this context") from None
 
-    def _bind_select_body(self, s: exp.Select, top: bool) -> BoundQuery:
+    def _bind_select_body(self, s: exp.Select, top: bool, aggregating: bool) -> BoundQuery:
+        s = srf.lift_select_list_srfs(s, _output_name, _has_agg)
         bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
@@ -275,8 +308,8 @@ class Binder:
             on = distinct.args["on"]
             on_list = list(on.expressions) if isinstance(on, exp.Tuple) else [on]
             distinct = None  # DISTINCT ON is a TopK, not a Distinct
-        has_agg = bool(group) or having is not None or any(
-            e is not None and _has_agg(e) for _, e, _ in items
+        has_agg = aggregating or bool(group) or having is not None or any(
+            self._agg_level(a, scope) == 0 for _, e, _ in items if e is not None for a in _local_aggs(e)
         )
         select_scope = scope
         if has_agg:
@@ -395,9 +428,17 @@ class Binder:
             if not 1 <= k <= len(names):
                 raise SqlError("42P10", f"ORDER BY position {k} is not in select list")
             return k - 1
-        if isinstance(e, exp.Column) and not e.table and e.name in names:
+        if isinstance(e, exp.Column) and not e.table:
+            if e.name not in names:
+                raise SqlError(UNDEFINED_COLUMN, f'column "{e.name}" does not exist')
+            if names.count(e.name) > 1:
+                raise SqlError(AMBIGUOUS_COLUMN, f'ORDER BY "{e.name}" is ambiguous')
             return names.index(e.name)
-        raise unsupported("ORDER BY on an expression of a set operation")
+        if isinstance(e, exp.Column) and not isinstance(e.this, exp.Star):
+            raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{e.table}"')
+        # Postgres: only result column names or positions order a UNION / INTERSECT / EXCEPT
+        raise SqlError("0A000", "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                       detail="Only result column names can be used, not expressions or functions.")
 
     def _finish_nested(self, b: BoundQuery) -> HirRel:
         """A nested query's ORDER BY + LIMIT/OFFSET becomes a TopK; ORDER BY alone is dropped."""
@@ -663,6 +704,8 @@ class Binder:
     def scalar(self, e: exp.Expression, scope: Scope) -> HirScalar:
         if isinstance(e, exp.Window):
             return self._window(e, scope)
+        if (_is_agg(e) or isinstance(e, exp.Filter) and _is_agg(e.this)) and (level := self._agg_level(e, scope)) > 0:
+            return self._outer_aggregate(e, level)
         agg = self._agg
         if agg is not None:
             if _is_agg(e):
@@ -673,8 +716,13 @@ class Binder:
                 self._agg = None
                 try:
                     h = self.scalar(e, agg.input_scope)
+                except _OuterAggregate:
+                    # a subquery holding an aggregate of this query: bound as a whole below
+                    h = None
                 finally:
                     self._agg = agg
+                if h is None:
+                    return self._scalar(e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
                 if isinstance(e, exp.Column):
@@ -710,10 +758,54 @@ class Binder:
                 return OuterColumn(level, i, outer.columns[i].typ)
             raise
 
+    def _agg_level(self, e: exp.Expression, scope: Scope) -> int:
+        """How many query levels out the aggregate call `e` belongs (Postgres: the innermost
+        level of the columns its arguments and FILTER read; its own level when it reads none,
+        reads a subquery, or a name does not resolve)."""
+        if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
+            return 0
+        levels = [self._column_level(col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
+        return min(levels, default=0)
+
+    def _column_level(self, col: exp.Column, scope: Scope) -> int:
+        table = col.table or None
+        scopes = [scope] + [self._outer_agg[i].input_scope if i in self._outer_agg else s
+                            for i, s in reversed(list(enumerate(self.outer)))]
+        for level, sc in enumerate(scopes):
+            try:
+                sc.lookup(col.name, table)
+                return level
+            except SqlError as err:
+                if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                    return 0
+        return 0
+
+    def _outer_aggregate(self, e: exp.Expression, level: int) -> HirScalar:
+        """An aggregate of the query `level` scopes out: computed by that query's Reduce (over
+        its input, with the scopes it sees) and read here as its output column. When that
+        query does not aggregate yet, it is bound again, aggregating."""
+        idx = len(self.outer) - level
+        outer_agg = self._outer_agg.get(idx)
+        if outer_agg is None:
+            raise _OuterAggregate(idx)
+        saved = (self.outer, self._outer_agg, self._agg)
+        self.outer = self.outer[:idx]
+        self._outer_agg = {i: a for i, a in self._outer_agg.items() if i < idx}
+        try:
+            if isinstance(e, exp.Filter):
+                col = self._aggregate(e.this, outer_agg, e.expression.this)
+            else:
+                col = self._aggregate(e, outer_agg)
+        finally:
+            self.outer, self._outer_agg, self._agg = saved
+        assert isinstance(col, Column)
+        return OuterColumn(level, col.index, col.typ)
+
     def _subquery(self, q: exp.Expression, scope: Scope) -> BoundQuery:
         """Bind a subquery expression's query with `scope` as its enclosing scope."""
         saved_agg, saved_ctes = self._agg, dict(self.ctes)
         if saved_agg is not None:
+            self._outer_agg[len(self.outer)] = saved_agg
             # After GROUP BY the enclosing query's columns are its group keys (then its
             # aggregates, which a subquery cannot name): outer references resolve to keys.
             scope = Scope([
@@ -726,6 +818,7 @@ class Binder:
             bq = self.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
         finally:
             self.outer.pop()
+            self._outer_agg.pop(len(self.outer), None)
             self._agg = saved_agg
             self.ctes = saved_ctes
         return bq
@@ -1061,6 +1154,8 @@ class Binder:
             if not isinstance(q, (exp.Subquery, exp.Select)):
                 return self._array_quantified(op, self.scalar(e.this, scope), q, scope, quant)
             return self._quantified(op, self.scalar(e.this, scope), q, scope, quant)
+        if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+            return row_comparison(self, _BINARY[type(e)], e.this, e.expression, scope)
         if type(e) in _BINARY:
             op = _BINARY[type(e)]
             a = self.scalar(e.this, scope)
@@ -1120,6 +1215,8 @@ class Binder:
             ors = tuple(self._binary("eq", xc, self.coerce(v, t)) for v in elems)
             res = ors[0] if len(ors) == 1 else CallVariadic("or", ors, BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
+            return self._similar_to(e, scope)
         if isinstance(e, exp.Case):
             return self._case(e, scope)
         if isinstance(e, exp.If):
@@ -1176,6 +1273,8 @@ class Binder:
             raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+        if isinstance(e, exp.WithinGroup):
+            raise unsupported(f"ordered-set aggregate {pg_function_name(e.this)}(...) WITHIN GROUP")
         raise unsupported(f"expression {e.key.upper()}")
 
     def _array(self, e: exp.Array, scope: Scope) -> HirScalar:
@@ -1277,6 +1376,8 @@ class Binder:
             return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
         if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
             raise unsupported(f"{name}()")
+        if isinstance(e, exp.Anonymous) and srf.is_srf_call(e):
+            raise srf.not_allowed(written)
         if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
             raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
@@ -1284,6 +1385,10 @@ class Binder:
             return self._jsonb_build(name, args)
         if name == "to_jsonb" and len(args) == 1:
             return self._to_jsonb(args[0])
+        if name == "row" and isinstance(e, exp.Anonymous):
+            # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
+            fields = tuple(self.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+            return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
         if written == "log" and len(args) == 2:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
@@ -1307,20 +1412,38 @@ class Binder:
             if not isinstance(cargs[1], Literal) or cargs[1].value is None:
                 raise unsupported("to_char with a pattern that is not a literal")
             func.to_char_pattern(cargs[1].value)
+        if name in _VARIADIC_ONLY:
+            return CallVariadic(name, cargs, rtype)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:
             return CallBinary(name, cargs[0], cargs[1], rtype)
         return CallVariadic(name, cargs, rtype)
 
+    def _similar_to(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        """x SIMILAR TO p [ESCAPE c]: a full match of p's regex (p and c literals)."""
+        st, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
+        x = self.coerce(self.scalar(st.this, scope), TEXT)
+        pat = self.coerce(self.scalar(st.expression, scope), TEXT)
+        esc = self.coerce(self.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
+        if not (x.typ.is_string and isinstance(pat, Literal) and isinstance(esc, Literal)):
+            raise unsupported("SIMILAR TO with a pattern or escape that is not a literal")
+        if pat.value is None or (esc_e is not None and esc.value is None):
+            return Literal(None, BOOL)
+        regex = similar_to_regex(pat.value, esc.value or None)
+        return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
     def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
         """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
         a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
-        a = self.scalar(e.this, scope)
-        b = self.scalar(e.expression, scope)
-        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
-        same: HirScalar = CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
+        if is_row(e.this) or is_row(e.expression):
+            return row_not_distinct(self, e.this, e.expression, scope, isinstance(e, exp.NullSafeNEQ))
+        same = self._same(self.scalar(e.this, scope), self.scalar(e.expression, scope))
         return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
+
+    def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
+        both_null = CallVariadic("and", (CallUnary("is_null", a, BOOL), CallUnary("is_null", b, BOOL)), BOOL)
+        return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
@@ -1539,6 +1662,28 @@ def _nulls_last(o: exp.Ordered) -> bool:
     return not nf
 
 
+class _OuterAggregate(Exception):  # noqa: N818 (a signal, caught by Binder._bind_select)
+    """An aggregate of the query bound at `depth` was met before that query aggregates."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(depth)
+        self.depth = depth
+
+
+def _local_aggs(e: exp.Expression) -> Iterator[exp.Expression]:
+    """The aggregate calls in e outside its subqueries (with their FILTER, if any)."""
+    if isinstance(e, exp.Filter) and _is_agg(e.this):
+        yield e
+        return
+    if _is_agg(e):
+        yield e
+        return
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return
+    for c in (_window_parts(e) if isinstance(e, exp.Window) else e.iter_expressions()):
+        yield from _local_aggs(c)
+
+
 def _has_agg(e: exp.Expression | None) -> bool:
     """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
     function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
@@ -1666,6 +1811,10 @@ def _output_name(e: exp.Expression) -> str:
         return e.alias
     if isinstance(e, exp.Column):
         return e.name
+    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
+        return _query_output_name(e)
+    if isinstance(e, exp.Exists):
+        return "exists"
     if isinstance(e, exp.Cast):
         inner = e.this
         if isinstance(inner, exp.Column):
@@ -1692,6 +1841,20 @@ def _output_name(e: exp.Expression) -> str:
         return "nullif"
     if isinstance(e, exp.Func):
         return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
+    return "?column?"
+
+
+def _query_output_name(q: exp.Expression) -> str:
+    """A scalar subquery is named by its query's first output column (Postgres)."""
+    while isinstance(q, (exp.Subquery, exp.Paren)):
+        q = q.this
+    if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+        return _query_output_name(q.this)
+    if isinstance(q, exp.Values):
+        return "column1"
+    if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
+            and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
+        return _output_name(q.expressions[0])
     return "?column?"
 
 

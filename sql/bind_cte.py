@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import fields, is_dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from sql.errors import DATATYPE_MISMATCH, SqlError, unsupported
-from sql.hir import HConstant, HGet, HirRel, HLetRec, HMap, HProject
+from sql.hir import (
+    Exists,
+    HConstant,
+    HGet,
+    HirRel,
+    HJoin,
+    HLetRec,
+    HMap,
+    HProject,
+    OuterColumn,
+    Select,
+)
 from sql.mir import RecursionLimit
-from sql.scalar import Column
+from sql.scalar import Column, Literal
 from sql.scope import BoundQuery, aliased_names
 from sql.statements import WMR_META, WmrBinding
 from sql.types import TEXT, SqlType
@@ -19,18 +31,54 @@ if TYPE_CHECKING:
 
 
 def bind_with(binder: Binder, q: exp.Expression) -> None:
+    """WITH c1 AS (q1), ..: each ci is in scope in the later cj and in the query's body. The
+    caller (Binder.bind_query) restores the enclosing names afterwards, so an inner WITH
+    shadows an outer one only inside its own query."""
     w = q.args.get("with_") or q.args.get("with")
     if not w:
         return
     if w.args.get("recursive"):
         raise unsupported("WITH RECURSIVE")
+    seen: set[str] = set()
     for cte in w.expressions:
+        name = cte.alias_or_name
+        if name in seen:
+            raise SqlError("42712", f'WITH query name "{name}" specified more than once')
+        seen.add(name)
         b = binder.bind_query(cte.this, top=False)
         rel = binder._finish_nested(b)
         names = list(b.names)
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
-        binder.ctes[cte.alias_or_name] = (rel, names)
+        binder.ctes[name] = (rel, names, len(binder.outer))
+
+
+def cte_at_depth(rel: HirRel, bound_at: int, depth: int) -> HirRel:
+    """A CTE bound `bound_at` scopes deep, read `depth` scopes deep: its references to
+    enclosing queries reach `depth - bound_at` more scopes out."""
+    return rel if depth == bound_at else _shift(rel, depth - bound_at, 0)
+
+
+def _shift(x: Any, by: int, depth: int) -> Any:
+    """outer(l, i) -> outer(l + by, i) for the levels l that leave `x` (l > depth; a
+    subquery or the right side of a lateral join is one level deeper)."""
+    match x:
+        case OuterColumn(level=lv, index=i, typ=t):
+            return OuterColumn(lv + by, i, t) if lv > depth else x
+        case Exists(rel=r, typ=t):
+            return Exists(_shift(r, by, depth + 1), t)
+        case Select(rel=r, typ=t):
+            return Select(_shift(r, by, depth + 1), t)
+        case HJoin(lateral=True):
+            return replace(x, left=_shift(x.left, by, depth), right=_shift(x.right, by, depth + 1), on=_shift(x.on, by, depth))
+        case tuple():
+            return tuple(_shift(v, by, depth) for v in x)
+        case SqlType() | Literal():
+            return x
+        case _ if is_dataclass(x) and not isinstance(x, type):
+            return replace(x, **{f.name: _shift(getattr(x, f.name), by, depth) for f in fields(x)})
+        case _:
+            return x
 
 
 def bind_wmr(binder: Binder, q: exp.Expression, w: exp.With, top: bool) -> BoundQuery:
@@ -52,7 +100,7 @@ def bind_wmr(binder: Binder, q: exp.Expression, w: exp.With, top: bool) -> Bound
         ts = tuple(sql_type_of(t) for t in d.types)
         ids.append(rid)
         types.append(ts)
-        block[d.name] = (HGet(rid, d.name, ts, local=True), list(d.columns))
+        block[d.name] = (HGet(rid, d.name, ts, local=True), list(d.columns), len(binder.outer))
     values: list[HirRel] = []
     try:
         for cte, d, ts in zip(w.expressions, decls, types, strict=True):

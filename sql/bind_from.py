@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 from sqlglot import exp
 
 from sql import func
+from sql.bind_cte import cte_at_depth
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     SYNTAX_ERROR,
@@ -207,7 +208,8 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
         qualifier = t.alias_or_name
         col_alias = [c.name for c in t.args["alias"].columns] if t.args.get("alias") and t.args["alias"].columns else []
         if len(parts) == 1 and parts[0] in binder.ctes:
-            rel, names = binder.ctes[parts[0]]
+            rel, names, bound_at = binder.ctes[parts[0]]
+            rel = cte_at_depth(rel, bound_at, len(binder.outer))
             types = hir_types(rel)
             names = aliased_names(list(names), col_alias, f'table "{qualifier}"')
             return rel, Scope([ScopeColumn(qualifier, n, ty) for n, ty in zip(names, types, strict=True)])

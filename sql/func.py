@@ -23,6 +23,7 @@ from sql.types import (
 )
 
 JSONB = SqlType("jsonb")
+BYTEA = SqlType("bytea")
 TEXT_ARRAY = SqlType("_text")
 
 # Implicit numeric promotion order (Postgres' preferred-type ladder, simplified).
@@ -339,6 +340,13 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
             keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
             return [a if a.name in keep else TEXT for a in args], INT4
+    if name in _STRING_FUNCS_TEXT and any(a.name == "bytea" for a in args):
+        # Postgres has no implicit bytea -> text cast: only the bytea versions apply
+        if name == "md5" and n == 1:
+            return [BYTEA], TEXT
+        if name == "substr" and n in (2, 3) and args[0].name == "bytea":
+            return [BYTEA] + [INT4] * (n - 1), BYTEA
+        raise _no_function(name, args)
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):

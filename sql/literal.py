@@ -53,8 +53,10 @@ def parse_text(s: str, t: SqlType) -> Any:
     if "\x00" in s:
         raise SqlError(CHARACTER_NOT_IN_REPERTOIRE, 'invalid byte sequence for encoding "UTF8": 0x00')
     n = t.name
-    if n in ("text", "unknown", "name"):
+    if n in ("text", "unknown"):
         return s
+    if n == "name":
+        return truncate_name(s)
     if (elem := t.element) is not None and n.startswith("_"):
         return [None if x is None else parse_text(x, elem) for x in split_array_text(s, t)]
     if n in ("varchar", "bpchar"):
@@ -72,6 +74,11 @@ def parse_text(s: str, t: SqlType) -> Any:
             raise _bad(t, s) from None
         if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|infinity|inf)", st):
             raise _bad(t, s)
+        if not d.is_finite():
+            # Spark's decimal has no NaN / Infinity: refused, never an internal error later
+            from sql.errors import unsupported
+
+            raise unsupported(f"numeric value {'NaN' if d.is_nan() else 'Infinity'}")
         return fit_numeric(d, t)
     if n == "mz_timestamp":
         st = s.strip()
@@ -123,6 +130,17 @@ def parse_text(s: str, t: SqlType) -> Any:
                 raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid hexadecimal digit") from None
         return s.encode()
     raise _bad(t, s)
+
+
+NAMEDATALEN = 64
+
+
+def truncate_name(s: str) -> str:
+    """A `name` value: at most NAMEDATALEN - 1 = 63 bytes of UTF-8, cut at a character boundary."""
+    b = s.encode()
+    if len(b) < NAMEDATALEN:
+        return s
+    return b[:NAMEDATALEN - 1].decode(errors="ignore")
 
 
 def fit_string(s: str, t: SqlType, explicit: bool) -> str:
@@ -238,7 +256,7 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
         txt = v if isinstance(v, str) else to_text(v, src)
         if s == "bpchar" and d != "bpchar":
             txt = txt.rstrip(" ")  # char(n) -> text/varchar drops the blank padding
-        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
+        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else truncate_name(txt) if d == "name" else txt
     if d == "mz_timestamp":
         if isinstance(v, dt.datetime):
             aware = v if v.tzinfo else v.replace(tzinfo=dt.UTC)
@@ -265,6 +283,10 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
         if isinstance(v, float):
             if math.isinf(v):
                 raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
+            if math.isnan(v):
+                from sql.errors import unsupported
+
+                raise unsupported("numeric value NaN")
             return fit_numeric(Decimal(repr(v)), dst)
         return fit_numeric(Decimal(v), dst)
     if d in ("float4", "float8"):

@@ -15,7 +15,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
-from sql.lex import leading_words, strip_comments
+from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
 
 
 @dataclass(frozen=True)
@@ -248,6 +248,7 @@ class _Postgres(Postgres):
 
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
+    sql = separate_exponent_signs(rewrite_escape_strings(sql))
     try:
         parsed = sqlglot.parse(sql, read=_Postgres)
     except (ParseError, TokenError) as e:

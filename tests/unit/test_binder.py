@@ -5,6 +5,7 @@ queries against PostgreSQL 15."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Iterator
 
@@ -14,7 +15,9 @@ from server.coordinator import Coordinator
 from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
-from sql.hir import HGet, HJoin
+from sql.hir import HGet, HJoin, HReduce, OuterColumn
+from sql.scalar import CallVariadic, Column, Literal
+from sql.types import BOOL, INT4
 
 
 class Planner:
@@ -139,10 +142,106 @@ def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, mess
     assert (e.sqlstate, e.message) == (state, message)
 
 
-@pytest.mark.parametrize("sql", ["CREATE TABLE ctas AS SELECT 1 AS k",
-                                 "CREATE TABLE part1 PARTITION OF t FOR VALUES FROM (1) TO (10)"])
+# ---- 4. WITH scoping -------------------------------------------------------------------------
+
+def test_inner_with_shadows_only_inside_its_query(planner: Planner) -> None:
+    b = planner.bound("WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
+                      "UNION ALL (SELECT * FROM foo))")
+    assert [x.value for x in _walk(b.rel) if isinstance(x, Literal)] == [1, 2, 1]
+
+
+def test_duplicate_with_name(planner: Planner) -> None:
+    e = planner.error("WITH x AS (SELECT 1), x AS (SELECT 2) SELECT * FROM x")
+    assert (e.sqlstate, e.message) == ("42712", 'WITH query name "x" specified more than once')
+
+
+def test_correlated_cte_read_deeper_reaches_the_right_scope(planner: Planner) -> None:
+    """w is bound one scope inside t's query and read two scopes inside: its reference to
+    t.a must point two levels out there."""
+    b = planner.bound("SELECT (WITH w AS (SELECT t.a AS v) SELECT (SELECT v FROM w)) FROM t")
+    outer = [x for x in _walk(b.rel) if isinstance(x, OuterColumn)]
+    assert [o.level for o in outer] == [2]
+
+
+@pytest.mark.parametrize("sql, names", [
+    ("SELECT (SELECT max(c) FROM l)", ("max",)),
+    ("SELECT (SELECT c AS k FROM l LIMIT 1), (VALUES (1)), EXISTS (SELECT 1)", ("k", "column1", "exists")),
+])
+def test_scalar_subquery_names(planner: Planner, sql: str, names: tuple[str, ...]) -> None:
+    assert planner.names(sql) == names
+
+
+def _walk(x: object) -> Iterator[object]:
+    yield x
+    if isinstance(x, tuple):
+        for v in x:
+            yield from _walk(v)
+    elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+        for f in dataclasses.fields(x):
+            yield from _walk(getattr(x, f.name))
+
+
+# ---- 7. row comparisons, ORDER BY of set operations, CREATE TABLE AS, INHERITS ----------------
+
+def test_row_comparison_is_lexicographic(planner: Planner) -> None:
+    """(a, b) < (c, d) = a < c OR (a = c AND b < d)."""
+    b = planner.bound("SELECT (c, x) < (x, c) FROM l")
+    pred = next(x for x in _walk(b.rel) if isinstance(x, CallVariadic) and x.func == "or")
+    a, rest = pred.exprs
+    assert (a.func, a.expr1, a.expr2) == ("lt", Column(0, INT4), Column(1, INT4))
+    assert rest.func == "and" and [(x.func, x.expr1.index, x.expr2.index) for x in rest.exprs] == [("eq", 0, 1), ("lt", 1, 0)]
+    assert b.types == (BOOL,)
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT (1, 2) = (1, 2, 3)", "42601"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY x + 1", "0A000"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY y", "42703"),
+    ("SELECT 1 AS x UNION SELECT 2 ORDER BY t.x", "42P01"),
+])
+def test_row_and_set_operation_errors(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
+
+
+def test_create_table_as_takes_the_query_columns(planner: Planner) -> None:
+    planner.ddl("CREATE TABLE ctas AS SELECT 1 AS a, 'x' AS b, 2.5 AS \"C\" WITH NO DATA")
+    planner.ddl("CREATE TABLE ctas2 (p) AS SELECT c, x FROM l WITH NO DATA")
+    assert planner.names("SELECT * FROM ctas") == ("a", "b", "C")
+    assert [str(c.type) for c in planner.coord.catalog.get_item("public", "ctas").columns] == ["integer", "text", "numeric"]
+    assert planner.names("SELECT * FROM ctas2") == ("p", "x")
+    with pytest.raises(SqlError) as e:
+        planner.ddl("CREATE TABLE inh (y int) INHERITS (l)")
+    assert e.value.sqlstate == "0A000"
+
+
+# ---- 6. an aggregate belongs to the innermost query whose columns it reads ------------------
+
+def test_aggregate_of_outer_columns_aggregates_the_outer_query(planner: Planner) -> None:
+    b = planner.bound("SELECT (SELECT count(*) FILTER (WHERE t.a <> 0) FROM l) FROM t")
+    reduces = [x for x in _walk(b.rel) if isinstance(x, HReduce)]
+    # one Reduce, of t (the outer query), read by the subquery as an outer column
+    assert len(reduces) == 1 and isinstance(reduces[0].input, HGet) and reduces[0].input.name.endswith(".t")
+    assert any(isinstance(x, OuterColumn) and x.level == 1 for x in _walk(b.rel))
+    assert b.names == ("count",)
+
+
+def test_aggregate_of_own_columns_stays_inside(planner: Planner) -> None:
+    b = planner.bound("SELECT (SELECT count(l.x) FILTER (WHERE t.a <> 0) FROM l) FROM t")
+    reduces = [x for x in _walk(b.rel) if isinstance(x, HReduce)]
+    assert len(reduces) == 1 and not (isinstance(reduces[0].input, HGet) and reduces[0].input.name.endswith(".t"))
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a FROM t WHERE a > (SELECT max(t.a) FROM l)",
+    "SELECT * FROM t, LATERAL (SELECT sum(t.a) FROM l) s",
+])
+def test_outer_aggregate_where_the_outer_query_cannot_aggregate(planner: Planner, sql: str) -> None:
+    assert planner.error(sql).sqlstate == "42803"
+
+
+@pytest.mark.parametrize("sql", ["CREATE TABLE part1 PARTITION OF t FOR VALUES FROM (1) TO (10)"])
 def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: str) -> None:
-    """CREATE TABLE with no column list (AS query, PARTITION OF): 0A000, not a Python error."""
+    """CREATE TABLE with no column list other than AS query (PARTITION OF): 0A000, not a Python error."""
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
