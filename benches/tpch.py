@@ -390,9 +390,13 @@ def report(args: argparse.Namespace, qs: list[tuple[str, str]], results: dict[st
     print(f"mzspark answers equal to DuckDB's: {len(qs) - len(wrong)} / {len(qs)}"
           + (f"; wrong or failed: {', '.join(wrong)}" if wrong else ""))
     for name in wrong:
-        got = results["mzspark"][name][1]
+        got, want = results["mzspark"][name][1], ref[name][1]
         if isinstance(got, str):
             print(f"  {name}: {got}")
+        else:
+            print(f"  {name}: {len(got)} rows, DuckDB {len(want)}; first rows (mzspark | DuckDB):")
+            for g, w in list(zip(got, want, strict=False))[:3]:
+                print(f"    {tuple(g)} | {tuple(w)}")
     rows, s, li = mz_load
     print(f"load through COPY FROM STDIN: mzspark {rows:,} rows in {s:.1f} s (lineitem {li:,.0f} rows/s)"
           + (f"; PostgreSQL {pg_load[1]:.1f} s (lineitem {pg_load[2]:,.0f} rows/s)" if pg_load else ""))

@@ -11,20 +11,24 @@ from sql.errors import DATATYPE_MISMATCH, SqlError, unsupported
 from sql.hir import (
     Exists,
     HConstant,
+    HDistinct,
     HGet,
     HirRel,
     HJoin,
     HLetRec,
     HMap,
+    HNegate,
     HProject,
+    HThreshold,
+    HUnion,
     OuterColumn,
     Select,
 )
 from sql.mir import RecursionLimit
-from sql.scalar import Column, Literal
+from sql.scalar import TRUE, Column, Literal
 from sql.scope import BoundQuery, aliased_names
 from sql.statements import WMR_META, WmrBinding
-from sql.types import TEXT, SqlType
+from sql.types import BOOL, TEXT, SqlType
 
 if TYPE_CHECKING:
     from sql.bind import Binder
@@ -37,20 +41,107 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
     w = q.args.get("with_") or q.args.get("with")
     if not w:
         return
-    if w.args.get("recursive"):
-        raise unsupported("WITH RECURSIVE")
+    recursive = bool(w.args.get("recursive"))
     seen: set[str] = set()
     for cte in w.expressions:
         name = cte.alias_or_name
         if name in seen:
             raise SqlError("42712", f'WITH query name "{name}" specified more than once')
         seen.add(name)
+        if recursive and _reads(cte.this, name):
+            binder.ctes[name] = recursive_cte(binder, cte, name)
+            continue
         b = binder.bind_query(cte.this, top=False)
         rel = binder._finish_nested(b)
         names = list(b.names)
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
+
+
+def _reads(q: exp.Expression, name: str) -> bool:
+    return any(len(t.parts) == 1 and t.name == name for t in q.find_all(exp.Table))
+
+
+def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list[str], int]:
+    """PostgreSQL's `WITH RECURSIVE t AS (base UNION [ALL] step)`, by its working-table
+    iteration: w0 = base, w(k+1) = step(w(k)), t = w0 + w1 + .. until a w(k) is empty (with
+    UNION: w0 = distinct(base), w(k+1) = distinct(step(w(k))) - t, t a set). As a LetRec
+    over w (the working table), t and a flag `started` (empty only in the first round):
+        w       = base WHERE NOT EXISTS started  UNION ALL  step(w) WHERE EXISTS started
+        t       = w UNION ALL t                  (UNION: distinct, and w less t)
+        started = VALUES (true)
+    whose fixpoint is reached when w is empty: step(empty) is empty because the step reads
+    its working table once, outside subqueries, outer joins and aggregates (else refused)."""
+    q = cte.this
+    while isinstance(q, exp.Subquery) and not q.args.get("order") and not q.args.get("limit"):
+        q = q.this
+    if not isinstance(q, exp.Union) or _reads(q.this, name):
+        raise SqlError("42P19", f'recursive query "{name}" does not have the form non-recursive-term UNION [ALL] recursive-term')
+    for bad in ("order", "limit", "offset", "with_", "with"):
+        if q.args.get(bad):
+            raise unsupported(f"{bad.upper().rstrip('_')} on a recursive query")
+    if cte.args.get("search") or cte.args.get("cycle"):
+        raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
+    step_q = q.expression
+    while isinstance(step_q, exp.Subquery) and not step_q.args.get("order") and not step_q.args.get("limit"):
+        step_q = step_q.this
+    refs = [t for t in step_q.find_all(exp.Table) if len(t.parts) == 1 and t.name == name]
+    if len(refs) > 1:
+        raise SqlError("42P19", f'recursive reference to query "{name}" must not appear more than once')
+    if any(_under_subquery(r, step_q) for r in refs):
+        raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within a subquery')
+    distinct = q.args.get("distinct", True) is not False
+    base = binder.bind_query(q.this, top=False)
+    types = tuple(TEXT if t.name == "unknown" else t for t in base.types)
+    names = list(base.names)
+    alias = cte.args.get("alias")
+    cols = alias.columns if alias is not None else []
+    names = aliased_names(names, [c.name for c in cols], f'WITH query "{name}"')
+    ids = [f"r{binder._next_rec + k}" for k in range(3)]
+    binder._next_rec += 3
+    w, acc, started = (HGet(ids[0], f"{name} (working table)", types, local=True), HGet(ids[1], name, types, local=True),
+                       HGet(ids[2], f"{name} (started)", (BOOL,), local=True))
+    saved = dict(binder.ctes)
+    binder.ctes[name] = (w, names, len(binder.outer))
+    try:
+        step = binder.bind_query(step_q, top=False)
+    finally:
+        binder.ctes = saved
+    if any(j.args.get("side") for j in step_q.find_all(exp.Join)):
+        raise unsupported("outer joins in the recursive term of WITH RECURSIVE")
+    if _aggregates(step_q):
+        raise SqlError("42P19", f'aggregate functions are not allowed in a recursive query\'s recursive term of "{name}"')
+    base_rel = wmr_cast(binder, name, binder._finish_nested(base), base.types, types)
+    step_rel = wmr_cast(binder, name, binder._finish_nested(step), step.types, types)
+    if distinct:
+        base_rel = HDistinct(base_rel)
+        step_rel = HThreshold(HUnion((HDistinct(step_rel), HNegate(acc))))
+    # the flag as a one-column relation crossed with each part (no zero-width relations)
+    first_round = HThreshold(HUnion((HConstant(((True,),), (BOOL,)), HNegate(started))))
+    n = len(types)
+    w_value = HUnion((HProject(HJoin(base_rel, first_round, TRUE, "inner"), tuple(range(n))),
+                      HProject(HJoin(step_rel, started, TRUE, "inner"), tuple(range(n)))))
+    acc_value: HirRel = HUnion((w, acc))  # (the renderer needs the self-reference last)
+    rel = HLetRec(tuple(ids), (f"{name}_working", name, f"{name}_started"), (types, types, (BOOL,)),
+                  (w_value, acc_value, HConstant(((True,),), (BOOL,))), None, acc)
+    return rel, names, len(binder.outer)
+
+
+def _under_subquery(node: exp.Expression, root: exp.Expression) -> bool:
+    """Is node inside a subquery of the query root?"""
+    p = node.parent
+    while p is not None and p is not root:
+        if isinstance(p, (exp.Subquery, exp.Select)) and not (isinstance(p, exp.Subquery) and p.parent is root):
+            return True
+        p = p.parent
+    return False
+
+
+def _aggregates(q: exp.Expression) -> bool:
+    from sql.bind import _has_agg
+
+    return isinstance(q, exp.Select) and (bool(q.args.get("group")) or any(_has_agg(e) for e in q.expressions))
 
 
 def cte_at_depth(rel: HirRel, bound_at: int, depth: int) -> HirRel:

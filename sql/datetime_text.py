@@ -210,8 +210,8 @@ def _textual(v: str, kind: str, s: str) -> str | None:
         if len(numbers) == 2:
             if time or len(numbers[1]) not in (4, 6):
                 return None
-            t = numbers[1]
-            time = f"{t[:2]}:{t[2:4]}" + (f":{t[4:6]}" if len(t) == 6 else "")
+            hms = numbers[1]
+            time = f"{hms[:2]}:{hms[2:4]}" + (f":{hms[4:6]}" if len(hms) == 6 else "")
     else:
         return None
     return f"{year:04d}-{month:02d}-{day:02d}" + (f" {time}" if time else "") + (f" {zone}" if zone else "")

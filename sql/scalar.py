@@ -32,6 +32,19 @@ class Literal:
     value: Any  # Python value per sql/types.py; None = NULL
     typ: SqlType
 
+    def __hash__(self) -> int:
+        # array (list) and record values are unhashable as they are: hash a frozen copy
+        return hash((_hashable(self.value), self.typ))
+
+
+def _hashable(v: Any) -> Any:
+    """v with lists as tuples and dicts as sorted item tuples (equal values hash equally)."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _hashable(x)) for k, x in v.items()))
+    return v
+
 
 @dataclass(frozen=True, slots=True)
 class CallUnary(Generic[S]):

@@ -45,6 +45,7 @@ def translate_spark_error(e: BaseException) -> SqlError:
     if not cond:
         m = re.search(r"\[([A-Z_]+)(?:\.[A-Z_]+)?\]", text)
         cond = m.group(1) if m else None
+    cond = cond.split(".")[0] if cond else None  # NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION -> its class
     if cond in _CONDITIONS:
         state, msg = _CONDITIONS[cond]
         if msg is None:

@@ -739,8 +739,28 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs)
 
 
+# Spark's frame offsets are INT; a ROWS offset of at least 2^31 - 1 reaches as far as one of
+# 2^31 - 1 (no partition has more rows), so larger offsets (PG allows bigint) are clamped.
+_ROW_OFFSET_MAX = 2**31 - 1
+
+
+def _frame_offset(b: tuple[str, int | None]) -> int | None:
+    """A bound's position relative to the current row (None: unbounded)."""
+    kind, n = b
+    return {"preceding": -(n or 0), "following": n or 0, "current_row": 0}.get(kind)
+
+
+def _check_frame(start: tuple[str, int | None], end: tuple[str, int | None]) -> None:
+    """A frame whose start lies after its end is empty in every row (PG: the aggregate of no
+    rows); Spark rejects such frames, so mzspark does too, with 0A000."""
+    s, e = _frame_offset(start), _frame_offset(end)
+    if s is not None and e is not None and s > e or start[0] == "unbounded_following" or end[0] == "unbounded_preceding":
+        raise unsupported("window frames that start after they end")
+
+
 def _frame_bound(b: tuple[str, int | None]) -> str:
     kind, n = b
+    n = None if n is None else min(n, _ROW_OFFSET_MAX)
     return {"unbounded_preceding": "UNBOUNDED PRECEDING", "unbounded_following": "UNBOUNDED FOLLOWING",
             # `n PRECEDING` parses to -(n), which stays unfolded (ConstantFolding is excluded,
             # see compute/render/spark.py) and Spark's frames need literal bounds
@@ -795,6 +815,8 @@ def _window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     order = ", ".join(f"__w.f{o.column + 1} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in a.window.order_by) or "0"
     over = f"{part}ORDER BY {order}"
     fr = a.window.frame
+    if not fr.is_default():
+        _check_frame(fr.start, fr.end)
     framed = over if fr.is_default() and a.window.order_by else f"{over} {fr.units.upper()} BETWEEN {_frame_bound(fr.start)} AND {_frame_bound(fr.end)}"
     row = "element_at(__w.f0, 1)" if a.func in ("row_number", "rank", "dense_rank") else "__w.f0.f0"
     elem_t = a.typ.fields[0] if a.typ.fields else None

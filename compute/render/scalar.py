@@ -677,6 +677,19 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
 _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
+def _numeric_quotient(a: str, b: str) -> str:
+    """numeric / numeric to scale 10 (the storage scale): Spark's decimal division keeps only
+    6 fractional digits once the operands' precision adds up past 38 (decimal(38,10) operands
+    always do). a / b = trunc(a / b) + (a % b) / b: the integer part and the remainder are
+    exact decimals, only the remainder's ratio (below 1) goes through a double (error about
+    1e-16, then rounded half up to 10 digits). Quotients of 1e17 and more keep Spark's
+    division (its 6 digits are then below the double's resolution anyway)."""
+    whole = f"CAST(div({a}, {b}) AS DECIMAL(27,0))"
+    frac = f"CAST(CAST({a} % {b} AS DOUBLE) / CAST({b} AS DOUBLE) AS DECIMAL(11,10))"
+    small = f"abs(CAST({a} AS DOUBLE)) < 1e17D * abs(CAST({b} AS DOUBLE))"
+    return f"(CASE WHEN {small} THEN CAST({whole} + {frac} AS DECIMAL(38,10)) ELSE CAST({a} / {b} AS DECIMAL(38,10)) END)"
+
+
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
@@ -697,6 +710,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             if t.name in _INTS:
                 # Spark's integral `div` truncates toward zero like Postgres; ANSI raises on 0
                 return cast(f"div({a}, {b})", t)
+            if t.name == "numeric":
+                return cast(_numeric_quotient(a, b), t)
             return f"({a} / {b})"
         case "age":
             return _age(a, b)

@@ -287,8 +287,8 @@ def _arrow_fields(
     delim = delimiter.encode()
     if ncols > 1 and (data[:1] in (b"\n", b"\r") or b"\n\n" in data or b"\n\r\n" in data or b"\r\r" in data):
         return None  # Arrow fills an empty line with empty fields; Postgres: missing data
-    if csv and b'"' in data and not _quotes_well_formed(data, delim):
-        return None
+    if csv and b'"' in data and (header or not _quotes_well_formed(data, delim)):
+        return None  # (Arrow's skip_rows counts lines, and a quoted header may span several)
     if not csv:
         if b"\r" in data:
             return None

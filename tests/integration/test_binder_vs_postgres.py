@@ -87,6 +87,16 @@ QUERIES = [
     "(1, NULL) IS DISTINCT FROM (1, NULL), (1, 2) IS NOT DISTINCT FROM ROW(1, 3)",
     "SELECT l.c, l.x, r.y FROM l, r WHERE (l.c, l.x) <= (r.c, r.y)",
     "SELECT (1, 2) = (1, 2, 3)",
+    # WITH RECURSIVE: Postgres' working-table iteration (UNION ALL accumulates, UNION dedups)
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT * FROM t",
+    "WITH RECURSIVE t(n) AS (VALUES (1), (1) UNION ALL SELECT n + 1 FROM t WHERE n < 3) SELECT * FROM t",
+    "WITH RECURSIVE t(n) AS (VALUES (1), (1) UNION SELECT (n % 3) + 1 FROM t) SELECT * FROM t",
+    "WITH RECURSIVE t(a, b) AS (SELECT c, x FROM l WHERE c = 1 UNION ALL SELECT t.a + 1, t.b + r.y FROM t JOIN r ON r.c = t.a) "
+    "SELECT * FROM t",
+    "WITH RECURSIVE x AS (SELECT 5 AS k), t(n) AS (SELECT k FROM x UNION ALL SELECT n - 1 FROM t WHERE n > 0) "
+    "SELECT count(*), sum(n) FROM t",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t, t AS u WHERE n < 5) SELECT * FROM t",
+    "WITH RECURSIVE t(n) AS (SELECT n FROM t) SELECT * FROM t",
     # ORDER BY of a set operation: result column names or positions only
     "SELECT c FROM l UNION SELECT y FROM r ORDER BY c DESC",
     "SELECT c FROM l UNION SELECT y FROM r ORDER BY c + 1",
@@ -132,7 +142,10 @@ def test_same_effect_as_postgres(both: tuple[psycopg.Connection, psycopg.Connect
     assert _result(mz, script[-1]) == expected
 
 
-@pytest.mark.parametrize("sql", ["CREATE TABLE inh (y int) INHERITS (l)"])
+@pytest.mark.parametrize("sql", [
+    "CREATE TABLE inh (y int) INHERITS (l)",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM l LEFT JOIN t ON t.n = l.c WHERE n < 3) SELECT * FROM t",
+])
 def test_refused(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     """Accepted by Postgres with a meaning we do not implement: refused, never ignored."""
     mz, _ = both

@@ -107,3 +107,14 @@ def test_issue_repro_char_padding(both: tuple[psycopg.Connection, psycopg.Connec
         assert _copy(conn, "COPY chk2 FROM STDIN (FORMAT csv)", b"cd\n") == "COPY 1"
     sql = "SELECT c, c = 'cd', octet_length(c) FROM chk2"
     assert _rows(both[0], sql) == _rows(both[1], sql) == [("ab   ", False, 5), ("cd   ", True, 5)]
+
+
+def test_copy_inside_a_transaction(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """COPY in BEGIN … COMMIT: the rows are buffered with the transaction, typed the same way."""
+    for conn in both:
+        conn.execute("CREATE TABLE chk3 (c char(3), n numeric(4,1), d date)")
+        with conn.transaction():
+            assert _copy(conn, "COPY chk3 FROM STDIN", b"a\t1.25\t2001-02-03\nbc\t\\N\t\\N\n") == "COPY 2"
+            conn.execute("INSERT INTO chk3 VALUES ('x', 2.35, '1999-12-31')")
+    sql = "SELECT c, octet_length(c), n, d FROM chk3"
+    assert _rows(both[0], sql) == _rows(both[1], sql)

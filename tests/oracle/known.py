@@ -48,14 +48,15 @@ def _interval_text(f: Any) -> bool:
 
 
 def _numeric_division(f: Any) -> bool:
-    """Rows equal once numerics are compared to 5 significant digits (mzspark's numeric
-    division keeps 6 decimal places where PostgreSQL keeps at least 16 significant digits)."""
+    """Rows equal once numerics are rounded to 6 decimal places and compared to 5 significant
+    digits (mzspark's numeric division keeps 6 decimal places where PostgreSQL keeps at least
+    16 significant digits)."""
     if f.kind != "rows" or not (f.pg.ok and f.mz.ok) or NUMERIC_OID not in f.pg.oids or "/" not in f.sql:
         return False
 
     def coarse(o: Outcome) -> Outcome:
         def cell(v: str | None, oid: int) -> str | None:
-            return f"{float(v):.5g}" if v is not None and oid == NUMERIC_OID else v
+            return f"{round(float(v), 6):.5g}" if v is not None and oid == NUMERIC_OID else v
         return replace(o, rows=tuple(tuple(cell(v, oid) for v, oid in zip(r, o.oids, strict=True)) for r in o.rows))
 
     return compare_rows(coarse(f.pg), coarse(f.mz)) in ("", "numeric-text")

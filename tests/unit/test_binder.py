@@ -15,7 +15,7 @@ from server.coordinator import Coordinator
 from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
-from sql.hir import HGet, HJoin, HReduce, OuterColumn
+from sql.hir import HGet, HJoin, HLetRec, HReduce, OuterColumn
 from sql.scalar import CallVariadic, Column, Literal
 from sql.types import BOOL, INT4
 
@@ -245,3 +245,22 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
+
+
+# ---- WITH RECURSIVE ------------------------------------------------------------------------
+
+def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: Planner) -> None:
+    b = planner.bound("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT * FROM t")
+    lr = next(x for x in _walk(b.rel) if isinstance(x, HLetRec))
+    assert lr.names == ("t_working", "t", "t_started") and b.names == ("n",)
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t, t AS u) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT n FROM t) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT (SELECT max(n) FROM t)) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT count(*) FROM t) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "0A000"),
+])
+def test_with_recursive_refusals(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state

@@ -59,3 +59,24 @@ def test_unmapped_failure_is_generic_and_logged(caplog: pytest.LogCaptureFixture
     ref = e.message.removeprefix("internal error [").removesuffix("]")
     assert ref and ref != e.message
     assert any(ref in r.getMessage() and text in r.getMessage() for r in caplog.records)
+
+
+class _Captured(RuntimeError):
+    """A pyspark captured exception: the condition comes with its subclass."""
+
+    def getCondition(self) -> str:  # noqa: N802 (pyspark's name)
+        return "NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION"
+
+
+def test_condition_with_subclass() -> None:
+    e = translate_spark_error(_Captured("cannot be represented as Decimal(38, 10)"))
+    assert (e.sqlstate, e.message) == ("22003", "numeric field overflow")
+
+
+def test_array_literals_hash() -> None:
+    """Plan rules hash scalars (sets, dict keys): an array literal must hash like its equal."""
+    from sql.scalar import Literal
+    from sql.types import SqlType
+
+    a, b = Literal(["a", "b"], SqlType("_text")), Literal(["a", "b"], SqlType("_text"))
+    assert a == b and hash(a) == hash(b) and len({a, b}) == 1
