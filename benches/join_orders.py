@@ -8,15 +8,21 @@ COPY FROM STDIN). The query is
     SELECT count(*), sum(v) FROM <the four tables in some order>
     WHERE fact.d1 = dim1.id AND fact.d2 = dim2.id AND fact.d3 = dim3.id
 
-For every order it prints the median time of --repeat runs (after one warm-up run), the
-ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
+After one warm-up round over all orders, --repeat rounds run every order once (each round in
+a shuffled order, so warm-up and load drift spread over all orders); for every order it
+prints the median time, the ratio to the best order, and whether EXPLAIN shows one join without a cross_join stage.
 Acceptance: every order within 1.2x of the best.
+
+With --chains, it instead times chains of 24 and 64 ten-row tables joined by equalities in
+random FROM orders (tests/integration/test_join_orders_vs_postgres.py's queries; acceptance:
+under 2 s and 5 s).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import random
 import shutil
 import statistics
 import sys
@@ -53,7 +59,10 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--spark-master", default="local[2]")
+    ap.add_argument("--chains", action="store_true")
     args = ap.parse_args()
+    if args.chains:
+        return chains(args)
     tmp = Path(tempfile.mkdtemp(prefix="mzspark-joinorders-"))
     server = MzServer(tmp / "mzdata", tmp / "server.log", spark_master=args.spark_master)
     server.start()
@@ -61,18 +70,22 @@ def main() -> None:
     try:
         with server.connect() as conn:
             setup(conn, args.fact, args.dim)
-            for order in itertools.permutations(["dim1", "dim2", "dim3", "fact"]):
-                sql = QUERY.format(", ".join(order))
+            orders = [", ".join(o) for o in itertools.permutations(["dim1", "dim2", "dim3", "fact"])]
+            plans, answers = {}, {}
+            for order in orders:  # one warm-up round over all orders (JIT, source caches)
+                sql = QUERY.format(order)
                 plan = "\n".join(r[0] for r in conn.execute("EXPLAIN PHYSICAL PLAN FOR " + sql).fetchall())
-                one_join = plan.count("Join::") == 1 and "cross_join" not in plan
-                answer = tuple(conn.execute(sql).fetchone())  # warm-up
-                times = []
-                for _ in range(args.repeat):
+                plans[order] = plan.count("Join::") == 1 and "cross_join" not in plan
+                answers[order] = tuple(conn.execute(sql).fetchone())
+            times: dict[str, list[float]] = {o: [] for o in orders}
+            rng = random.Random(0)
+            for r in range(args.repeat):  # rounds over all orders, each round shuffled
+                for order in rng.sample(orders, len(orders)):
                     start = time.perf_counter()
-                    conn.execute(sql).fetchall()
-                    times.append(time.perf_counter() - start)
-                results.append((", ".join(order), statistics.median(times), one_join, answer))
-                print(f"{results[-1][0]:28s} {results[-1][1]:7.3f} s", flush=True)
+                    conn.execute(QUERY.format(order)).fetchall()
+                    times[order].append(time.perf_counter() - start)
+                print(f"round {r + 1} of {args.repeat} done", flush=True)
+            results = [(o, statistics.median(times[o]), plans[o], answers[o]) for o in orders]
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -84,6 +97,33 @@ def main() -> None:
     answers = {a for _, _, _, a in results}
     worst = max(t for _, t, _, _ in results) / best
     print(f"\nworst / best = {worst:.2f} (acceptance: <= 1.2); same answer in every order: {len(answers) == 1}")
+
+
+def chains(args) -> None:
+    from tests.integration.test_join_orders_vs_postgres import _setup, chain_query
+
+    tmp = Path(tempfile.mkdtemp(prefix="mzspark-chains-"))
+    server = MzServer(tmp / "mzdata", tmp / "server.log", spark_master=args.spark_master)
+    server.start()
+    try:
+        with server.connect() as conn:
+            conn.execute("CREATE SCHEMA chains")
+            conn.execute("SET search_path = chains")
+            for st in _setup():
+                conn.execute(st.replace("{s}", "chains"))
+            for n in (24, 64):
+                for seed in range(3):
+                    sql = chain_query(n, seed)
+                    conn.execute(sql).fetchall()  # warm-up
+                    times = []
+                    for _ in range(args.repeat):
+                        start = time.perf_counter()
+                        conn.execute(sql).fetchall()
+                        times.append(time.perf_counter() - start)
+                    print(f"{n}-table chain, seed {seed}: median {statistics.median(times):.3f} s", flush=True)
+    finally:
+        server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1134,12 +1134,21 @@ def _sort_key(orders):
                 if x is None and y is None:
                     continue
                 return (1 if x is None else -1) * (1 if o.nulls_last else -1)
+            x, y = _pg_order_value(x), _pg_order_value(y)
             if x != y:
                 r = -1 if x < y else 1
                 return -r if o.desc else r
         return 0
 
     return cmp_to_key(cmp)
+
+
+def _pg_order_value(v):
+    """A Python value ordering as Postgres orders `v`: an array element by element, a NULL
+    element after every value, then the shorter array first."""
+    if isinstance(v, list):
+        return [(1, 0) if x is None else (0, _pg_order_value(x)) for x in v]
+    return v
 
 
 def _cancel_error(session: Session) -> SqlError | None:

@@ -17,6 +17,7 @@ _pids = itertools.count(1000)
 # name -> (default, reported to the client as ParameterStatus)
 SESSION_VARS: dict[str, tuple[str, bool]] = {
     "application_name": ("", True),
+    "bytea_output": ("hex", False),
     "client_encoding": ("UTF8", True),
     "client_min_messages": ("notice", False),
     "cluster": ("quickstart", False),
@@ -93,6 +94,23 @@ def normalize_datestyle(value: str, current: str) -> str:
     if style != "ISO":
         raise SqlError(FEATURE_NOT_SUPPORTED, f'DateStyle "{style}" is not supported', hint="Only the ISO output style is supported.")
     return f"{style}, {order}"
+
+
+def timezone_refusal(value: str) -> SqlError:
+    """A time zone other than UTC: results would print and compute in UTC, so it is refused;
+    0A000 when Postgres would accept the name, 22023 when it would not either."""
+    import zoneinfo
+
+    known = bool(re.fullmatch(r"[+-]?\d{1,2}(:\d{2}){0,2}", value.strip()))
+    if not known:
+        try:
+            zoneinfo.ZoneInfo(value.strip())
+            known = True
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            known = False
+    if known:
+        return SqlError(FEATURE_NOT_SUPPORTED, f'TimeZone "{value}" is not supported', hint="Only UTC is supported.")
+    return SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
 
 
 def normalize_intervalstyle(value: str) -> str:
@@ -218,7 +236,15 @@ class Session:
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "transaction_isolation": "{value}"')
             value = v
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
-            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+            raise timezone_refusal(value)
+        elif key == "bytea_output":
+            v = value.strip().lower()
+            if v == "escape":
+                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
+            if v != "hex":
+                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
+                               hint="Available values: escape, hex.")
+            value = v
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

@@ -44,6 +44,7 @@ from sql.errors import (
     INVALID_CURSOR_NAME,
     SYNTAX_ERROR,
     SqlError,
+    internal_error,
 )
 from sql.lex import leading_words, strip_comments
 from sql.statements import CopyTo, classify, ident
@@ -88,7 +89,7 @@ _STATIC_SETTINGS = {
     "max_identifier_length": "63", "max_index_keys": "32", "max_function_args": "100", "block_size": "8192",
     "lc_collate": "C", "lc_ctype": "C", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C",
     "lc_time": "C", "default_transaction_read_only": "off", "transaction_read_only": "off",
-    "default_transaction_deferrable": "off", "transaction_deferrable": "off", "bytea_output": "hex",
+    "default_transaction_deferrable": "off", "transaction_deferrable": "off",
     "max_connections": "5000", "xmloption": "content", "xmlbinary": "base64", "ssl": "off",
     "default_tablespace": "", "temp_tablespaces": "", "array_nulls": "on", "escape_string_warning": "on",
     "backslash_quote": "safe_encoding", "lo_compat_privileges": "off", "quote_all_identifiers": "off",
@@ -892,7 +893,7 @@ def _duck_error(e: Exception) -> SqlError:
         return SqlError("22003", msg)
     if "Parser" in name:
         return SqlError(SYNTAX_ERROR, msg)
-    return SqlError("XX000", f"catalog query failed: {msg}")
+    return internal_error(e)
 
 
 def _batched(rows: list[tuple[Any, ...]]) -> Iterator[list[tuple[Any, ...]]]:

@@ -36,6 +36,7 @@ from catalog.system.relations import (
 from sql.errors import (
     FEATURE_NOT_SUPPORTED,
     INSUFFICIENT_PRIVILEGE,
+    INVALID_TEXT_REPRESENTATION,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
@@ -1304,7 +1305,7 @@ def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Calla
             if want is not None:
                 rw._infer_param(n, want)
                 if isinstance(n, exp.Literal) and n.is_string and want.name in OID_LIKE:
-                    n = _typed_lit(rw.resolve_reg(want.name, n.this) if want.name != "oid" else int(n.this), want)
+                    n = _typed_lit(rw.resolve_reg(want.name, n.this) if want.name != "oid" else _oid_literal(n.this), want)
                 elif isinstance(n, _Param) or (isinstance(n, exp.Literal) and n.is_string):
                     n = _cast(n, want)
             new.append(n)
@@ -1313,6 +1314,14 @@ def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Calla
         return _fn(name, *new), t
 
     return handler
+
+
+def _oid_literal(text: str) -> int:
+    """The value of an oid input literal (PG's oidin: 22P02 on anything but an unsigned integer)."""
+    s = text.strip()
+    if not re.fullmatch(r"\d+", s) or int(s) > 0xFFFFFFFF:
+        raise SqlError(INVALID_TEXT_REPRESENTATION, f'invalid input syntax for type oid: "{text}"')
+    return int(s)
 
 
 _NOT_CONSTANT = object()
@@ -1397,7 +1406,9 @@ _FUNCTIONS.update({
     "pg_get_expr": _macro("pg_get_expr", TEXT, (2, 3), arg_types=(TEXT, OID, BOOL)),
     "pg_get_indexdef": _macro("pg_get_indexdef", TEXT, (1, 3), arg_types=(OID, INT4, BOOL)),
     "pg_get_constraintdef": _macro("pg_get_constraintdef", TEXT, (1, 2), arg_types=(OID, BOOL)),
-    "pg_get_viewdef": _macro("pg_get_viewdef", TEXT, (1, 2), arg_types=(OID, BOOL)),
+    # pg_get_viewdef(text) resolves a view name (PG's pg_get_viewdef_name); an unknown literal
+    # resolves like a regclass input, so 'v1' and 'v1'::regclass are the same call.
+    "pg_get_viewdef": _macro("pg_get_viewdef", TEXT, (1, 2), arg_types=(SqlType("regclass"), BOOL)),
     "obj_description": _macro("obj_description", TEXT, (1, 2), arg_types=(OID, NAME)),
     "col_description": _macro("col_description", TEXT, (2,), arg_types=(OID, INT4)),
     "shobj_description": _macro("shobj_description", TEXT, (2,), arg_types=(OID, NAME)),

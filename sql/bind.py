@@ -14,10 +14,11 @@ from typing import Any, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, jsonb
+from sql import datetime_typmods, func, func_names, jsonb, srf
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
 from sql.bind_rows import is_row, row_comparison, row_not_distinct
+from sql.datetime_special import special_now
 from sql.errors import (
     AMBIGUOUS_COLUMN,
     DATATYPE_MISMATCH,
@@ -31,6 +32,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.func_names import pg_function_name
+from sql.func_similar import similar_to_regex
 from sql.hir import (
     Exists,
     Finishing,
@@ -116,11 +118,15 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs)
+_VARIADIC_ONLY = frozenset({"concat"})
+
 _CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 
 _DTYPES: dict[str, str] = {
     "INT": "int4", "BIGINT": "int8", "SMALLINT": "int2", "FLOAT": "float4", "DOUBLE": "float8",
-    "DECIMAL": "numeric", "TEXT": "text", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
+    "DECIMAL": "numeric", "TEXT": "text", "NAME": "name", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
     "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz",
     "INTERVAL": "interval", "BOOLEAN": "bool", "VARBINARY": "bytea", "BINARY": "bytea",
     "JSONB": "jsonb", "JSON": "jsonb", "UUID": "uuid", "UINT": "uint8",
@@ -135,6 +141,13 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         return func.array_of(sql_type_of(dt.expressions[0]))
     if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
         return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
+    if isinstance(dt, exp.ObjectIdentifier):  # sqlglot parses regclass, regtype, ... this way
+        from sql.types import TYPE_ALIASES
+
+        oid_name = TYPE_ALIASES.get(str(dt.this).lower())
+        if oid_name:
+            return SqlType(oid_name)
+        raise SqlError("42704", f'type "{str(dt.this).lower()}" does not exist')
     if dt.this == exp.DataType.Type.USERDEFINED:
         raw = dt.args.get("kind") or dt.sql(dialect="postgres")
         from sql.types import TYPE_ALIASES
@@ -250,6 +263,7 @@ class Binder:
             raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in this context") from None
 
     def _bind_select_body(self, s: exp.Select, top: bool, aggregating: bool) -> BoundQuery:
+        s = srf.lift_select_list_srfs(s, _output_name, _has_agg)
         bind_with(self, s)
         for bad in ("locks", "into", "qualify", "prewhere", "connect", "pivots", "sample"):
             if s.args.get(bad):
@@ -1201,6 +1215,8 @@ class Binder:
             ors = tuple(self._binary("eq", xc, self.coerce(v, t)) for v in elems)
             res = ors[0] if len(ors) == 1 else CallVariadic("or", ors, BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
+            return self._similar_to(e, scope)
         if isinstance(e, exp.Case):
             return self._case(e, scope)
         if isinstance(e, exp.If):
@@ -1257,6 +1273,8 @@ class Binder:
             raise unsupported("set-returning functions in the select list (use unnest in FROM)")
         if isinstance(e, exp.HexString):
             return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+        if isinstance(e, exp.WithinGroup):
+            raise unsupported(f"ordered-set aggregate {pg_function_name(e.this)}(...) WITHIN GROUP")
         raise unsupported(f"expression {e.key.upper()}")
 
     def _array(self, e: exp.Array, scope: Scope) -> HirScalar:
@@ -1358,6 +1376,8 @@ class Binder:
             return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
         if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
             raise unsupported(f"{name}()")
+        if isinstance(e, exp.Anonymous) and srf.is_srf_call(e):
+            raise srf.not_allowed(written)
         if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
             raise unsupported(f"function {name}")
         args = [self.scalar(a, scope) for a in raw_args]
@@ -1365,6 +1385,10 @@ class Binder:
             return self._jsonb_build(name, args)
         if name == "to_jsonb" and len(args) == 1:
             return self._to_jsonb(args[0])
+        if name == "row" and isinstance(e, exp.Anonymous):
+            # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
+            fields = tuple(self.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+            return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
         if written == "log" and len(args) == 2:
             name = "log"  # log(b, x)
         if name == "age" and len(args) == 1:
@@ -1388,11 +1412,26 @@ class Binder:
             if not isinstance(cargs[1], Literal) or cargs[1].value is None:
                 raise unsupported("to_char with a pattern that is not a literal")
             func.to_char_pattern(cargs[1].value)
+        if name in _VARIADIC_ONLY:
+            return CallVariadic(name, cargs, rtype)
         if len(cargs) == 1:
             return CallUnary(name, cargs[0], rtype)
         if len(cargs) == 2:
             return CallBinary(name, cargs[0], cargs[1], rtype)
         return CallVariadic(name, cargs, rtype)
+
+    def _similar_to(self, e: exp.Expression, scope: Scope) -> HirScalar:
+        """x SIMILAR TO p [ESCAPE c]: a full match of p's regex (p and c literals)."""
+        st, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
+        x = self.coerce(self.scalar(st.this, scope), TEXT)
+        pat = self.coerce(self.scalar(st.expression, scope), TEXT)
+        esc = self.coerce(self.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
+        if not (x.typ.is_string and isinstance(pat, Literal) and isinstance(esc, Literal)):
+            raise unsupported("SIMILAR TO with a pattern or escape that is not a literal")
+        if pat.value is None or (esc_e is not None and esc.value is None):
+            return Literal(None, BOOL)
+        regex = similar_to_regex(pat.value, esc.value or None)
+        return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
 
     def _not_distinct(self, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
         """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
@@ -1471,6 +1510,9 @@ class Binder:
         if isinstance(h, Literal):
             if h.value is None:
                 return Literal(None, t)
+            if h.typ.is_string or h.typ.name == "unknown":
+                if (now := special_now(str(h.value), t)) is not None:
+                    return now
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h

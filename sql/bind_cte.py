@@ -26,7 +26,7 @@ from sql.hir import (
 )
 from sql.mir import RecursionLimit
 from sql.scalar import TRUE, Column, Literal
-from sql.scope import BoundQuery
+from sql.scope import BoundQuery, aliased_names
 from sql.statements import WMR_META, WmrBinding
 from sql.types import BOOL, TEXT, SqlType
 
@@ -55,8 +55,7 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
         rel = binder._finish_nested(b)
         names = list(b.names)
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
-        for i, c in enumerate(cols):
-            names[i] = c.name
+        names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
 
 

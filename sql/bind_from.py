@@ -19,7 +19,7 @@ from sql.errors import (
 )
 from sql.hir import HConstant, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
 from sql.scalar import TRUE, CallVariadic, Column
-from sql.scope import Scope, ScopeColumn, concat
+from sql.scope import Scope, ScopeColumn, aliased_names, concat
 from sql.types import BOOL
 
 if TYPE_CHECKING:
@@ -197,8 +197,7 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
                 rel = HProject(rel, tuple(star))
             names = [scope.columns[i].name for i in star]
             a = t.args.get("alias")
-            for i, col in enumerate(a.columns if a is not None else []):
-                names[i] = col.name
+            names = aliased_names(names, [c.name for c in (a.columns if a is not None else [])], f'table "{t.alias_or_name}"')
             scope = Scope([ScopeColumn(t.alias_or_name, nm, scope.columns[i].typ, scope.columns[i].table_oid, scope.columns[i].attnum)
                            for nm, i in zip(names, star, strict=True)])
         return rel, scope
@@ -212,16 +211,12 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
             rel, names, bound_at = binder.ctes[parts[0]]
             rel = cte_at_depth(rel, bound_at, len(binder.outer))
             types = hir_types(rel)
-            names = list(names)
-            for i, c in enumerate(col_alias):
-                names[i] = c
+            names = aliased_names(list(names), col_alias, f'table "{qualifier}"')
             return rel, Scope([ScopeColumn(qualifier, n, ty) for n, ty in zip(names, types, strict=True)])
         item = binder.catalog.resolve(parts)
         if item is None:
             raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
-        names = list(item.column_names)
-        for i, c in enumerate(col_alias):
-            names[i] = c
+        names = aliased_names(list(item.column_names), col_alias, f'table "{qualifier}"')
         cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
         if item.id not in binder.dependencies:
             binder.dependencies.append(item.id)
@@ -240,8 +235,7 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
         names = list(b.names)
         a = t.args.get("alias")
         if a is not None and a.columns:
-            for i, c in enumerate(a.columns):
-                names[i] = c.name
+            names = aliased_names(names, [c.name for c in a.columns], f'table "{sub_qualifier}"')
         return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, b.types, strict=True)])
     if isinstance(t, exp.Values):
         rel, value_names, types = binder._bind_values(t)
@@ -249,8 +243,7 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
         a = t.args.get("alias")
         names_l = list(value_names)
         if a is not None and a.columns:
-            for i, c in enumerate(a.columns):
-                names_l[i] = c.name
+            names_l = aliased_names(names_l, [c.name for c in a.columns], f'table "{values_qualifier}"')
         return rel, Scope([ScopeColumn(values_qualifier, n, ty) for n, ty in zip(names_l, types, strict=True)])
     raise unsupported(f"FROM item {t.key}")
 

@@ -2,14 +2,15 @@
 literals and wire parameters).
 
 Accepted, as Postgres reads them: ISO 8601 dates `Y-M-D` or `Y/M/D` with a year of three or
-more digits, `T` or blank before the time,
-`H:M[:S[.f]]` with fractions rounded half away from zero to microseconds, a zone `Z`, `UTC`,
-`GMT`, `+HH[:MM[:SS]]` or an IANA name (`Europe/Helsinki`), and the special words `epoch`,
-`now`, `today`, `tomorrow`, `yesterday` (`allballs` for time).
+more digits, `T` or blank before the time, `H:M[:S[.f]]` (AM/PM) with fractions rounded half
+away from zero to microseconds, a zone `Z`, `UTC`, `GMT`, `+HH[:MM[:SS]]`, a fixed-offset
+abbreviation (`PST`) or an IANA name (`Europe/Helsinki`), and the special words `epoch`, `now`,
+`today`, `tomorrow`, `yesterday` (`allballs` for time).
 
-Refused with 0A000 instead of a wrong value: BC dates and `infinity` (the values have no
-Spark / Python representation here), the orders that depend on DateStyle (a first field of one or two
-digits: `01/02/03`, `99-01-08`), `24:00:00`. Anything else is 22007; out-of-range fields are 22008.
+Refused with 0A000 instead of a wrong value: BC dates, `infinity` and years after 9999 (no
+Spark / Python representation here), the orders that depend on DateStyle (a first field of
+one or two digits: `01/02/03`, `99-01-08`), date-dependent zone abbreviations (`MSK`), time
+`24:00:00`. Anything else is 22007; out-of-range fields are 22008.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ _LABEL = {"date": "date", "time": "time", "timestamp": "timestamp", "timestamptz
 _DATE = re.compile(r"(\d+)([-/])(\d{1,2})\2(\d{1,2})")
 _TIME = re.compile(r"(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?")
 _ZONE = re.compile(r"\s*(?:(?P<utc>Z|UTC|GMT|ZULU)|(?P<sign>[+-])(?P<h>\d{1,2})(?::?(?P<m>\d{2}))?(?::?(?P<s>\d{2}))?"
-                   r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))\s*\Z", re.I)
+                   r"|(?P<name>[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)|(?P<abbrev>[A-Za-z]{2,5}))\s*\Z", re.I)
+_AMPM = re.compile(r"\s*(am|pm)\b", re.I)
+# the fixed-offset time zone abbreviations of Postgres' default set (hours east of UTC); the
+# others (MSK, ...) stand for a zone's offset at that date and are not accepted
+_ABBREVS = {"est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7, "mdt": -6, "pst": -8, "pdt": -7, "akst": -9,
+            "akdt": -8, "hst": -10, "ut": 0, "wet": 0, "west": 1, "cet": 1, "cest": 2, "met": 1, "mest": 2, "eet": 2,
+            "eest": 3}
 _SPECIAL_DAYS = {"today": 0, "tomorrow": 1, "yesterday": -1}
 
 
@@ -74,6 +81,10 @@ def _date_part(v: str, kind: str, s: str) -> tuple[dt.date, str]:
                        hint="Write the year with at least three digits (YYYY-MM-DD).")
     if year == 0:
         raise _overflow(s)
+    if year > (5874897 if kind == "date" else 294276):  # beyond Postgres' range too
+        raise SqlError(DATETIME_FIELD_OVERFLOW, f'{_LABEL[kind]} out of range: "{s}"')
+    if year > 9999:
+        raise SqlError(FEATURE_NOT_SUPPORTED, f"{_LABEL[kind]} values after year 9999 are not supported")
     try:
         return dt.date(year, int(mo), int(d)), v[m.end():]
     except ValueError:
@@ -88,6 +99,12 @@ def _time_part(v: str, kind: str, s: str) -> tuple[int, str]:
     hh, mm, ss, frac = m.groups()
     h, mi, sec = int(hh), int(mm), int(ss or 0)
     us = _frac_micros(frac)
+    rest = v[m.end():]
+    if ampm := _AMPM.match(rest):
+        if h > 12:
+            raise _overflow(s)
+        h = (h % 12) + (12 if ampm.group(1).lower() == "pm" else 0)
+        rest = rest[ampm.end():]
     if not (0 <= h <= 24 and 0 <= mi < 60 and 0 <= sec <= 60) or us > 1_000_000:
         raise _overflow(s)
     total = ((h * 60 + mi) * 60 + sec) * 1_000_000 + us
@@ -95,7 +112,7 @@ def _time_part(v: str, kind: str, s: str) -> tuple[int, str]:
         raise _overflow(s)
     if total == 86_400_000_000 and kind == "time":
         raise SqlError(FEATURE_NOT_SUPPORTED, "time value 24:00:00 is not supported")
-    return total, v[m.end():]
+    return total, rest
 
 
 def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedelta:
@@ -104,19 +121,100 @@ def _zone_offset(rest: str, local: dt.datetime, kind: str, s: str) -> dt.timedel
         raise _syntax(kind, s)
     if z.group("utc"):
         return dt.timedelta(0)
+    if z.group("abbrev"):
+        if (hours := _ABBREVS.get(z.group("abbrev").lower())) is None:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'time zone abbreviation "{z.group("abbrev")}" is not supported',
+                           hint="Use a numeric offset or a full time zone name (Europe/Moscow).")
+        return dt.timedelta(hours=hours)
     if z.group("name"):
         try:
             tz = zoneinfo.ZoneInfo(z.group("name"))
         except (zoneinfo.ZoneInfoNotFoundError, ValueError):
             raise SqlError("22023", f'time zone "{z.group("name")}" not recognized') from None
-        off = local.replace(tzinfo=tz).utcoffset()
-        assert off is not None
-        return off
+        # in a spring-forward gap the offset before the transition, in a fall-back overlap
+        # the one after it (Postgres' DetermineTimeZoneOffset)
+        before, after = local.replace(tzinfo=tz, fold=0).utcoffset(), local.replace(tzinfo=tz, fold=1).utcoffset()
+        assert before is not None and after is not None
+        return after if before > after else before
     h, mi, sec = int(z.group("h")), int(z.group("m") or 0), int(z.group("s") or 0)
     if h > 15 or mi > 59 or sec > 59:
         raise SqlError("22009", f'time zone displacement out of range: "{s}"')
     off = dt.timedelta(hours=h, minutes=mi, seconds=sec)
     return -off if z.group("sign") == "-" else off
+
+
+_MONTHS = {m: i + 1 for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
+_MONTH_NAMES = {**_MONTHS, "january": 1, "february": 2, "march": 3, "april": 4, "june": 6, "july": 7, "august": 8,
+                "sept": 9, "september": 9, "october": 10, "november": 11, "december": 12}
+_DAY_NAMES = frozenset("""sun mon tue tues wed weds thu thur thurs fri sat sunday monday tuesday wednesday thursday
+friday saturday""".split())
+_TEXT_TIME = re.compile(r"(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)(am|pm)?", re.I)
+
+
+def _two_digit_year(y: int) -> int:
+    return y + (2000 if y < 70 else 1900)
+
+
+def _textual(v: str, kind: str, s: str) -> str | None:
+    """A date with a month name ('Mon Feb 10 17:32:01 1997 PST', 'January 8, 1999',
+    '1999-Jan-08') or in concatenated digits ('19990108', '990108 173201') rewritten as
+    'YYYY-MM-DD [time] [zone]'; None when it is neither. A two-digit year beside a month name
+    is read by DateStyle's field order: refused."""
+    if re.fullmatch(r"(?i)\d+\.\d{3}|j\d+", v.split(" ")[0]):
+        raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" (day of year / Julian day) is not supported')
+    month = None
+    numbers: list[str] = []
+    time = zone = ""
+    for chunk in re.split(r"[\s,]+", v.strip()):
+        if not chunk:
+            continue
+        if t := _TEXT_TIME.fullmatch(chunk):
+            time = t.group(1) + (" " + t.group(2) if t.group(2) else "")
+            continue
+        if re.fullmatch(r"[+-]\d{1,4}(?::\d{2})?", chunk) or "/" in chunk and chunk[0].isalpha():
+            zone = chunk
+            continue
+        if re.fullmatch(r"[A-Za-z]+[+-][\d:]+", chunk):  # POSIX 'GMT+8': the sign is reversed
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}": POSIX-style time zones are not supported')
+        parts = re.findall(r"[A-Za-z]+|\d+", chunk) if re.search(r"[A-Za-z]", chunk) else [chunk]
+        if len(parts) > 1 and "".join(parts) != re.sub(r"[-/.]", "", chunk):
+            return None
+        for part in parts:
+            low = part.lower()
+            if low in _MONTH_NAMES and month is None:
+                month = _MONTH_NAMES[low]
+            elif low in _DAY_NAMES or low == "ad":
+                continue
+            elif low in ("am", "pm") and time:
+                time += " " + low
+            elif part.isdigit():
+                numbers.append(part)
+            elif part.isalpha() and not zone and low not in _MONTH_NAMES:
+                zone = part
+            else:
+                return None
+    if month is not None:
+        if len(numbers) != 2:
+            return None
+        long = [n for n in numbers if len(n) >= 3]
+        if len(long) == 1:
+            year, day = int(long[0]), int(next(n for n in numbers if n is not long[0]))
+        else:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported')
+        if len(str(day)) > 2:
+            return None
+    elif numbers and len(numbers[0]) in (6, 8) and len(numbers) <= 2:
+        d = numbers[0]
+        year = int(d[:4]) if len(d) == 8 else _two_digit_year(int(d[:2]))
+        month, day = int(d[-4:-2]), int(d[-2:])
+        if len(numbers) == 2:
+            if time or len(numbers[1]) not in (4, 6):
+                return None
+            t = numbers[1]
+            time = f"{t[:2]}:{t[2:4]}" + (f":{t[4:6]}" if len(t) == 6 else "")
+    else:
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}" + (f" {time}" if time else "") + (f" {zone}" if zone else "")
 
 
 def parse_date(s: str, now: dt.datetime | None = None) -> dt.date:
@@ -127,6 +225,8 @@ def parse_date(s: str, now: dt.datetime | None = None) -> dt.date:
         return dt.date(1970, 1, 1)
     if low in _SPECIAL_DAYS or low == "now":
         return _now(now).date() + dt.timedelta(days=_SPECIAL_DAYS.get(low, 0))
+    if not re.match(r"\d+[-/]\d", v) and (alt := _textual(v, "date", s)) is not None:
+        v = alt
     day, rest = _date_part(v, "date", s)
     if rest.strip():
         tail = rest[1:] if rest[0] in " T" else None
@@ -156,6 +256,8 @@ def parse_timestamp(s: str, tz: bool, now: dt.datetime | None = None) -> dt.date
         value = dt.datetime(d.year, d.month, d.day)
         rest = zone_word
     if value is None:
+        if not re.match(r"\d+[-/]\d", v) and (alt := _textual(v, kind, s)) is not None:
+            v = alt
         day, rest = _date_part(v, kind, s)
         us = 0
         if rest and not rest[0].isspace() and rest[0] not in "Tt" and not _ZONE.match(rest):

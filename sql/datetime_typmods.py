@@ -28,6 +28,10 @@ def _field(e: exp.Expression) -> tuple[str, int | None]:
     if isinstance(e, exp.Second):
         p = e.this
         return "SECOND", int(p.this) if isinstance(p, exp.Literal) else None
+    if isinstance(e, exp.Anonymous) and str(e.this).upper() == "SECOND" and len(e.expressions) == 1:
+        p = e.expressions[0]  # SECOND(p) as our dialect reads it (second is not a function here)
+        if isinstance(p, exp.Literal) and not p.is_string:
+            return "SECOND", int(p.this)
     if isinstance(e, exp.Var):
         return e.name.upper(), None
     raise SqlError("42601", f"syntax error at or near \"{e.sql(dialect='postgres')}\"")

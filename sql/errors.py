@@ -77,3 +77,19 @@ INVALID_BINARY_REPRESENTATION = "22P03"
 def unsupported(what: str) -> SqlError:
     """0A000 naming the construct that is not supported yet."""
     return SqlError(FEATURE_NOT_SUPPORTED, f"{what} not yet supported")
+
+
+def internal_error(cause: BaseException | str) -> SqlError:
+    """The XX000 a client sees for a failure no rule maps: a generic message naming a reference
+    under which the original text (a Python, Spark or py4j message) is logged server-side."""
+    import logging
+    import uuid
+
+    ref = uuid.uuid4().hex[:12]
+    log = logging.getLogger("mzspark.internal_error")
+    if isinstance(cause, BaseException):
+        log.error("internal error [%s]: %s", ref, cause, exc_info=cause)
+    else:
+        log.error("internal error [%s]: %s", ref, cause)
+    return SqlError(INTERNAL_ERROR, f"internal error [{ref}]",
+                    hint="The original error is in the server log under this reference.")

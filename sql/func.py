@@ -23,6 +23,7 @@ from sql.types import (
 )
 
 JSONB = SqlType("jsonb")
+BYTEA = SqlType("bytea")
 TEXT_ARRAY = SqlType("_text")
 
 # Implicit numeric promotion order (Postgres' preferred-type ladder, simplified).
@@ -339,6 +340,13 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
             keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
             return [a if a.name in keep else TEXT for a in args], INT4
+    if name in _STRING_FUNCS_TEXT and any(a.name == "bytea" for a in args):
+        # Postgres has no implicit bytea -> text cast: only the bytea versions apply
+        if name == "md5" and n == 1:
+            return [BYTEA], TEXT
+        if name == "substr" and n in (2, 3) and args[0].name == "bytea":
+            return [BYTEA] + [INT4] * (n - 1), BYTEA
+        raise _no_function(name, args)
     if name in _STRING_FUNCS_TEXT:
         casts = []
         for i in range(len(args)):
@@ -471,7 +479,7 @@ def datetime_unit(func_name: str, unit: str, t: SqlType) -> str:
 
 
 # to_char patterns -> Spark datetime patterns (longest first); anything else: 0A000
-_TO_CHAR = [("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
+_TO_CHAR: list[tuple[str, str | None]] = [("SSSSS", None), ("SSSS", None), ("HH24", "HH"), ("HH12", "hh"), ("YYYY", "yyyy"), ("MS", "SSS"), ("US", "SSSSSS"), ("Mon", "MMM"),
             ("Dy", "EEE"), ("AM", "a"), ("PM", "a"), ("HH", "hh"), ("MM", "MM"), ("DD", "dd"), ("MI", "mm"),
             ("SS", "ss"), ("YY", "yy")]
 
@@ -480,10 +488,15 @@ def to_char_pattern(pg: str) -> str:
     """A Spark date_format pattern equivalent to the Postgres to_char pattern `pg`."""
     from sql.errors import unsupported
 
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(pg):
         for p, sp in _TO_CHAR:
             if pg.startswith(p, i):
+                # no Spark letter for it (SSSS: seconds past midnight), or the same letter as
+                # the previous pattern (USMS would read as one 9-digit fraction)
+                if sp is None or (out and out[-1][-1:] == sp[:1] and sp[:1].isalpha()):
+                    raise unsupported(f"to_char pattern {pg!r}")
                 out.append(sp)
                 i += len(p)
                 break

@@ -171,6 +171,29 @@ def value_eq(a: Json, b: Json) -> bool:
     return _scalar_eq(a, b)
 
 
+def _key_number(d: Decimal) -> str:
+    return "0" if d == 0 else format(d.normalize(), "f")
+
+
+def _equality_dumps(v: Json) -> str:
+    if isinstance(v, Decimal):
+        return _key_number(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_equality_dumps(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_equality_dumps(v[k])}"
+                               for k in sorted(v, key=_key_order)) + "}"
+    return dumps(v)
+
+
+def equality_key(s: str | None) -> str | None:
+    """A text equal for exactly the jsonb values `=` finds equal (numbers by value: 1.0, 1.00
+    and 1 have one key), for DISTINCT over jsonb."""
+    if s is None:
+        return None
+    return _equality_dumps(parse(s))
+
+
 def equal(a: str | None, b: str | None) -> bool | None:
     if a is None or b is None:
         return None

@@ -125,3 +125,79 @@ def leading_words(sql: str, k: int = 4) -> list[str]:
         words.append(w if w.startswith('"') else w.lower())
         pos = m.end()
     return words
+
+
+_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_OCTAL = re.compile(r"[0-7]{1,3}")
+_HEX = re.compile(r"[0-9A-Fa-f]{1,2}")
+
+
+def decode_escape_string(body: str, position: int = 0) -> str:
+    """The value of an E'...' literal's body (Postgres' backslash escapes: \\b \\f \\n \\r \\t,
+    \\ooo octal, \\xhh hex, \\uXXXX / \\UXXXXXXXX Unicode, '' and \\' quotes; any other \\c is c)."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c == "'" and i + 1 < n and body[i + 1] == "'":
+            out.append("'")
+            i += 2
+            continue
+        if c != "\\" or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        d = body[i + 1]
+        if d in _ESCAPES:
+            out.append(_ESCAPES[d])
+            i += 2
+        elif (m := _OCTAL.match(body, i + 1)) is not None:
+            out.append(chr(int(m.group(0), 8) & 0xFF))
+            i = m.end()
+        elif d == "x" and (m := _HEX.match(body, i + 2)) is not None:
+            out.append(chr(int(m.group(0), 16)))
+            i = m.end()
+        elif d in "uU":
+            k = 4 if d == "u" else 8
+            digits = body[i + 2:i + 2 + k]
+            if len(digits) != k or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
+                raise SqlError("22025", "invalid Unicode escape",
+                               hint="Unicode escapes must be \\uXXXX or \\UXXXXXXXX.", position=position + i + 1)
+            out.append(chr(int(digits, 16)))
+            i += 2 + k
+        else:
+            out.append(d)
+            i += 2
+    text = "".join(out)
+    if "\x00" in text:
+        raise SqlError("22021", 'invalid byte sequence for encoding "UTF8": 0x00')
+    return text
+
+
+def rewrite_escape_strings(sql: str) -> str:
+    """`sql` with every E'...' literal written as the standard '...' literal of its value (the
+    parser does not read backslash escapes)."""
+    if "'" not in sql or not re.search(r"[eE]'", sql):
+        return sql
+    out: list[str] = []
+    for kind, s, e in _segments(sql):
+        piece = sql[s:e]
+        if kind == "string" and piece.startswith("'") and s > 0 and sql[s - 1] in "eE" \
+                and (s < 2 or not (sql[s - 2].isalnum() or sql[s - 2] in "_$")):
+            out[-1] = out[-1][:-1]  # the E prefix ends the preceding code segment
+            value = decode_escape_string(piece[1:-1], s)
+            piece = "'" + value.replace("'", "''") + "'"
+        out.append(piece)
+    return "".join(out)
+
+
+_EXPONENT_THEN_SIGN = re.compile(r"(?<![A-Za-z0-9_$.])(\d+(?:\.\d*)?[eE][+-]?\d+)([+-])")
+
+
+def separate_exponent_signs(sql: str) -> str:
+    """`1e9+1` as `1e9 +1`: the tokenizer would read the whole of it as one number (a second
+    exponent sign), where Postgres reads 1e9 + 1. Only code is touched, never strings."""
+    if not re.search(r"\d[eE][+-]?\d", sql):
+        return sql
+    return "".join(_EXPONENT_THEN_SIGN.sub(r"\1 \2", sql[s:e]) if kind == "code" else sql[s:e]
+                   for kind, s, e in _segments(sql))

@@ -53,8 +53,10 @@ def parse_text(s: str, t: SqlType) -> Any:
     if "\x00" in s:
         raise SqlError(CHARACTER_NOT_IN_REPERTOIRE, 'invalid byte sequence for encoding "UTF8": 0x00')
     n = t.name
-    if n in ("text", "unknown", "name"):
+    if n in ("text", "unknown"):
         return s
+    if n == "name":
+        return truncate_name(s)
     if (elem := t.element) is not None and n.startswith("_"):
         return [None if x is None else parse_text(x, elem) for x in split_array_text(s, t)]
     if n in ("varchar", "bpchar"):
@@ -72,6 +74,11 @@ def parse_text(s: str, t: SqlType) -> Any:
             raise _bad(t, s) from None
         if not re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(?i:nan|infinity|inf)", st):
             raise _bad(t, s)
+        if not d.is_finite():
+            # Spark's decimal has no NaN / Infinity: refused, never an internal error later
+            from sql.errors import unsupported
+
+            raise unsupported(f"numeric value {'NaN' if d.is_nan() else 'Infinity'}")
         return fit_numeric(d, t)
     if n == "mz_timestamp":
         st = s.strip()
@@ -123,6 +130,17 @@ def parse_text(s: str, t: SqlType) -> Any:
                 raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid hexadecimal digit") from None
         return s.encode()
     raise _bad(t, s)
+
+
+NAMEDATALEN = 64
+
+
+def truncate_name(s: str) -> str:
+    """A `name` value: at most NAMEDATALEN - 1 = 63 bytes of UTF-8, cut at a character boundary."""
+    b = s.encode()
+    if len(b) < NAMEDATALEN:
+        return s
+    return b[:NAMEDATALEN - 1].decode(errors="ignore")
 
 
 def fit_string(s: str, t: SqlType, explicit: bool) -> str:
@@ -204,6 +222,26 @@ def fit_datetime(v: Any, t: SqlType) -> Any:
     return out.replace(tzinfo=v.tzinfo)
 
 
+_JSONB_SCALAR_TARGETS = {"numeric": "number", "int2": "number", "int4": "number", "int8": "number",
+                         "float4": "number", "float8": "number", "bool": "boolean"}
+
+
+def _jsonb_scalar(v: str, dst: SqlType) -> tuple[Any, SqlType]:
+    """jsonb -> numeric/integer/float/bool (PG's jsonb_numeric, jsonb_int4, jsonb_bool, ...) =
+    the jsonb scalar of the matching kind, cast from numeric (or bool); any other kind is 22023
+    `cannot cast jsonb <kind> to type <type>`, any other target 42846."""
+    from sql import jsonb
+
+    want = _JSONB_SCALAR_TARGETS.get(dst.name)
+    if want is None:
+        raise SqlError("42846", f"cannot cast type jsonb to {dst.pg_format()}")
+    kind = jsonb.typeof(v)
+    if kind != want:
+        raise SqlError("22023", f"cannot cast jsonb {kind} to type {dst.pg_format()}")
+    x = jsonb.parse(v)
+    return (x, SqlType("bool")) if want == "boolean" else (x, SqlType("numeric"))
+
+
 def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> Any:
     if v is None:
         return None
@@ -212,11 +250,13 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
         return [None if x is None else _cast_value(x, src.element, dst.element, explicit) for x in v]
     if s in ("unknown", "text", "varchar", "bpchar", "name") and d not in ("text", "varchar", "bpchar", "name"):
         return parse_text(str(v), dst)
+    if s == "jsonb" and d not in ("text", "varchar", "bpchar", "name", "jsonb"):
+        return _cast_value(*_jsonb_scalar(v, dst), dst, explicit)
     if d in ("text", "varchar", "bpchar", "name"):
         txt = v if isinstance(v, str) else to_text(v, src)
         if s == "bpchar" and d != "bpchar":
             txt = txt.rstrip(" ")  # char(n) -> text/varchar drops the blank padding
-        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else txt
+        return fit_string(txt, dst, explicit) if d in ("varchar", "bpchar") else truncate_name(txt) if d == "name" else txt
     if d == "mz_timestamp":
         if isinstance(v, dt.datetime):
             aware = v if v.tzinfo else v.replace(tzinfo=dt.UTC)
@@ -243,6 +283,10 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
         if isinstance(v, float):
             if math.isinf(v):
                 raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
+            if math.isnan(v):
+                from sql.errors import unsupported
+
+                raise unsupported("numeric value NaN")
             return fit_numeric(Decimal(repr(v)), dst)
         return fit_numeric(Decimal(v), dst)
     if d in ("float4", "float8"):

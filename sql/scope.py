@@ -90,3 +90,11 @@ def concat(a: Scope, b: Scope) -> Scope:
     n = len(a.columns)
     star = None if a.star is None and b.star is None else a.star_positions() + [n + i for i in b.star_positions()]
     return Scope(a.columns + b.columns, star)
+
+
+def aliased_names(names: list[str], aliases: list[str], what: str) -> list[str]:
+    """A column alias list renames the first len(aliases) columns; naming more columns than
+    the relation has is PG's 42P10 (`what` is e.g. 'table "t"' or 'WITH query "x"')."""
+    if len(aliases) > len(names):
+        raise SqlError("42P10", f"{what} has {len(names)} columns available but {len(aliases)} columns specified")
+    return [*aliases, *names[len(aliases):]]

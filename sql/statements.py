@@ -15,7 +15,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
-from sql.lex import leading_words, strip_comments
+from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,21 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_interval(self, require_interval=True, parse_function_unit=True):  # type: ignore[no-untyped-def]
+            """INTERVAL(p) 'text' is a typed literal of type interval(p) (sqlglot reads an
+            interval of value (p) plus the interval 'text')."""
+            index = self._index
+            if self._match(TokenType.INTERVAL) and self._match(TokenType.L_PAREN):
+                num, close = self._curr, self._next
+                if num is not None and close is not None and num.token_type == TokenType.NUMBER and close.token_type == TokenType.R_PAREN:
+                    self._advance(2)
+                    if self._curr is not None and self._curr.token_type == TokenType.STRING:
+                        text = self._parse_primary()
+                        to = exp.DataType(this=exp.DataType.Type.INTERVAL, expressions=[exp.DataTypeParam(this=exp.Literal.number(num.text))])
+                        return self.expression(exp.Cast(this=text, to=to))
+            self._retreat(index)
+            return super()._parse_interval(require_interval, parse_function_unit)
+
         def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
             """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
             string and drops what its pattern misses ('.001 second' -> '001' SECOND,
@@ -233,6 +248,7 @@ class _Postgres(Postgres):
 
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
+    sql = separate_exponent_signs(rewrite_escape_strings(sql))
     try:
         parsed = sqlglot.parse(sql, read=_Postgres)
     except (ParseError, TokenError) as e:

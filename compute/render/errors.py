@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from sql.errors import SqlError
+from sql.errors import SqlError, internal_error
 
 _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "DIVIDE_BY_ZERO": ("22012", "division by zero"),
@@ -13,10 +13,23 @@ _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "ARITHMETIC_OVERFLOW": ("22003", None),
     "BINARY_ARITHMETIC_OVERFLOW": ("22003", None),
     "CAST_OVERFLOW": ("22003", None),
-    "NUMERIC_VALUE_OUT_OF_RANGE": ("22003", None),
+    # numbers beyond numeric's 39 digits (Materialize's wording; Spark's decimals stop at 38)
+    "NUMERIC_VALUE_OUT_OF_RANGE": ("22003", "numeric field overflow"),
+    "NUMERIC_OUT_OF_SUPPORTED_RANGE": ("22003", "numeric field overflow"),
+    "DECIMAL_PRECISION_EXCEEDS_MAX_PRECISION": ("22003", "numeric field overflow"),
     "CAST_INVALID_INPUT": ("22P02", None),
-    "INVALID_ARRAY_INDEX": ("2202E", None),
-    "DATETIME_OVERFLOW": ("22008", None),
+    "INVALID_ARRAY_INDEX": ("2202E", "array subscript out of range"),
+    "INVALID_ARRAY_INDEX_IN_ELEMENT_AT": ("2202E", "array subscript out of range"),
+    "DATETIME_OVERFLOW": ("22008", "timestamp out of range"),
+    "DATETIME_FIELD_OUT_OF_BOUNDS": ("22008", "date/time field value out of range"),
+    "INVALID_INDEX_OF_ZERO": ("22023", "field position must not be zero"),
+}
+
+# Spark's type names in CAST_INVALID_INPUT -> Postgres' names in "invalid input syntax for type"
+_PG_TYPE_NAMES = {
+    "INT": "integer", "BIGINT": "bigint", "SMALLINT": "smallint", "TINYINT": "smallint", "DOUBLE": "double precision",
+    "FLOAT": "real", "BOOLEAN": "boolean", "DATE": "date", "TIMESTAMP": "timestamp with time zone",
+    "TIMESTAMP_NTZ": "timestamp without time zone", "BINARY": "bytea",
 }
 
 
@@ -35,7 +48,7 @@ def translate_spark_error(e: BaseException) -> SqlError:
     if cond in _CONDITIONS:
         state, msg = _CONDITIONS[cond]
         if msg is None:
-            msg = _first_line(text)
+            msg = _cast_input_message(text) if cond == "CAST_INVALID_INPUT" else "value out of range"
             if cond in ("ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "BINARY_ARITHMETIC_OVERFLOW"):
                 msg = "numeric value out of range" if "DECIMAL" in text else _overflow_message(text)
         return SqlError(state, msg)
@@ -47,8 +60,7 @@ def translate_spark_error(e: BaseException) -> SqlError:
             return SqlError(tagged.group(1), tagged.group(2))
         if "substring length" in msg:
             return SqlError("22011", msg)
-        if "multiplicity" in msg or "monotonic" in msg:
-            return SqlError("XX000", msg)
+        # untagged raise_error texts are mzspark's own messages (Materialize's XX000 wordings)
         return SqlError("XX000", msg)
     if "Python worker exited unexpectedly" in text or "ExecutorLostFailure" in text:
         # a process computing the query died (the driver survived): the query can be retried
@@ -63,7 +75,16 @@ def translate_spark_error(e: BaseException) -> SqlError:
         return SqlError("53200", "out of memory")
     if "cancelled" in text.lower() or "canceled" in text.lower():
         return SqlError("57014", "canceling statement due to user request")
-    return SqlError("XX000", f"internal error in Spark: {_first_line(text)}")
+    return internal_error(e)
+
+
+def _cast_input_message(text: str) -> str:
+    """Spark's `The value 'x' of the type "STRING" cannot be cast to "INT"` in Postgres' words."""
+    m = re.search(r"The value '(.*?)' of the type \"[^\"]*\" cannot be cast to \"([A-Z_]+)(?:\(|\")", text, re.S)
+    if not m:
+        return "invalid input syntax"
+    target = "numeric" if m.group(2) == "DECIMAL" else _PG_TYPE_NAMES.get(m.group(2), m.group(2).lower())
+    return f'invalid input syntax for type {target}: "{m.group(1)}"'
 
 
 def _overflow_message(text: str) -> str:

@@ -75,6 +75,7 @@ _UDFS: dict[str, tuple[Callable, T.DataType]] = {
     "mz_jsonb_exists_any": (lambda j, ks: jsonb.exists_any(j, _list(ks)), _B),
     "mz_jsonb_exists_all": (lambda j, ks: jsonb.exists_all(j, _list(ks)), _B),
     "mz_jsonb_eq": (jsonb.equal, _B),
+    "mz_jsonb_key": (jsonb.equality_key, _S),
     "mz_jsonb_array_length": (_guard(jsonb.array_length), _S),
     "mz_jsonb_numeric": (lambda d: None if d is None else jsonb.number_text(d), _S),
     "mz_jsonb_float": (lambda x: jsonb.from_float(None if x is None else float(x)), _S),

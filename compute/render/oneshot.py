@@ -647,6 +647,10 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
             return _nonnull_diff(x)
+        case "count", True if a.expr.typ.name == "jsonb":
+            # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
+            # without a '.' has no number a different text could equal
+            return f"COUNT(DISTINCT (CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END))"
         case "count", True:
             return f"COUNT(DISTINCT {x})"
         case "sum", False if a.typ.name == "interval":
@@ -923,7 +927,7 @@ def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
     cols = []
     for i, t in enumerate(types):
         vals = table.column(cname(i)).to_pylist()
-        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric") or t.element is not None:
+        if t.name in ("interval", "time", "uuid", "timestamptz", "timestamp", "numeric", "record") or t.element is not None:
             vals = [from_arrow_value(v, t) for v in vals]
         cols.append(vals)
     diffs = table.column(DIFF).to_pylist()

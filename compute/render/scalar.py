@@ -16,7 +16,7 @@ from typing import assert_never
 
 from compute.render import limits
 from compute.render.jsonb import checked
-from compute.render.scalar_datetime import fit_typmod
+from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -168,6 +168,11 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == "name" and s != "name":
+        # at most 63 bytes of UTF-8, cut at a character boundary
+        y, k = f"CAST({x} AS STRING)", _var()
+        longest = f"try_element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
+        return f"(CASE WHEN octet_length({y}) <= 63 THEN {y} ELSE {longest} END)"
     if d == "varchar" and s == "bpchar":
         x = f"rtrim({x})"  # char(n) -> varchar drops the blank padding (rtrim1), then fits
     if d in ("varchar", "bpchar") and (n := dst.char_length()) is not None:
@@ -188,7 +193,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "bool" and s in _INTS:
         return f"({x} <> 0)"
     if d in _INTS and s == "bool":
-        return cast(f"(CASE WHEN {x} THEN 1 ELSE 0 END)", dst)
+        return cast(f"(CASE WHEN {x} THEN 1 WHEN NOT {x} THEN 0 END)", dst)  # NULL stays NULL
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
     if d in ("text", "varchar") and s == "bpchar":
@@ -369,7 +374,7 @@ def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> s
             y = f"year({x})"
             start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
                      "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
-            return cast(f"make_timestamp_ntz({start}, 1, 1, 0, 0, 0)", t)
+            return cast(year_start(start, "timestamp_ntz", raise_error), t)
         return cast(f"date_trunc('{spark_unit}', {x})", t)
     if n == "interval" and unit == "epoch" and f == "date_part":
         # Postgres computes this one in float8, term by term
@@ -531,6 +536,13 @@ def _array_text(x: str, t: SqlType) -> str:
     return f"concat('{{', array_join(transform({x}, {v} -> CASE WHEN {v} IS NULL THEN 'NULL' ELSE {quoted} END), ','), '}}')"
 
 
+def array_order_key(a: str) -> str:
+    """An array whose Spark ordering is Postgres' array ordering: element by element, a NULL
+    element after every value (Spark puts NULL first), then the shorter array first."""
+    v = _var()
+    return f"transform({a}, {v} -> named_struct('n', {v} IS NULL, 'v', {v}))"
+
+
 def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
     """Array functions and operators of two arguments (None: not one of them)."""
     match f:
@@ -570,6 +582,8 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
             x, y = _var(), _var()
             return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
                     f" exists({a}, {x} -> exists({b}, {y} -> coalesce({x} = {y}, FALSE))) END)")
+    if f in ("lt", "le", "gt", "ge") and _is_array(at) and _is_array(bt):
+        return f"({array_order_key(a)} {_COMPARISONS[f]} {array_order_key(b)})"
     if f.endswith(("_any", "_all")) and f[:-4] in _COMPARISONS:
         v = _var()
         test = _binary(f[:-4], a, v, at, bt.element, SqlType("bool"))  # type: ignore[arg-type]
@@ -707,7 +721,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "mod" | "mod_fn":
             return f"({a} % {b})"
         case "pow" | "power":
-            return cast(f"power({a}, {b})", t)
+            return _power(a, b, t)
         case "concat":
             return f"concat({a}, {b})"
         case "like" | "ilike" | "round":
@@ -716,6 +730,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return f"round({a} - {a} % CAST(power(10, - {b}) AS DECIMAL(38,10)), {b})"
         case "substr":
             return f"substr({a}, greatest({b}, 1))"
+        case "regex_full_match":
+            return f"regexp_like({a}, {b})"
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
@@ -734,6 +750,19 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
+
+
+def _power(a: str, b: str, t: SqlType) -> str:
+    """Postgres' power(): 2201F for 0 ^ negative and negative ^ non-integer (Spark: Infinity,
+    NaN); a result beyond the type's range is 22003, not NULL (numeric: one that does not fit
+    Materialize's 39 digits fails where Postgres' arbitrary precision has a value)."""
+    p = f"power({a}, {b})"
+    overflow = "value overflows numeric format" if t.name == "numeric" else "value out of range: overflow"
+    return (f"(CASE WHEN {a} = 0 AND {b} < 0 THEN {raise_error('[2201F] zero raised to a negative power is undefined', t)}"
+            f" WHEN {a} < 0 AND {b} <> floor({b}) THEN"
+            f" {raise_error('[2201F] a negative number raised to a non-integer power yields a complex result', t)}"
+            f" WHEN abs({p}) = CAST('Infinity' AS DOUBLE) THEN {raise_error(f'[22003] {overflow}', t)}"
+            f" ELSE {cast(p, t)} END)")
 
 
 def _substr3(a: str, b: str, n: str) -> str:
@@ -775,14 +804,14 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             ks, vs = ", ".join(xs[0::2]), ", ".join(xs[1::2])
             return checked(f"mz_jsonb_build_object(array({ks}), array({vs}))")
         case "make_date":
-            return f"make_date({', '.join(xs)})"
+            return make_date(*xs, raise_error)
         case "width_bucket":
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
             return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
-            return cast(f"make_timestamp_ntz({', '.join(xs[:5])}, CAST({xs[5]} AS DECIMAL(16,6)))", t)
+            return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
             # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
             v = _var()

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sql.interval import (
     DAY,
     FULL_PRECISION,
@@ -66,3 +68,36 @@ def _fit_interval(x: str, typmod: int) -> str:
         us = _round_half_away(us, prec)
     return (f"(CASE WHEN {x} IS NOT NULL THEN CAST(named_struct('months', {months}, 'days', {days}, 'micros', {us})"
             " AS struct<months:int,days:int,micros:bigint>) END)")
+
+
+_BC = "[0A000] dates before year 1 (BC) are not supported"
+
+
+def make_date(y: str, m: str, d: str, raise_error: Callable[[str, str], str]) -> str:
+    """make_date(y, m, d): 22008 for a day that does not exist (Spark would fail with its own
+    message), 0A000 for a BC year (negative; there is no year 0)."""
+    bad = raise_error("[22008] date field value out of range", "date")
+    return (f"(CASE WHEN {y} IS NULL OR {m} IS NULL OR {d} IS NULL THEN NULL"
+            f" WHEN {y} < 0 THEN {raise_error(_BC, 'date')}"
+            f" WHEN {y} = 0 OR {m} < 1 OR {m} > 12 OR {d} < 1 OR {d} > day(last_day(make_date({y}, {m}, 1))) THEN {bad}"
+            f" ELSE make_date({y}, {m}, {d}) END)")
+
+
+def year_start(start: str, t: str, raise_error: Callable[[str, str], str]) -> str:
+    """The first instant of year `start` (date_trunc to a decade, century, millennium);
+    0A000 when that is before year 1 (Postgres' decade of year 1-9 starts in 1 BC)."""
+    return f"(CASE WHEN {start} < 1 THEN {raise_error(_BC, t)} ELSE make_timestamp_ntz({start}, 1, 1, 0, 0, 0) END)"
+
+
+def make_timestamp(xs: tuple[str, ...] | list[str], raise_error: Callable[[str, str], str]) -> str:
+    """make_timestamp(y, mo, d, h, mi, s): the date part checked like make_date, the time of
+    day like Postgres (0 <= s <= 60, 24:00:00 is the next midnight), else 22008 (Spark would
+    fail with its own message)."""
+    y, mo, d, h, mi, sec = xs[:6]
+    bad = raise_error("[22008] time field value out of range", "timestamp_ntz")
+    ts = f"make_timestamp_ntz({y}, {mo}, {d}, {h}, {mi}, CAST({sec} AS DECIMAL(16,6)))"
+    midnight = f"timestampadd(DAY, 1, make_timestamp_ntz({y}, {mo}, {d}, 0, 0, 0))"
+    return (f"(CASE WHEN {make_date(y, mo, d, raise_error)} IS NULL OR {h} IS NULL OR {mi} IS NULL OR {sec} IS NULL THEN NULL"
+            f" WHEN {h} < 0 OR {h} > 24 OR {mi} < 0 OR {mi} > 59 OR {sec} < 0 OR {sec} > 60"
+            f" OR ({h} = 24 AND ({mi} > 0 OR {sec} > 0)) THEN {bad}"
+            f" WHEN {h} = 24 THEN {midnight} ELSE {ts} END)")

@@ -82,6 +82,9 @@ def from_arrow_value(v: Any, t: SqlType) -> Any:
     n = t.name
     if (e := t.element) is not None and n.startswith("_"):
         return [from_arrow_value(x, e) for x in v]
+    if n == "record" and t.fields:
+        fields = list(v.values()) if isinstance(v, dict) else list(v)
+        return tuple(from_arrow_value(x, ft) for x, ft in zip(fields, t.fields, strict=True))
     if n == "interval":
         if isinstance(v, dict):
             return Interval(v["months"], v["days"], v["micros"])

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from server.pgwire.record_codec import record_binary_encoder, record_text_encoder
 from sql import datetime_text, interval_text
 from sql.errors import (
     CHARACTER_NOT_IN_REPERTOIRE,
@@ -197,6 +198,8 @@ def text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
     intervals print in `interval_style` (the session's IntervalStyle)."""
     if t.name in ARRAY_ELEMENT:
         return _array_text_encoder(t, interval_style)
+    if t.name == "record":
+        return record_text_encoder(t, lambda ft: text_encoder(ft, interval_style))
     if t.name == "interval" and interval_style != "postgres":
         return lambda v: format_interval(v, interval_style).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
@@ -317,12 +320,16 @@ def has_binary(t: SqlType) -> bool:
     """Whether values of `t` can be sent and received in binary format."""
     if t.name in ARRAY_ELEMENT:
         return has_binary(SqlType(ARRAY_ELEMENT[t.name]))
+    if t.name == "record":
+        return all(has_binary(f) for f in t.fields)
     return t.name in _BINARY_ENCODERS
 
 
 def binary_encoder(t: SqlType) -> Encoder:
     if t.name in ARRAY_ELEMENT:
         return _array_binary_encoder(t)
+    if t.name == "record":
+        return record_binary_encoder(t, binary_encoder)
     enc = _BINARY_ENCODERS.get(t.name)
     if enc is None:
         raise SqlError("42883", f"no binary output function available for type {_type_label(t)}")

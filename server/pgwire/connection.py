@@ -34,7 +34,6 @@ from sql.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
-    INTERNAL_ERROR,
     INVALID_BINARY_REPRESENTATION,
     INVALID_CATALOG_NAME,
     INVALID_CURSOR_NAME,
@@ -44,6 +43,7 @@ from sql.errors import (
     QUERY_CANCELED,
     SYNTAX_ERROR,
     SqlError,
+    internal_error,
 )
 from sql.types import TYPE_BY_OID, SqlType
 
@@ -222,8 +222,8 @@ class Connection:
         if isinstance(exc, SqlError):
             err = exc
         else:
-            log.warning("internal error on connection %s", self.peer, exc_info=exc)
-            err = SqlError(INTERNAL_ERROR, str(exc) or type(exc).__name__)
+            err = internal_error(exc)
+            log.warning("internal error on connection %s (%s)", self.peer, err.message)
         self.out += messages.error_response(err, severity)
 
     async def _fatal(self, err: SqlError) -> None:
@@ -285,7 +285,7 @@ class Connection:
             raise
         except Exception as e:
             log.exception("connection %s failed", self.peer)
-            await self._fatal(SqlError(INTERNAL_ERROR, str(e) or type(e).__name__))
+            await self._fatal(internal_error(e))
         finally:
             await self._cleanup()
 

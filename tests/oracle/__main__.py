@@ -80,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
                 if args.max_seconds and time.monotonic() - t0 > args.max_seconds:
                     break
                 last = seed
-                for f in oracle.run_seed(seed, args.minimize):
+                t_seed = time.monotonic()
+                found = oracle.run_seed(seed, args.minimize)
+                if time.monotonic() - t_seed > 30:
+                    print(f"-- slow seed {seed}: {time.monotonic() - t_seed:.0f} s", flush=True)
+                for f in found:
                     if is_discrepancy(f):
                         bad += 1
                     if is_discrepancy(f) or args.show_unsupported:

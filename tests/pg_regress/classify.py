@@ -10,6 +10,11 @@ Classes (`Cls`):
 - `other_error`: mzspark raised another error where PostgreSQL succeeded or raised an
   error of another class;
 - `mz_ok_pg_error`: mzspark succeeded where PostgreSQL raised an error;
+- `documented`: both succeeded and the results are equal once numeric values are compared
+  with their trailing fractional zeros removed: Materialize trims every numeric's trailing
+  zeros whatever its scale (its documented output rule, followed by mzspark), where
+  PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`). Counted as the
+  same outcome in the share and shown in a column of its own;
 - `blocked`: the outcomes differ, but the statement depends on an earlier divergence: it names
   an object whose CREATE succeeded on one side only, or one side's transaction is aborted
   (25P02) and the other's is not. The divergence itself is counted where it happened;
@@ -36,6 +41,7 @@ class Cls(StrEnum):
     UNSUPPORTED = "unsupported"
     OTHER_ERROR = "other_error"
     MZ_OK_PG_ERROR = "mz_ok_pg_error"
+    DOCUMENTED = "documented"
     BLOCKED = "blocked"
     NA = "na"
 
@@ -49,6 +55,7 @@ class Outcome:
     rows: tuple[tuple[str | None, ...], ...] = ()
     rowcount: int = -1
     has_rows: bool = False  # the statement returned a row description
+    type_oids: tuple[int, ...] = ()  # result column types (PostgreSQL's side decides which are numeric)
     sqlstate: str = ""
     message: str = ""
     kind: str = ""  # "" | "timeout" | "crash" for mzspark failures of the runner's own
@@ -329,6 +336,27 @@ def compare_rows(sql: str, pg: Outcome, mz: Outcome) -> str | None:
     return "order"
 
 
+NUMERIC_OID = 1700
+
+
+def _trim_zeros(v: str | None) -> str | None:
+    """A numeric's text without trailing fractional zeros ('1.50' -> '1.5', '2.000' -> '2')."""
+    if v is None or "." not in v or "e" in v.lower():
+        return v
+    v = v.rstrip("0")
+    return v[:-1] if v.endswith(".") else v
+
+
+def trimmed(o: Outcome, numeric_cols: list[int]) -> Outcome:
+    """`o` with its numeric columns' trailing fractional zeros removed."""
+    rows = tuple(tuple(_trim_zeros(v) if i in numeric_cols else v for i, v in enumerate(r)) for r in o.rows)
+    return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
+
+
+def numeric_columns(pg: Outcome) -> list[int]:
+    return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
+
+
 def _same_up_to_ties(a: tuple[tuple, ...], b: tuple[tuple, ...], cols: list[int]) -> bool:
     """Same sequence of sort keys, and the same multiset of rows within each run of equal keys."""
     if [tuple(r[i] for i in cols) for r in a] != [tuple(r[i] for i in cols) for r in b]:
@@ -378,6 +406,9 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
         diff = compare_rows(sql, pg, mz)
         if diff is None:
             return Verdict(Cls.SAME)
+        num = numeric_columns(pg)
+        if num and len(pg.columns) == len(mz.columns) and compare_rows(sql, trimmed(pg, num), trimmed(mz, num)) is None:
+            return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
         if NONDETERMINISTIC.search(sql):
             return Verdict(Cls.NA, "nondeterministic or server-specific value", {"diff": diff})
         dep = references(sql, diverged or set())

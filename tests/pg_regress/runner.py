@@ -132,8 +132,9 @@ class Session:
             if cur.description is None:
                 return Outcome(True, rowcount=cur.rowcount)
             cols = tuple(d.name for d in cur.description)
+            oids = tuple(d.type_code for d in cur.description)
             rows = tuple(tuple(r) for r in cur.fetchall())
-            return Outcome(True, cols, rows, cur.rowcount, has_rows=True)
+            return Outcome(True, cols, rows, cur.rowcount, has_rows=True, type_oids=oids)
         except psycopg.Error as e:
             state = getattr(e, "sqlstate", None) or ""
             msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -305,6 +306,9 @@ class Context:
     adapted: list[tuple[int, str, str]] = field(default_factory=list)
     # run only the test_setup statements that build these tables (None: all of test_setup)
     setup_only: set[str] | None = None
+    # statements not to run at all: script name -> 1-based lines (a CI sample leaves out
+    # statements known to hang or to differ, see tests/integration/test_pg_regress_sample.py)
+    skip_lines: dict[str, set[int]] = field(default_factory=dict)
     on_result: Callable[[StmtResult], None] | None = None
 
 
@@ -377,11 +381,14 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
     pg = pair.pg.run(sql, copy_data)
     mz = pair.mz.run(sql, copy_data)
     if not mz.ok and pair.mz.broken:
-        collateral = mz.kind == "crash" and pair.mz_generation in ctx.mz.stuck_kills
+        killed = pair.mz_generation in ctx.mz.stuck_kills
         pair.reconnect_mz()
-        if collateral:
-            # the server was killed for another session's hung statement: run this one again
+        if killed:
+            # the server was killed for a hung statement — maybe another session's (the
+            # server runs one statement at a time): run this one again, once, on the new one
             mz = pair.mz.run(sql, copy_data)
+            if not mz.ok and pair.mz.broken:
+                pair.reconnect_mz()
     if na is not None:
         verdict = Verdict(Cls.NA, na)
     else:
@@ -393,7 +400,11 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
     name = created_name(sql)
     if name:
         data_diverged.discard(name)
-        if pg.ok != mz.ok:
+        if na is not None and (pg.ok or mz.ok):
+            # made by a statement outside the comparison (partitioned, with constraints, …):
+            # it need not behave alike even where both sides accepted it
+            diverged.add(name)
+        elif pg.ok != mz.ok:
             diverged.add(name)
         elif pg.ok:
             diverged.discard(name)
@@ -437,6 +448,8 @@ def run_script(path: Path, ctx: Context, setup: bool = False) -> tuple[FileResul
                     continue
                 r = StmtResult(label, item.line, item.text, Verdict(Cls.NA, "psql meta-command"))
                 res.add(r)
+                continue
+            if item.line in ctx.skip_lines.get(label, ()):
                 continue
             sqls = adapter.adapt(item.sql, item.line) if adapter else [item.sql]
             for sql in sqls:
@@ -512,7 +525,7 @@ def reload_tables(ctx: Context, names: set[str]) -> None:
 # reports
 
 COLUMNS = [
-    ("stmts", None), ("same", Cls.SAME), ("same %", None), ("different", Cls.DIFFERENT),
+    ("stmts", None), ("same", Cls.SAME), ("same %", None), ("documented", Cls.DOCUMENTED), ("different", Cls.DIFFERENT),
     ("internal", Cls.INTERNAL), ("0A000", Cls.UNSUPPORTED), ("other err", Cls.OTHER_ERROR),
     ("mz ok/pg err", Cls.MZ_OK_PG_ERROR), ("blocked", Cls.BLOCKED), ("n/a", Cls.NA),
 ]
@@ -521,7 +534,8 @@ COLUMNS = [
 def _row(name: str, counts: Counter, seconds: float | None) -> list[str]:
     stmts = sum(counts.values())
     compared = stmts - counts[Cls.NA] - counts[Cls.BLOCKED]
-    share = f"{100.0 * counts[Cls.SAME] / compared:.1f}" if compared else "-"
+    same = counts[Cls.SAME] + counts[Cls.DOCUMENTED]
+    share = f"{100.0 * same / compared:.1f}" if compared else "-"
     cells = [name, str(stmts), str(counts[Cls.SAME]), share]
     cells += [str(counts[c]) for _, c in COLUMNS[3:]]
     cells.append(f"{seconds:.0f}" if seconds is not None else "")
@@ -552,7 +566,8 @@ def overall(results: list[FileResult]) -> tuple[int, int, float]:
             total.update(r.counts)
     stmts = sum(total.values())
     compared = stmts - total[Cls.NA] - total[Cls.BLOCKED]
-    return total[Cls.SAME], compared, (100.0 * total[Cls.SAME] / compared if compared else 0.0)
+    same = total[Cls.SAME] + total[Cls.DOCUMENTED]
+    return same, compared, (100.0 * same / compared if compared else 0.0)
 
 
 def write_markdown(path: Path, results: list[FileResult], seconds: float, mz_restarts: int,

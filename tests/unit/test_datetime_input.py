@@ -412,15 +412,27 @@ INTERVAL_INPUTS = [
 ]
 
 DATE_INPUTS = ["1999-01-08", "99-01-08", "69-12-31", "70-01-01", "2000-02-30", "epoch", " 2020-1-2 ", "2020-01-02 10:00:00",
-               "2020-01-02T10:00", "2020-01-02 10:00:00+02", "2020/01/02", "junk", "0000-01-01"]
+               "2020-01-02T10:00", "2020-01-02 10:00:00+02", "2020/01/02", "junk", "0000-01-01", "10000-01-01", "5874897-12-31", "5874898-01-01",
+               "January 8, 1999", "1999-Jan-08", "08-Jan-1999", "Jan-08-1999", "99 Jan 08", "1999 Jan 08", "08 Jan 1999",
+               "Jan 08 1999", "99 08 Jan", "1999 08 Jan", "19990108", "990108", "Jan 08 99", "08 Jan 99", "01 Jan 02",
+               "99-Jan-08", "Jan-08-99", "Sept 3 2001", "Feb 30 2001", "Jan 08 1999 junk", "1999.008", "J2451187"]
 TIMESTAMP_INPUTS = ["2020-01-02 03:04:05.678", "2020-01-02T03:04:05", "2020-01-02", "epoch", "2020-01-02 24:00:00",
                     "1999-12-31 23:59:59.9999996", "2020-01-02 03:04", "99-01-08 04:05:06", "2020-02-30 00:00:00",
-                    "2020-01-02 25:00:00", "2020-01-02 03:04:05 junk"]
+                    "2020-01-02 25:00:00", "2020-01-02 03:04:05 junk",
+                    "294277-01-01 00:00:00"]
 TIMESTAMPTZ_INPUTS = ["2020-01-02 03:04:05+02", "2020-01-02 03:04:05-07:30", "2020-01-02 03:04:05Z", "2020-01-02 03:04:05 UTC",
                       "2050-07-10 17:32:01 Europe/Helsinki", "2050-01-10 17:32:01 Europe/Helsinki",
-                      "2020-03-08 02:30:00 America/New_York", "2020-01-02 03:04:05 Mars/Olympus", "2020-01-02+05", "epoch"]
+                      "2020-03-08 02:30:00 America/New_York", "2020-01-02 03:04:05 Mars/Olympus", "2020-01-02+05", "epoch",
+                      "2020-01-02 03:04:05 EST", "2020-07-02 03:04:05 PDT", "2020-01-02 03:04:05 CEST", "2020-01-02 03:04:05 XYZ",
+                      "2011-03-27 02:00:00 MSK", "2014-10-26 01:00:00 Europe/Moscow", "2011-03-27 03:00:00 Europe/Moscow",
+                      "2020-01-02 03:04:05 pm", "2020-01-02 11:04:05 AM EST",
+                      "Mon Feb 10 17:32:01 1997 PST", "Mon Feb 10 17:32:01.4 1997 PST", "19970210 173201 -0800",
+                      "Feb 10 5:32PM 1997", "97FEB10 5:32:01PM UTC", "19970210 173201 America/New_York",
+                      "Wed Jul 11 10:51:14 America/New_York 2001", "Wed Jul 11 10:51:14 GMT-4 2001", "20500710 173201 Europe/Helsinki",
+                      "Feb-10-1997 17:32:01 PST", "Feb 16 17:32:01 0097", "Dec 31 17:32:01 1999", "Sat Mar 12 23:58:48 1000 IST"]
 TIME_INPUTS = ["1:2:3.789", "01:02", "23:59:59.9999994", "12:00:00+02", "2020-05-26 13:30:25.575401", "allballs", "25:00:00",
-               "12:60:00", "1:2:3.", "junk"]
+               "12:60:00", "1:2:3.", "junk",
+               "11:59:59.99 PM", "02:03 PST", "12:00 am", "12:30 PM", "13:00 PM", "11:59 EDT"]
 # timestamp(p) / time(p): (type, text)
 ROUNDED_INPUTS = [("timestamp(3)", "2020-01-01 00:00:00.6666666"), ("timestamp(0)", "1999-12-31 23:59:59.5"),
                   ("timestamp(0)", "2000-01-01 00:00:00.5"), ("timestamp(2)", "1970-01-01 00:00:00.125"),
@@ -550,6 +562,12 @@ def test_set_refuses_output_styles_it_does_not_implement() -> None:
         with pytest.raises(SqlError) as e:
             s.set(name, value)
         assert e.value.sqlstate == "0A000"
+    with pytest.raises(SqlError) as e:
+        s.set("TimeZone", "America/New_York")  # Postgres accepts it: not supported here
+    assert e.value.sqlstate == "0A000"
+    with pytest.raises(SqlError) as e:
+        s.set("TimeZone", "Nowhere/Land")  # Postgres rejects it too
+    assert e.value.sqlstate == "22023"
     s.set("DateStyle", "DMY")
     assert s.get("DateStyle") == "ISO, DMY"
     s.set("IntervalStyle", "ISO_8601")

@@ -61,3 +61,10 @@ def test_errors_name_the_function_written(name: str) -> None:
             for named in _NAMED.findall(e.message):
                 assert named == name, f"{name}({args}): {e.sqlstate} {e.message}"
             assert re.search(r"[A-Z][a-z]+[A-Z]", e.message) is None, f"{name}({args}): {e.message}"
+
+
+def test_aggregate_columns_are_named_as_written() -> None:
+    bq = _bind("SELECT stddev(x), variance(x), stddev_samp(x), var_pop(x), every(x > 0), count(*), sum(x), "
+               "trim(' a '), substring('abc' FROM 2), position('b' IN 'abc'), current_timestamp FROM (VALUES (1)) t(x)")
+    assert bq.names == ("stddev", "variance", "stddev_samp", "var_pop", "every", "count", "sum", "btrim", "substring",
+                        "position", "current_timestamp")

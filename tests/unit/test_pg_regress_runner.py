@@ -208,3 +208,82 @@ def test_setup_adaptations() -> None:
         "CREATE TABLE e2 (name text, age int4, location text, salary int4, manager text)",
         "INSERT INTO e2 SELECT * FROM emp"]
     assert a.adapt("INSERT INTO x SELECT * FROM ONLY road") == ["INSERT INTO x SELECT * FROM road"]
+
+
+class _FakeSession:
+    """Answers statements from a map (default: OK); records what it ran."""
+
+    def __init__(self, answers: dict[str, Outcome]) -> None:
+        self.answers = answers
+        self.ran: list[str] = []
+        self.broken = False
+
+    def run(self, sql: str, copy_data: str | None = None) -> Outcome:
+        self.ran.append(sql)
+        return self.answers.get(sql, Outcome(True, rowcount=0))
+
+
+def _run_all(stmts: list[str], pg: dict[str, Outcome], mz: dict[str, Outcome]) -> list[Cls]:
+    from types import SimpleNamespace
+
+    from tests.pg_regress.runner import run_statement
+    from tests.pg_regress.splitter import Statement as St
+
+    pair = SimpleNamespace(pg=_FakeSession(pg), mz=_FakeSession(mz))
+    ctx = SimpleNamespace(setup_tables={"int4_tbl": []})
+    diverged: set[str] = set()
+    dirty: set[str] = set()
+    data: set[str] = set()
+    out = []
+    for i, sql in enumerate(stmts):
+        r = run_statement(pair, ctx, "f", St(sql, i + 1), sql, None, diverged, dirty, data)  # type: ignore[arg-type]
+        out.append(r.verdict.cls)
+    return out
+
+
+def test_divergence_tracking() -> None:
+    ok1 = Outcome(True, ("a",), (("1",),), 1, has_rows=True)
+    e42 = Outcome(False, sqlstate="42P01", message='relation "t" does not exist')
+    e0a = Outcome(False, sqlstate="0A000", message="CREATE TEMP not yet supported")
+    e22 = Outcome(False, sqlstate="22003", message="out of range")
+    # a table mzspark could not create blocks the statements using it, not others
+    assert _run_all(["CREATE TEMP TABLE t (a int)", "SELECT * FROM t", "SELECT 1 AS a"],
+                    {"SELECT * FROM t": ok1, "SELECT 1 AS a": ok1},
+                    {"CREATE TEMP TABLE t (a int)": e0a, "SELECT * FROM t": e42, "SELECT 1 AS a": ok1}) == [
+        Cls.UNSUPPORTED, Cls.BLOCKED, Cls.SAME]
+    # an insert accepted on one side only: later reads are blocked, later INSERT … VALUES are not
+    assert _run_all(["INSERT INTO u VALUES (1e400)", "INSERT INTO u VALUES (1e401)", "SELECT * FROM u"],
+                    {"INSERT INTO u VALUES (1e400)": e22, "INSERT INTO u VALUES (1e401)": e22, "SELECT * FROM u": ok1},
+                    {"SELECT * FROM u": Outcome(True, ("a",), (("1",), ("2",)), 2, has_rows=True)}) == [
+        Cls.MZ_OK_PG_ERROR, Cls.MZ_OK_PG_ERROR, Cls.BLOCKED]
+    # a table made by a statement outside the comparison blocks differing uses even if both made it
+    assert _run_all(["CREATE TABLE p (a int) PARTITION BY RANGE (a)", "INSERT INTO p VALUES (1)"],
+                    {"INSERT INTO p VALUES (1)": Outcome(False, sqlstate="23514", message="no partition")}, {}) == [
+        Cls.NA, Cls.BLOCKED]
+
+
+def test_setup_table_writes_are_dirty() -> None:
+    from types import SimpleNamespace
+
+    from tests.pg_regress.runner import run_statement
+    from tests.pg_regress.splitter import Statement as St
+
+    pair = SimpleNamespace(pg=_FakeSession({}), mz=_FakeSession({}))
+    ctx = SimpleNamespace(setup_tables={"int4_tbl": []})
+    dirty: set[str] = set()
+    run_statement(pair, ctx, "f", St("x", 1), "INSERT INTO INT4_TBL VALUES (1)", None, set(), dirty)  # type: ignore[arg-type]
+    run_statement(pair, ctx, "f", St("x", 2), "INSERT INTO other VALUES (1)", None, set(), dirty)  # type: ignore[arg-type]
+    assert dirty == {"int4_tbl"}
+
+
+def test_numeric_trailing_zeros_are_a_documented_difference() -> None:
+    """Materialize trims numeric trailing zeros; only numeric columns (PostgreSQL's types) are
+    compared that way, and a different digit is still a different result."""
+    pg = Outcome(True, ("avg", "t"), (("1.5000000000000000", "1.50"),), 1, True, (1700, 25))
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.5", "1.50"),), 1, True)).cls is Cls.DOCUMENTED
+    # a text column keeps its zeros: '1.5' is not '1.50'
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.5", "1.5"),), 1, True)).cls is Cls.DIFFERENT
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "t"), (("1.6", "1.50"),), 1, True)).cls is Cls.DIFFERENT
+    whole = Outcome(True, ("n",), (("2.000",), ("10",)), 2, True, (1700,))
+    assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("10",)), 2, True)).cls is Cls.DOCUMENTED
+    assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("1",)), 2, True)).cls is Cls.DIFFERENT

@@ -24,3 +24,38 @@ CASES = [
 def test_resource_failures(text: str, state: str, message: str) -> None:
     e = translate_spark_error(RuntimeError(text))
     assert (e.sqlstate, e.message) == (state, message)
+
+
+# SQL failures Spark reports in its own words: Postgres' SQLSTATE and message, never Spark's text
+SQL_CASES = [
+    ("[NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION]  8015491789940783531003294973900306 cannot be represented as "
+     "Decimal(38, 0). If necessary set \"spark.sql.ansi.enabled\" to \"false\" to bypass this error, and return NULL "
+     "instead. SQLSTATE: 22003", "22003", "numeric field overflow"),
+    ("[NUMERIC_OUT_OF_SUPPORTED_RANGE] The value 4.5E+131071 cannot be interpreted as a numeric since it has more "
+     "than 38 digits. SQLSTATE: 22003", "22003", "numeric field overflow"),
+    ("[INVALID_INDEX_OF_ZERO] The index 0 is invalid. An index shall be either < 0 or > 0 (the first element has "
+     "index 1). SQLSTATE: 22003", "22023", "field position must not be zero"),
+    ("[DATETIME_FIELD_OUT_OF_BOUNDS] Invalid value for MonthOfYear (valid values 1 - 12): 13. If necessary set "
+     "\"spark.sql.ansi.enabled\" to \"false\" to bypass this error. SQLSTATE: 22023", "22008",
+     "date/time field value out of range"),
+    ("[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" cannot be cast to \"INT\" because it is malformed. "
+     "Correct the value as per the syntax, or change its target type. SQLSTATE: 22018", "22P02",
+     'invalid input syntax for type integer: "abc"'),
+]
+
+
+@pytest.mark.parametrize(("text", "state", "message"), SQL_CASES)
+def test_sql_failures(text: str, state: str, message: str) -> None:
+    e = translate_spark_error(RuntimeError(text))
+    assert (e.sqlstate, e.message) == (state, message)
+
+
+def test_unmapped_failure_is_generic_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """An unmapped failure is XX000 with a reference; Spark's text only goes to the server log."""
+    text = "[SPECIFIED_WINDOW_FRAME_UNACCEPTED_TYPE] py4j.protocol.Py4JJavaError toArrowBatchRdd"
+    e = translate_spark_error(RuntimeError(text))
+    assert e.sqlstate == "XX000"
+    assert "py4j" not in e.message and "SPECIFIED" not in e.message
+    ref = e.message.removeprefix("internal error [").removesuffix("]")
+    assert ref and ref != e.message
+    assert any(ref in r.getMessage() and text in r.getMessage() for r in caplog.records)
