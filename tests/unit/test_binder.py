@@ -239,14 +239,6 @@ def test_outer_aggregate_where_the_outer_query_cannot_aggregate(planner: Planner
     assert planner.error(sql).sqlstate == "42803"
 
 
-@pytest.mark.parametrize("sql", ["CREATE TABLE part1 PARTITION OF t FOR VALUES FROM (1) TO (10)"])
-def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: str) -> None:
-    """CREATE TABLE with no column list other than AS query (PARTITION OF): 0A000, not a Python error."""
-    with pytest.raises(SqlError) as e:
-        planner.ddl(sql)
-    assert e.value.sqlstate == "0A000"
-
-
 # ---- WITH RECURSIVE ------------------------------------------------------------------------
 
 def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: Planner) -> None:
@@ -264,3 +256,11 @@ def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: 
 ])
 def test_with_recursive_refusals(planner: Planner, sql: str, state: str) -> None:
     assert planner.error(sql).sqlstate == state
+
+
+@pytest.mark.parametrize("sql", ["CREATE TABLE part1 PARTITION OF t FOR VALUES FROM (1) TO (10)"])
+def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: str) -> None:
+    """CREATE TABLE with no column list other than AS query (PARTITION OF): 0A000, not a Python error."""
+    with pytest.raises(SqlError) as e:
+        planner.ddl(sql)
+    assert e.value.sqlstate == "0A000"
