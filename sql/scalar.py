@@ -205,6 +205,20 @@ def children(e: Scalar) -> tuple[Scalar, ...]:
             assert_never(e)
 
 
+_T = TypeVar("_T")
+
+
+def conjuncts(ps: tuple[_T, ...] | list[_T]) -> list[_T]:
+    """The conjuncts of a list of predicates: and(a, and(b, c)), d -> a, b, c, d."""
+    out: list[_T] = []
+    for p in ps:
+        if isinstance(p, CallVariadic) and p.func == "and":
+            out.extend(conjuncts(p.exprs))
+        else:
+            out.append(p)
+    return out
+
+
 def columns_used(e: Scalar, acc: set[int] | None = None) -> set[int]:
     acc = set() if acc is None else acc
     if isinstance(e, Column):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sql.hir import Exists, HFilter, HirRel, HirScalar, OuterColumn, Select
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, conjuncts
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,15 +45,6 @@ def _refs(e: HirScalar) -> tuple[bool, bool, bool]:
     return any(p[0] for p in parts), any(p[1] for p in parts), any(p[2] for p in parts)
 
 
-def _conjuncts(ps) -> list[HirScalar]:
-    out: list[HirScalar] = []
-    for p in ps:
-        if isinstance(p, CallVariadic) and p.func == "and":
-            out.extend(_conjuncts(p.exprs))
-        else:
-            out.append(p)
-    return out
-
 
 def equi_correlation(sub: HirRel, correlated) -> EquiCorrelation | None:
     """`correlated(rel)`: does rel depend on the enclosing rows (the lowerer knows)."""
@@ -61,7 +52,7 @@ def equi_correlation(sub: HirRel, correlated) -> EquiCorrelation | None:
         return None
     pairs: list[tuple[HirScalar, HirScalar]] = []
     local: list[HirScalar] = []
-    for p in _conjuncts(sub.predicates):
+    for p in conjuncts(sub.predicates):
         own, outer, nested = _refs(p)
         if nested:
             return None

@@ -19,19 +19,17 @@ from bisect import bisect_right
 from dataclasses import replace
 
 from sql import mir
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Scalar, columns_used, permute
+from sql.scalar import (
+    CallBinary,
+    CallUnary,
+    Column,
+    Scalar,
+    columns_used,
+    conjuncts,
+    permute,
+)
 from sql.transforms.visit import map_children
 from sql.types import BOOL
-
-
-def _conjuncts(ps: tuple[Scalar, ...]) -> list[Scalar]:
-    out: list[Scalar] = []
-    for p in ps:
-        if isinstance(p, CallVariadic) and p.func == "and":
-            out.extend(_conjuncts(p.exprs))
-        else:
-            out.append(p)
-    return out
 
 
 def _owner(cols: set[int], offsets: list[int]) -> int | None:
@@ -53,7 +51,7 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
     if not isinstance(r, mir.Filter):
         return r
     x = r.input
-    preds = _conjuncts(r.predicates)
+    preds = conjuncts(r.predicates)
     match x:
         case mir.Join(inputs=ins, equivalences=eq):
             offsets = [0]
