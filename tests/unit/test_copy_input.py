@@ -11,7 +11,6 @@ dates, escapes, quotes, NULL forms).
 from __future__ import annotations
 
 import datetime as dt
-import time
 
 import pyarrow as pa
 import pytest
@@ -104,18 +103,22 @@ def test_first_error_in_row_order() -> None:
     assert e.value.sqlstate == "22007" or "nope" in str(e.value)
 
 
-def test_lineitem_width_rows_parse_fast() -> None:
-    """A lineitem-shaped stream of 200,000 rows converts in well under a second per 100k rows
-    (the per-row path took about 4 s per 100k)."""
+def test_lineitem_width_rows_take_the_vectorized_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lineitem-shaped stream converts every column with Arrow, never field by field (the
+    per-row path took about 4 s per 100k rows; speed itself is measured by
+    benches/copy_load.py, not asserted here)."""
+    from catalog.storage import text_input
+
+    def no_slow_path(arr, t):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"column of type {t} took the per-value path")
+
+    monkeypatch.setattr(text_input, "_slow", no_slow_path)
     types = [SqlType("int8")] * 4 + [SqlType("numeric", ((15 << 16) | 2) + 4)] * 4 + [
         SqlType("bpchar", 5), SqlType("bpchar", 5)] + [SqlType("date")] * 3 + [
         SqlType("bpchar", 29), SqlType("bpchar", 14), SqlType("varchar", 48)]
     cols = [ColumnDesc(f"c{i}", t) for i, t in enumerate(types)]
     line = "1\t155190\t7706\t1\t17.00\t21168.23\t0.04\t0.02\tN\tO\t1996-03-13\t1996-02-12\t1996-03-22\tDELIVER IN PERSON\tTRUCK\tegular courts above the\n"
     data = (line * 200_000).encode()
-    start = time.perf_counter()
     table = parse_copy_in(data, cols, csv=False, delimiter="\t", null="\\N", header=False)
-    took = time.perf_counter() - start
     assert table.num_rows == 200_000
     assert table.column(13)[0].as_py() == "DELIVER IN PERSON".ljust(25) and table.column(10)[0].as_py() == dt.date(1996, 3, 13)
-    assert took < 4.0, took
