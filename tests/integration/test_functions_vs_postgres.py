@@ -64,7 +64,7 @@ AGGREGATES = [
     "SELECT s, concat(s, s), concat(s, NULL), concat(s), concat(NULL::text, NULL), s || s FROM fa",
     "SELECT s, lpad(s, 4, '*'), rpad(s, 3), lpad(s, 0), rpad(s, 3, 'xy'), lpad(s || s, 1) FROM fa",
     # bool -> int keeps NULL (found by tests/oracle: a NULL boolean cast to 0)
-    "SELECT b, CAST(b AS int), b::bigint, CAST(bool_or(b) FILTER (WHERE false) AS int) * 1 FROM fa GROUP BY b",
+    "SELECT b, CAST(b AS int), b::int4, CAST(bool_or(b) FILTER (WHERE false) AS int) * 1 FROM fa GROUP BY b",
     # string_agg / array_agg with ORDER BY, DISTINCT, FILTER and duplicates
     "SELECT g, string_agg(s, ',' ORDER BY s) FROM fa GROUP BY g",
     "SELECT g, string_agg(s, ', ' ORDER BY i4 DESC, s) FROM fa GROUP BY g",
