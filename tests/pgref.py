@@ -68,6 +68,19 @@ def reference_postgres(prefix_name: str = "pgref-", initdb_args: tuple[str, ...]
         shutil.rmtree(base, ignore_errors=True)
 
 
+def text_loaded(*types: str):  # type: ignore[no-untyped-def]
+    """A `configure` for paired_with_postgres: values of `types` come back as the text the
+    server prints (psycopg's timedelta would fold an interval's months into days), in UTC."""
+    from psycopg.types.string import TextLoader
+
+    def configure(conn: psycopg.Connection) -> None:
+        for name in types:
+            conn.adapters.register_loader(name, TextLoader)
+        conn.execute("SET TimeZone = 'UTC'")
+
+    return configure
+
+
 @contextlib.contextmanager
 def paired_with_postgres(mz: psycopg.Connection, prefix_name: str, schema: str, setup: list[str],
                          configure=None) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:

@@ -11,10 +11,9 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from psycopg.types.string import TextLoader
 
 from tests.integration.harness import MzServer
-from tests.pgref import paired_with_postgres
+from tests.pgref import paired_with_postgres, text_loaded
 
 pytestmark = pytest.mark.integration
 
@@ -84,11 +83,7 @@ def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    def configure(conn: psycopg.Connection) -> None:
-        for name in ("interval", "timestamp", "timestamptz", "date", "time"):
-            conn.adapters.register_loader(name, TextLoader)  # compare the text Postgres prints
-        conn.execute("SET TimeZone = 'UTC'")
-
+    configure = text_loaded("interval", "timestamp", "timestamptz", "date", "time")
     with paired_with_postgres(mz_server.connect(), "datetime-", "dtm", SETUP, configure) as pair:
         yield pair
 

@@ -16,11 +16,10 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from psycopg.types.string import TextLoader
 
 from tests.function_calls import CALLS, call_sql, null_variants
 from tests.integration.harness import MzServer
-from tests.pgref import paired_with_postgres
+from tests.pgref import paired_with_postgres, text_loaded
 
 pytestmark = pytest.mark.integration
 
@@ -48,11 +47,7 @@ def _run(conn: psycopg.Connection, sql: str) -> tuple[list[str], list[tuple]] | 
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    def configure(conn: psycopg.Connection) -> None:
-        conn.adapters.register_loader("interval", TextLoader)
-        conn.execute("SET TimeZone = 'UTC'")
-
-    with paired_with_postgres(mz_server.connect(), "fcalls-", "fcalls", SETUP, configure) as pair:
+    with paired_with_postgres(mz_server.connect(), "fcalls-", "fcalls", SETUP, text_loaded("interval")) as pair:
         yield pair
 
 

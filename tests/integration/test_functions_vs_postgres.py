@@ -13,10 +13,9 @@ from decimal import Decimal
 
 import psycopg
 import pytest
-from psycopg.types.string import TextLoader
 
 from tests.integration.harness import MzServer
-from tests.pgref import paired_with_postgres
+from tests.pgref import paired_with_postgres, text_loaded
 
 pytestmark = pytest.mark.integration
 
@@ -242,12 +241,7 @@ def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
-    def configure(conn: psycopg.Connection) -> None:
-        # intervals compare as their text (psycopg's timedelta would fold months into days)
-        conn.adapters.register_loader("interval", TextLoader)
-        conn.execute("SET TimeZone = 'UTC'")
-
-    with paired_with_postgres(mz_server.connect(), "functions-", "fn", SETUP, configure) as pair:
+    with paired_with_postgres(mz_server.connect(), "functions-", "fn", SETUP, text_loaded("interval")) as pair:
         yield pair
 
 
