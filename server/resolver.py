@@ -1,0 +1,86 @@
+"""The name resolver binding reads: catalog items on the session's search path, and catalog
+(system) relations read as constant inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.catalog import Catalog, Item
+from server.session import Session
+from server.temp import lookup_schemas
+from sql import statements as st
+from sql.bind import Binder, ItemRef
+from sql.errors import UNDEFINED_TABLE, WRONG_OBJECT_TYPE, SqlError
+from sql.hir import HConstant, HirRel
+from sql.types import TEXT, SqlType
+
+_COMPUTE_TYPES = frozenset({
+    "bool", "int2", "int4", "int8", "oid", "uint8", "mz_timestamp", "float4", "float8", "numeric", "text", "varchar",
+    "bpchar", "name", "jsonb", "uuid", "date", "timestamp", "timestamptz", "time", "interval", "bytea",
+})
+
+
+def _as_text(v: Any, t: SqlType) -> str:
+    from sql.literal import to_text
+
+    if isinstance(v, (list, tuple)):
+        return "{" + ",".join("NULL" if x is None else to_text(x, t) for x in v) + "}"
+    return v if isinstance(v, str) else to_text(v, t)
+
+
+class Resolver:
+    """CatalogReader over the durable catalog with the session's search path."""
+
+    def __init__(self, catalog: Catalog, session: Session, system: Any = None, with_temp: bool = True) -> None:
+        self.catalog = catalog
+        self.session = session
+        self.system = system  # SystemHandler: system relations read as constant inputs
+        # False while binding a permanent view's body: its names never mean temporary items
+        self.with_temp = with_temp
+
+    def item(self, parts: tuple[str, ...] | list[str]) -> Item | None:
+        parts = list(parts)
+        if len(parts) == 3:
+            if parts[0] != "materialize":
+                raise SqlError(UNDEFINED_TABLE, f'database "{parts[0]}" does not exist')
+            parts = parts[1:]
+        for schema in lookup_schemas(self.session.pid, parts, self.session.search_path(), with_temp=self.with_temp):
+            it = self.catalog.get_item(schema, parts[-1])
+            if it is not None:
+                return it
+        return None
+
+    def resolve(self, parts: list[str]) -> ItemRef | None:
+        it = self.item(parts)
+        if it is None:
+            return self._system_relation(parts)
+        if it.kind not in ("table", "view", "materialized-view"):
+            raise SqlError(WRONG_OBJECT_TYPE, f"{it.qualified_name} is a {it.kind_word}; it cannot be read")
+        hir = self.view_hir(it) if it.kind == "view" else None
+        return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns),
+                       it.oid, tuple(c.nullable for c in it.columns), hir)
+
+    def _system_relation(self, parts: list[str]) -> ItemRef | None:
+        """A catalog relation in a query that also reads user relations: its current rows
+        become a constant input (DESIGN §2, mixed queries)."""
+        if self.system is None:
+            return None
+        got = self.system.relation_rows(self.session, tuple(parts))
+        if got is None:
+            return None
+        columns, rows = got
+        names = tuple(c for c, _ in columns)
+        # columns of types the compute layer cannot carry (arrays, xid, …) enter as text
+        textual = [t.name not in _COMPUTE_TYPES for _, t in columns]
+        types = tuple(TEXT if tx else t for (_, t), tx in zip(columns, textual, strict=True))
+        rows = [tuple(None if v is None else (_as_text(v, t) if tx else v) for v, (_, t), tx in zip(r, columns, textual, strict=True)) for r in rows]
+        schema = parts[-2] if len(parts) >= 2 else "pg_catalog"
+        return ItemRef(f"s:{schema}.{parts[-1]}", schema, parts[-1], "system", names, types, 0, (), HConstant(tuple(tuple(r) for r in rows), types))
+
+    def view_hir(self, it: Item) -> HirRel:
+        """A view's definition bound afresh (against the current catalog)."""
+        stmt = st.classify(it.create_sql)
+        assert isinstance(stmt, st.CreateView)
+        b = Binder(self if it.temporary else Resolver(self.catalog, self.session, self.system, with_temp=False))
+        bq = b.bind_query(stmt.query, top=False)
+        return b._finish_nested(bq)
