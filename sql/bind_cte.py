@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from sql.bind_aggregates import _has_agg
+from sql.bind_names import sql_type_of
+from sql.bind_scalar import assignment_castable
 from sql.errors import DATATYPE_MISMATCH, SqlError, unsupported
 from sql.hir import (
     Exists,
@@ -139,8 +142,6 @@ def _under_subquery(node: exp.Expression, root: exp.Expression) -> bool:
 
 
 def _aggregates(q: exp.Expression) -> bool:
-    from sql.bind import _has_agg
-
     return isinstance(q, exp.Select) and (bool(q.args.get("group")) or any(_has_agg(e) for e in q.expressions))
 
 
@@ -176,8 +177,6 @@ def bind_wmr(binder: Binder, q: exp.Expression, w: exp.With, top: bool) -> Bound
     """WITH MUTUALLY RECURSIVE b1 (..) AS (q1), .. body = HLetRec: the bindings are in
     scope in every qi and in the body (only there); each qi is assignment-cast to its
     declared types."""
-    from sql.bind import sql_type_of
-
     decls: list[WmrBinding] = [c.meta[WMR_META] for c in w.expressions]
     saved = dict(binder.ctes)
     block = dict(binder.ctes)
@@ -212,8 +211,6 @@ def bind_wmr(binder: Binder, q: exp.Expression, w: exp.With, top: bool) -> Bound
 def wmr_cast(binder: Binder, name: str, rel: HirRel, have: tuple[SqlType, ...], want: tuple[SqlType, ...]) -> HirRel:
     """A binding's query, assignment-cast to its declared types (an unknown-typed column,
     e.g. a bare string literal or NULL, counts as text)."""
-    from sql.bind import assignment_castable
-
     seen = tuple(TEXT if t.name == "unknown" else t for t in have)
     if len(seen) != len(want) or not all(assignment_castable(a, b) for a, b in zip(seen, want, strict=True)):
         raise SqlError(DATATYPE_MISMATCH, f'WITH MUTUALLY RECURSIVE query "{name}" declared types ({", ".join(t.pg_format() for t in want)}), '

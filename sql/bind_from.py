@@ -1,4 +1,4 @@
-"""FROM: tables, subqueries, VALUES and join trees (bound for a sql.bind.Binder)."""
+"""FROM: tables, subqueries, VALUES, table functions and join trees (bound for a sql.bind.Binder)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from sql.errors import (
     AMBIGUOUS_COLUMN,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
     SqlError,
     unsupported,
 )
-from sql.hir import HConstant, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
-from sql.scalar import TRUE, CallVariadic, Column
+from sql.hir import HConstant, HFlatMap, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
+from sql.scalar import TRUE, CallVariadic, Column, Literal
 from sql.scope import Scope, ScopeColumn, aliased_names, concat
-from sql.types import BOOL
+from sql.types import BOOL, INT4, INT8, JSONB, TEXT, SqlType
 
 if TYPE_CHECKING:
     from sql.bind import Binder
@@ -76,12 +77,12 @@ def _is_comma(j: exp.Join) -> bool:
 
 def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) -> tuple[HirRel, Scope]:
     if _is_table_function(t):
-        return binder._table_function(t, rel, scope)
+        return table_function(binder, t, rel, scope)
     if isinstance(t.this, exp.Expression) and _is_table_function(t.this):
         f = t.this.copy()
         if t.args.get("alias") is not None:
             f.set("alias", t.args["alias"])
-        return binder._table_function(f, rel, scope)
+        return table_function(binder, f, rel, scope)
     binder.outer.append(scope)
     try:
         r2, s2 = bind_table_expr(binder, t.this, alias=t.args.get("alias"))
@@ -93,12 +94,12 @@ def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) 
 def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
     side = (j.args.get("side") or "").lower()
     if _is_table_function(j.this) and not side and j.args.get("on") is None:
-        return binder._table_function(j.this, rel, scope)
+        return table_function(binder, j.this, rel, scope)
     if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
         t = j.this.this.copy()
         if j.this.args.get("alias") is not None:
             t.set("alias", j.this.args["alias"])
-        return binder._table_function(t, rel, scope)
+        return table_function(binder, t, rel, scope)
     kind = (j.args.get("kind") or "").lower()
     natural = (j.args.get("method") or "").lower() == "natural" or kind == "natural"
     if j.args.get("method") and not natural:
@@ -248,6 +249,92 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
     raise unsupported(f"FROM item {t.key}")
 
 
-
 def _is_table_function(t: exp.Expression) -> bool:
     return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
+
+
+def table_function(binder: Binder, t: exp.Expression, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
+    """A table function in FROM: a FlatMap over what precedes it (its arguments may read
+    earlier FROM items, as in Postgres)."""
+    fn = t if isinstance(t, exp.Unnest) else t.this
+    ordinality = False
+    if isinstance(fn, exp.Unnest) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "unnest"):
+        raw = list(fn.expressions)
+        if len(raw) != 1:
+            raise unsupported("unnest of several arrays")
+        arr = binder.scalar(raw[0], scope)
+        if arr.typ.name == "unknown":
+            raise SqlError(UNDEFINED_FUNCTION, "function unnest(unknown) is not unique",
+                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
+        if not func.is_array(arr.typ):
+            raise SqlError(UNDEFINED_FUNCTION, f"function unnest({arr.typ.pg_format()}) does not exist")
+        ordinality = isinstance(fn, exp.Unnest) and bool(fn.args.get("offset"))
+        args = [arr]
+        typ = arr.typ.element
+        assert typ is not None
+        name = "unnest"
+        func_name = "unnest_array_with_ordinality" if ordinality else "unnest_array"
+    elif isinstance(fn, exp.ExplodingGenerateSeries) or (isinstance(fn, exp.Anonymous) and fn.name.lower() == "generate_series"):
+        raw = [fn.args.get("start"), fn.args.get("end"), fn.args.get("step")] if not isinstance(fn, exp.Anonymous) else list(fn.expressions)
+        raw = [x for x in raw if x is not None]
+        args = [binder.scalar(x, scope) for x in raw]
+        if len(args) not in (2, 3):
+            raise SqlError(UNDEFINED_FUNCTION, "function generate_series needs 2 or 3 arguments")
+        typ = func.unify([a.typ for a in args], "generate_series")
+        if typ.name not in ("int4", "int8"):
+            if typ.name == "unknown" or typ.name == "text":
+                typ = INT4
+            else:
+                raise unsupported(f"generate_series over {typ.pg_format()}")
+        args = [binder.coerce(a, typ) for a in args]
+        if len(args) == 2:
+            args.append(binder.coerce(Literal(1, INT4), typ))
+        name = func_name = "generate_series"
+    elif isinstance(fn, exp.Anonymous) and fn.name.lower() in JSONB_TABLE_FUNCTIONS:
+        return _jsonb_table_function(binder, t, fn, rel, scope)
+    else:
+        raise unsupported(f"table function {fn.sql(dialect='postgres')}")
+    alias = t.args.get("alias")
+    table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
+    cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    if isinstance(fn, exp.Unnest) and isinstance(fn.args.get("offset"), exp.Identifier):
+        cols.append(fn.args["offset"].name)  # sqlglot moves the ordinality column name here
+    col = cols[0] if cols else table_alias
+    types = (typ, INT8) if ordinality else (typ,)
+    out = HFlatMap(rel, func_name, tuple(args), types)
+    new_cols = [ScopeColumn(table_alias, col, typ)]
+    if ordinality:
+        new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
+    return out, scope.extended(new_cols)
+
+
+def _jsonb_table_function(binder: Binder, t: exp.Expression, fn: exp.Anonymous, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
+    """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
+    jsonb_object_keys(j): a FlatMap of the rows the function returns for each input row."""
+    name = fn.name.lower()
+    if len(fn.expressions) != 1:
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name} takes one jsonb argument")
+    j = binder.scalar(fn.expressions[0], scope)
+    if j.typ.name not in ("jsonb", "unknown"):
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({j.typ.pg_format()}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    j = binder.coerce(j, JSONB)
+    names, types = JSONB_TABLE_FUNCTIONS[name]
+    alias = t.args.get("alias")
+    table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
+    cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
+    if len(cols) > len(names):
+        raise SqlError("42601", f'table "{table_alias}" has {len(names)} columns available but {len(cols)} columns specified')
+    if name == "jsonb_object_keys" and not cols and alias is not None and alias.this is not None:
+        cols = [table_alias]  # a function returning a base type: the alias names its column
+    out_names = [*cols, *names[len(cols):]]
+    out = HFlatMap(rel, name, (j,), types)
+    return out, scope.extended([ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
+
+
+# jsonb table functions: name -> (column names, column types)
+JSONB_TABLE_FUNCTIONS: dict[str, tuple[tuple[str, ...], tuple[SqlType, ...]]] = {
+    "jsonb_array_elements": (("value",), (JSONB,)), "jsonb_array_elements_text": (("value",), (TEXT,)),
+    "jsonb_each": (("key", "value"), (TEXT, JSONB)), "jsonb_each_text": (("key", "value"), (TEXT, TEXT)),
+    "jsonb_object_keys": (("jsonb_object_keys",), (TEXT,)),
+}

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from sql.errors import FEATURE_NOT_SUPPORTED, SqlError, unsupported
 
-# single-column set-returning functions the binder plans in FROM (bind._table_function)
+# single-column set-returning functions the binder plans in FROM (bind_from.table_function)
 SELECT_LIST_SRFS = frozenset({"generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
                               "jsonb_object_keys"})
 # all of Postgres' SRFs we know: in any other position they are an error (0A000)

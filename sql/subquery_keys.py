@@ -6,7 +6,7 @@
   NOT NULL)(B)): a semi-join of the enclosing rows against the subquery's distinct values,
   without computing any set of enclosing rows (how `x IN (SELECT ..)` is bound).
 - unshift(e): an expression read from one scope inwards, as the enclosing scope reads it
-  (the inverse of bind.shift_outer): outer(1, i) -> #i, outer(l, i) -> outer(l-1, i).
+  (the inverse of bind_scalar.shift_outer): outer(1, i) -> #i, outer(l, i) -> outer(l-1, i).
 """
 
 from __future__ import annotations

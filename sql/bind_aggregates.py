@@ -1,0 +1,340 @@
+"""Aggregates: finding aggregate calls in the AST and binding them into their query level's Reduce."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+
+from sqlglot import exp
+
+from sql import func
+from sql.bind_jsonb import jsonb_key, to_jsonb
+from sql.errors import (
+    GROUPING_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
+    UNDEFINED_TABLE,
+    SqlError,
+    unsupported,
+)
+from sql.hir import (
+    HirScalar,
+    OuterColumn,
+)
+from sql.scalar import (
+    TRUE,
+    AggregateExpr,
+    CallVariadic,
+    Column,
+    ColumnOrder,
+    If,
+    Literal,
+)
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.types import (
+    JSONB,
+    NUMERIC,
+    TEXT,
+    record_type,
+)
+
+if TYPE_CHECKING:
+    from sql.bind import Binder
+
+
+@dataclass
+class _AggCtx:
+    input_scope: Scope
+    keys: list[HirScalar]
+    aggregates: list[AggregateExpr] = field(default_factory=list)
+
+
+def star_in_agg(binder: Binder, i: int, scope: Scope) -> HirScalar:
+    c = scope.columns[i]
+    return key_or_error(binder, Column(i, c.typ), c)
+
+
+def key_or_error(binder: Binder, h: HirScalar, c: ScopeColumn) -> HirScalar:
+    assert binder._agg is not None
+    if h in binder._agg.keys:
+        return Column(binder._agg.keys.index(h), h.typ)
+    ref = f"{c.table}.{c.name}" if c.table else c.name
+    raise SqlError(GROUPING_ERROR, f'column "{ref}" must appear in the GROUP BY clause or be used in an aggregate function')
+
+
+def agg_level(binder: Binder, e: exp.Expression, scope: Scope) -> int:
+    """How many query levels out the aggregate call `e` belongs (Postgres: the innermost
+    level of the columns its arguments and FILTER read; its own level when it reads none,
+    reads a subquery, or a name does not resolve)."""
+    if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
+        return 0
+    levels = [_column_level(binder, col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
+    return min(levels, default=0)
+
+
+def _column_level(binder: Binder, col: exp.Column, scope: Scope) -> int:
+    table = col.table or None
+    scopes = [scope] + [binder._outer_agg[i].input_scope if i in binder._outer_agg else s
+                        for i, s in reversed(list(enumerate(binder.outer)))]
+    for level, sc in enumerate(scopes):
+        try:
+            sc.lookup(col.name, table)
+            return level
+        except SqlError as err:
+            if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                return 0
+    return 0
+
+
+def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
+    """An aggregate of the query `level` scopes out: computed by that query's Reduce (over
+    its input, with the scopes it sees) and read here as its output column. When that
+    query does not aggregate yet, it is bound again, aggregating."""
+    idx = len(binder.outer) - level
+    outer_agg = binder._outer_agg.get(idx)
+    if outer_agg is None:
+        raise _OuterAggregate(idx)
+    saved = (binder.outer, binder._outer_agg, binder._agg)
+    binder.outer = binder.outer[:idx]
+    binder._outer_agg = {i: a for i, a in binder._outer_agg.items() if i < idx}
+    try:
+        if isinstance(e, exp.Filter):
+            col = aggregate(binder, e.this, outer_agg, e.expression.this)
+        else:
+            col = aggregate(binder, e, outer_agg)
+    finally:
+        binder.outer, binder._outer_agg, binder._agg = saved
+    assert isinstance(col, Column)
+    return OuterColumn(level, col.index, col.typ)
+
+
+def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp.Expression | None = None) -> HirScalar:
+    """An aggregate of this query level; `agg(x) FILTER (WHERE p)` = agg(case when p then x end).
+
+    Order-sensitive / multi-argument aggregates aggregate a record `row(args.., keys..)`
+    (see sql.scalar.AggregateExpr); their FILTER nulls the whole record."""
+    name, raw_args, ordered, distinct = _agg_call(e)
+    binder._agg = None
+    try:
+        with binder._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
+            if name in ORDERED_AGGREGATES:
+                a = _ordered_aggregate(binder, name, raw_args, ordered, distinct, filter_where, agg.input_scope)
+            else:
+                if len(raw_args) > 1:
+                    args = [binder.scalar(x, agg.input_scope) for x in raw_args]
+                    raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                                   hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+                h = aggregate_arg(binder, name, raw_args[0] if raw_args else None, agg.input_scope, filter_where)
+                a = AggregateExpr(name, h, distinct, func.aggregate_type(name, h.typ))
+    finally:
+        binder._agg = agg
+    if a not in agg.aggregates:
+        agg.aggregates.append(a)
+    return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
+
+
+def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], ordered: list[exp.Ordered], distinct: bool,
+                       filter_where: exp.Expression | None, scope: Scope) -> AggregateExpr:
+    """string_agg(x, sep) / array_agg(x) [DISTINCT] [ORDER BY ...] over row(args.., keys..)."""
+    if any(_has_agg(a) for a in raw_args) or any(_has_agg(o) for o in ordered):
+        raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+    args = [binder.scalar(x, scope) for x in raw_args]
+    cond = None
+    if filter_where is not None:
+        if _has_agg(filter_where):
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+        cond = binder._predicate(filter_where, scope, "FILTER")
+    want = 2 if name in ("string_agg", "jsonb_object_agg") else 1
+    if len(args) != want:
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    if name == "string_agg":
+        for x in args:
+            if not (x.typ.is_string or x.typ.name == "unknown"):
+                if x.typ.name == "bytea":
+                    raise unsupported("string_agg(bytea, bytea)")
+                raise SqlError(UNDEFINED_FUNCTION, f"function string_agg({', '.join(y.typ.pg_format() for y in args)}) does not exist",
+                               hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        args = [binder.coerce(x, TEXT) for x in args]
+        typ = TEXT
+    elif name == "array_agg":
+        if args[0].typ.name == "unknown":
+            args = [binder.coerce(args[0], TEXT)]
+        typ = func.array_of(args[0].typ)
+    elif name in ("jsonb_agg", "jsonb_object_agg"):
+        if distinct:
+            raise unsupported(f"{name}(DISTINCT ...)")
+        if name == "jsonb_object_agg":
+            args = [jsonb_key(binder, args[0]), to_jsonb(binder, args[1])]
+        else:
+            args = [to_jsonb(binder, args[0])]
+        typ = JSONB
+    else:
+        typ = func.aggregate_type(name, args[0].typ)
+    keys = [binder.scalar(o.this, scope) for o in ordered]
+    keys = [binder.coerce(k, TEXT) if k.typ.name == "unknown" else k for k in keys]
+    if distinct:
+        # Postgres: with DISTINCT, the ORDER BY expressions must be arguments; the
+        # duplicates removed are of the whole argument list, sorted by the first
+        if any(k not in args for k in keys):
+            raise SqlError("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+        order = tuple(ColumnOrder(args.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(keys, ordered, strict=True))
+        fields = list(args)
+        if not order:
+            order = (ColumnOrder(0),)
+    else:
+        fields = [*args, *keys]
+        order = tuple(ColumnOrder(len(args) + i, bool(o.args.get("desc")), _nulls_last(o)) for i, o in enumerate(ordered))
+    rt = record_type(tuple(f.typ for f in fields))
+    rec: HirScalar = CallVariadic("row", tuple(fields), rt)
+    if cond is not None:
+        rec = If(cond, rec, Literal(None, rt), rt)
+    return AggregateExpr(name, rec, distinct, typ, order_by=order)
+
+
+def aggregate_arg(binder: Binder, name: str, arg: exp.Expression | None, scope: Scope, filter_where: exp.Expression | None,
+                   grouping: bool = True) -> HirScalar:
+    """The argument of an aggregate over `scope` (FILTER folded in). A grouping
+    aggregate's argument cannot hold aggregates; a window aggregate's may (they group)."""
+    if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+        h: HirScalar = TRUE
+    else:
+        if grouping and _has_agg(arg):
+            raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+        h = binder.scalar(cast(exp.Expression, arg), scope)
+        if h.typ.name == "unknown":
+            h = binder.coerce(h, TEXT if name in ("min", "max", "count") else NUMERIC)
+    if filter_where is not None:
+        if grouping and _has_agg(filter_where):
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+        cond = binder._predicate(filter_where, scope, "FILTER")
+        h = If(cond, h, Literal(None, h.typ), h.typ)
+    if name in ("sum", "avg") and not (h.typ.is_numeric or h.typ.name == "interval"):
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({h.typ.pg_format()}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    return h
+
+
+_AGG_CLASSES: dict[type, str] = {
+    exp.Count: "count", exp.Sum: "sum", exp.Avg: "avg", exp.Min: "min", exp.Max: "max",
+    exp.LogicalOr: "bool_or", exp.LogicalAnd: "bool_and", exp.GroupConcat: "string_agg", exp.ArrayAgg: "array_agg",
+    exp.Stddev: "stddev_samp", exp.StddevSamp: "stddev_samp", exp.StddevPop: "stddev_pop", exp.Variance: "var_samp",
+    exp.VariancePop: "var_pop", exp.JSONBObjectAgg: "jsonb_object_agg",
+}
+
+
+def _is_agg(e: exp.Expression) -> bool:
+    if isinstance(e, exp.Anonymous):
+        return e.name.lower() in _ANON_AGGS or e.name.lower() in _KNOWN_UNSUPPORTED_AGGS
+    return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc)
+
+
+_KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc", "mode"}
+
+
+_UNSUPPORTED_AGG_NAMES = {"groupconcat": "string_agg", "arrayagg": "array_agg", "stddev": "stddev", "variance": "variance",
+                          "stddevsamp": "stddev_samp", "stddevpop": "stddev_pop", "variancepop": "var_pop", "jsonbagg": "jsonb_agg"}
+
+
+def _agg_name(e: exp.Expression) -> str:
+    name = _AGG_CLASSES.get(type(e))
+    if name is None:
+        raise unsupported(f"aggregate {_UNSUPPORTED_AGG_NAMES.get(e.key, e.key)}")
+    return name
+
+
+ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg"})
+_ANON_AGGS = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp", "var_samp": "var_samp",
+              "var_pop": "var_pop", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop", "string_agg": "string_agg",
+              "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or", "jsonb_agg": "jsonb_agg",
+              "jsonb_object_agg": "jsonb_object_agg"}
+
+
+def _agg_call(e: exp.Expression) -> tuple[str, list[exp.Expression], list[exp.Ordered], bool]:
+    """(aggregate name, argument expressions, ORDER BY items, DISTINCT) of an aggregate call."""
+    if isinstance(e, exp.Anonymous):
+        name = _ANON_AGGS.get(e.name.lower())
+        if name is None:
+            raise unsupported(f"aggregate {e.name.lower()}")
+        raw = list(e.expressions)
+    elif isinstance(e, exp.GroupConcat):
+        name = "string_agg"
+        raw = [e.this] + ([e.args["separator"]] if e.args.get("separator") is not None else [])
+    else:
+        name = _agg_name(e)
+        raw = [e.this] + ([e.expression] if e.args.get("expression") is not None else [])
+    raw = [x for x in raw if x is not None]
+    ordered: list[exp.Ordered] = []
+    distinct = False
+    if raw and isinstance(raw[0], exp.Order):
+        ordered = list(raw[0].expressions)
+        raw[0] = raw[0].this
+    if raw and isinstance(raw[0], exp.Distinct):
+        distinct = True
+        if len(raw[0].expressions) != 1:
+            raise unsupported("multi-argument DISTINCT aggregate")
+        raw[0] = raw[0].expressions[0]
+    # `string_agg(x, sep ORDER BY k)`: sqlglot may attach the ORDER BY to the last argument
+    if len(raw) > 1 and isinstance(raw[-1], exp.Order):
+        ordered = list(raw[-1].expressions)
+        raw[-1] = raw[-1].this
+    return name, raw, ordered, distinct
+
+
+def _nulls_last(o: exp.Ordered) -> bool:
+    """Postgres' default: NULLS LAST for ASC, NULLS FIRST for DESC."""
+    nf = o.args.get("nulls_first")
+    if nf is None:
+        return not o.args.get("desc")
+    return not nf
+
+
+class _OuterAggregate(Exception):  # noqa: N818 (a signal, caught by Binder._bind_select)
+    """An aggregate of the query bound at `depth` was met before that query aggregates."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__(depth)
+        self.depth = depth
+
+
+def _local_aggs(e: exp.Expression) -> Iterator[exp.Expression]:
+    """The aggregate calls in e outside its subqueries (with their FILTER, if any)."""
+    if isinstance(e, exp.Filter) and _is_agg(e.this):
+        yield e
+        return
+    if _is_agg(e):
+        yield e
+        return
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return
+    for c in (_window_parts(e) if isinstance(e, exp.Window) else e.iter_expressions()):
+        yield from _local_aggs(c)
+
+
+def _has_agg(e: exp.Expression | None) -> bool:
+    """Does e contain an aggregate of *this* query level (not inside a subquery)? A window
+    function is not one, though its arguments, PARTITION BY and ORDER BY may hold some."""
+    if e is None:
+        return False
+    if isinstance(e, exp.Window):
+        return any(_has_agg(c) for c in _window_parts(e))
+    if _is_agg(e):
+        return True
+    if isinstance(e, (exp.Subquery, exp.Exists, exp.Select)):
+        return False
+    return any(_has_agg(c) for c in e.iter_expressions())
+
+
+def _window_parts(e: exp.Window) -> list[exp.Expression]:
+    """The expressions of a window function call other than the function itself."""
+    call = e.this
+    parts: list[exp.Expression] = []
+    if isinstance(call, exp.Filter):
+        parts.append(call.expression)
+        call = call.this
+    while isinstance(call, (exp.IgnoreNulls, exp.RespectNulls)):
+        call = call.this
+    parts.extend(call.iter_expressions())
+    parts.extend(c for c in e.iter_expressions() if c is not e.this)
+    return parts

@@ -1,0 +1,126 @@
+"""Names read off the AST: the SqlType of a type name and the output column name of a select item."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from sql import datetime_typmods, func
+from sql.errors import (
+    SqlError,
+    unsupported,
+)
+from sql.func_names import pg_function_name
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.types import (
+    SqlType,
+    numeric_typmod,
+)
+
+_DTYPES: dict[str, str] = {
+    "INT": "int4", "BIGINT": "int8", "SMALLINT": "int2", "FLOAT": "float4", "DOUBLE": "float8",
+    "DECIMAL": "numeric", "TEXT": "text", "NAME": "name", "VARCHAR": "varchar", "CHAR": "bpchar", "NCHAR": "bpchar",
+    "DATE": "date", "TIME": "time", "TIMESTAMP": "timestamp", "TIMESTAMPTZ": "timestamptz",
+    "INTERVAL": "interval", "BOOLEAN": "bool", "VARBINARY": "bytea", "BINARY": "bytea",
+    "JSONB": "jsonb", "JSON": "jsonb", "UUID": "uuid", "UINT": "uint8",
+}
+
+
+def sql_type_of(dt: exp.DataType) -> SqlType:
+    """sqlglot DataType -> SqlType (with typmods)."""
+    if dt.this == exp.DataType.Type.ARRAY:
+        if len(dt.expressions) != 1 or not isinstance(dt.expressions[0], exp.DataType):
+            raise unsupported(f"type {dt.sql(dialect='postgres')}")
+        return func.array_of(sql_type_of(dt.expressions[0]))
+    if isinstance(dt.this, exp.Interval):  # INTERVAL DAY TO SECOND ...
+        return SqlType("interval", datetime_typmods.qualifier_typmod(dt.this.args.get("unit")))
+    if isinstance(dt, exp.ObjectIdentifier):  # sqlglot parses regclass, regtype, ... this way
+        from sql.types import TYPE_ALIASES
+
+        oid_name = TYPE_ALIASES.get(str(dt.this).lower())
+        if oid_name:
+            return SqlType(oid_name)
+        raise SqlError("42704", f'type "{str(dt.this).lower()}" does not exist')
+    if dt.this == exp.DataType.Type.USERDEFINED:
+        raw = dt.args.get("kind") or dt.sql(dialect="postgres")
+        from sql.types import TYPE_ALIASES
+
+        name = TYPE_ALIASES.get(str(raw).lower())
+        if name:
+            return SqlType(name)
+        raise SqlError("42704", f'type "{raw}" does not exist')
+    name = _DTYPES.get(dt.this.name)
+    if name is None:
+        raise unsupported(f"type {dt.sql(dialect='postgres')}")
+    params = [int(p.this.this) if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal) else None for p in dt.expressions]
+    if name == "numeric" and params:
+        p = params[0] or 38
+        s = params[1] if len(params) > 1 and params[1] is not None else 0
+        if not 1 <= p <= 39:
+            raise SqlError("22023", f"NUMERIC precision {p} must be between 1 and 39")
+        return SqlType("numeric", numeric_typmod(p, s))
+    if name in ("varchar", "bpchar"):
+        if params and params[0] is not None:
+            return SqlType(name, params[0] + 4)
+        return SqlType(name, 5 if name == "bpchar" else -1)
+    if name in ("timestamp", "timestamptz", "time", "interval") and params and params[0] is not None:
+        return SqlType(name, datetime_typmods.precision_typmod(name, params[0]))
+    return SqlType(name)
+
+
+def _output_name(e: exp.Expression) -> str:
+    if isinstance(e, exp.Alias):
+        return e.alias
+    if isinstance(e, exp.Column):
+        return e.name
+    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
+        return _query_output_name(e)
+    if isinstance(e, exp.Exists):
+        return "exists"
+    if isinstance(e, exp.Cast):
+        inner = e.this
+        if isinstance(inner, exp.Column):
+            return inner.name
+        dt = sql_type_of(e.args["to"])
+        return {"int4": "int4", "int8": "int8", "text": "text", "numeric": "numeric", "float8": "float8", "bool": "bool",
+                "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
+    if isinstance(e, exp.Paren):
+        return _output_name(e.this)
+    if isinstance(e, exp.Window):
+        call = e.this.this if isinstance(e.this, exp.Filter) else e.this
+        return _output_name(call)
+    if isinstance(e, exp.Filter):
+        return _output_name(e.this)
+    if isinstance(e, exp.Case):
+        return "case"
+    if isinstance(e, exp.Array):
+        return "array"
+    if isinstance(e, exp.Bracket):
+        return _output_name(e.this)
+    if isinstance(e, exp.Coalesce):
+        return "coalesce"
+    if isinstance(e, exp.Nullif):
+        return "nullif"
+    if isinstance(e, exp.Func):
+        return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
+    return "?column?"
+
+
+def _query_output_name(q: exp.Expression) -> str:
+    """A scalar subquery is named by its query's first output column (Postgres)."""
+    while isinstance(q, (exp.Subquery, exp.Paren)):
+        q = q.this
+    if isinstance(q, (exp.Union, exp.Except, exp.Intersect)):
+        return _query_output_name(q.this)
+    if isinstance(q, exp.Values):
+        return "column1"
+    if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
+            and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
+        return _output_name(q.expressions[0])
+    return "?column?"
+
+
+# SQL value functions (no parentheses) are named by their keyword, as Postgres 10+ does
+_SQL_VALUE_FUNCTION_NAMES: dict[type, str] = {
+    exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp", exp.CurrentTime: "current_time",
+    exp.Localtimestamp: "localtimestamp", exp.Localtime: "localtime",
+}

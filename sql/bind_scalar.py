@@ -1,0 +1,577 @@
+"""Scalar expressions: columns, operators, subqueries, CASE, function calls, arrays, literals and casts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING, cast
+
+from sqlglot import exp
+
+from sql import datetime_typmods, func, func_names, srf
+from sql.bind_aggregates import _is_agg
+from sql.bind_jsonb import _JSONB_NODES, jsonb_build, jsonb_operator, to_jsonb
+from sql.bind_names import sql_type_of
+from sql.bind_rows import is_row, row_comparison, row_not_distinct
+from sql.errors import (
+    DATATYPE_MISMATCH,
+    GROUPING_ERROR,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    SqlError,
+    unsupported,
+)
+from sql.func_names import pg_function_name
+from sql.func_similar import similar_to_regex
+from sql.hir import (
+    Exists,
+    HFilter,
+    HirScalar,
+    HMap,
+    HProject,
+    HReduce,
+    OuterColumn,
+    Param,
+    Select,
+)
+from sql.scalar import (
+    AggregateExpr,
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    If,
+    Literal,
+)
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.types import (
+    BOOL,
+    INT4,
+    INT8,
+    NUMERIC,
+    TEXT,
+    UNKNOWN,
+    SqlType,
+    record_type,
+)
+
+if TYPE_CHECKING:
+    from sql.bind import Binder
+
+
+_BINARY: dict[type[exp.Expression], str] = {
+    exp.Add: "add", exp.Sub: "sub", exp.Mul: "mul", exp.Div: "div", exp.Mod: "mod",
+    exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
+    exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
+    exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
+}
+# functions that stay variadic calls at any arity: a binary call named concat is the operator
+# || (NULL-strict, while concat(a, b) skips NULLs)
+_VARIADIC_ONLY = frozenset({"concat"})
+
+_CMP_FLIP = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _column(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
+    """A column of the current scope, else of the nearest enclosing scope that has it."""
+    h = _column_ref(binder, e, scope)
+    start = e.this.meta.get("start") if isinstance(e.this, exp.Identifier) else None
+    if start is not None and start in binder.unary_plus and not (h.typ.is_numeric or h.typ.name in ("interval", "unknown")):
+        raise func.op_error("+", h.typ)
+    return h
+
+
+def _column_ref(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
+    table = e.table or None
+    try:
+        i = scope.lookup(e.name, table)
+        return Column(i, scope.columns[i].typ)
+    except SqlError as err:
+        if err.sqlstate not in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+            raise
+        for level, outer in enumerate(reversed(binder.outer), start=1):
+            try:
+                i = outer.lookup(e.name, table)
+            except SqlError as err2:
+                if err2.sqlstate in (UNDEFINED_COLUMN, UNDEFINED_TABLE):
+                    continue
+                raise
+            return OuterColumn(level, i, outer.columns[i].typ)
+        raise
+
+
+def _subquery(binder: Binder, q: exp.Expression, scope: Scope) -> BoundQuery:
+    """Bind a subquery expression's query with `scope` as its enclosing scope."""
+    saved_agg, saved_ctes = binder._agg, dict(binder.ctes)
+    if saved_agg is not None:
+        binder._outer_agg[len(binder.outer)] = saved_agg
+        # After GROUP BY the enclosing query's columns are its group keys (then its
+        # aggregates, which a subquery cannot name): outer references resolve to keys.
+        scope = Scope([
+            saved_agg.input_scope.columns[k.index] if isinstance(k, Column) else ScopeColumn(None, "?column?", k.typ)
+            for k in saved_agg.keys
+        ])
+    binder._agg = None
+    binder.outer.append(scope)
+    try:
+        bq = binder.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
+    finally:
+        binder.outer.pop()
+        binder._outer_agg.pop(len(binder.outer), None)
+        binder._agg = saved_agg
+        binder.ctes = saved_ctes
+    return bq
+
+
+def _scalar_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScalar:
+    bq = _subquery(binder, q, scope)
+    if len(bq.types) != 1:
+        raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
+    return Select(binder._finish_nested(bq), bq.types[0])
+
+
+def _quantified(binder: Binder, op: str, lhs: HirScalar, q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
+    """x op ANY(S) = case when bool_or(x op s) then true when bool_or((x op s) is null)
+    then null else false end, over S (false for empty S); x op ALL(S) likewise with
+    bool_or(not (x op s)) deciding false and true for empty S."""
+    bq = _subquery(binder, q, scope)
+    if len(bq.types) != 1:
+        raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+    sub = binder._finish_nested(bq)
+    inner_x = shift_outer(lhs)
+    ta, tb, _ = func.binary_op(op, lhs.typ, bq.types[0])
+    cmp = CallBinary(op, binder.coerce(inner_x, ta), binder.coerce(Column(0, bq.types[0]), tb), BOOL)
+    decisive = cmp if quantifier == "any" else CallUnary("not", cmp, BOOL)
+    unknown = CallUnary("is_null", cmp, BOOL)
+    rel = HReduce(
+        HMap(sub, (decisive, unknown)),
+        (),
+        (AggregateExpr("bool_or", Column(1, BOOL), False, BOOL), AggregateExpr("bool_or", Column(2, BOOL), False, BOOL)),
+    )
+    hit = Literal(quantifier == "any", BOOL)
+    verdict: HirScalar = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
+                             If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
+    return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
+
+
+def _semijoin(binder: Binder, lhs: HirScalar, q: exp.Expression, scope: Scope) -> HirScalar:
+    """In a WHERE conjunct, x IN (S) may be EXISTS(SELECT 1 FROM S WHERE x = s): null and
+    false both reject the row, and the EXISTS decorrelates into an equi-join."""
+    bq = _subquery(binder, q, scope)
+    if len(bq.types) != 1:
+        raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+    sub = binder._finish_nested(bq)
+    ta, tb, _ = func.binary_op("eq", lhs.typ, bq.types[0])
+    cmp = CallBinary("eq", binder.coerce(shift_outer(lhs), ta), binder.coerce(Column(0, bq.types[0]), tb), BOOL)
+    return Exists(HFilter(sub, (cmp,)), BOOL)
+
+
+def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
+    if isinstance(e, exp.Paren):
+        return binder.scalar(e.this, scope)
+    if isinstance(e, exp.Column):
+        if isinstance(e.this, exp.Star):
+            raise unsupported("* in this position")
+        return _column(binder, e, scope)
+    if isinstance(e, exp.Literal):
+        return _literal(e)
+    if isinstance(e, exp.Null):
+        return Literal(None, UNKNOWN)
+    if isinstance(e, exp.Boolean):
+        return Literal(bool(e.this), BOOL)
+    if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
+        n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
+        return Param(n, binder.params.get(n, UNKNOWN))
+    if type(e) in _BINARY and isinstance(e.expression, exp.Anonymous) and e.expression.name.upper() == "ALL" \
+            and len(e.expression.expressions) == 1:
+        return _array_quantified(binder, _BINARY[type(e)], binder.scalar(e.this, scope), e.expression.expressions[0], scope, "all")
+    if type(e) in _BINARY and isinstance(e.expression, (exp.Any, exp.All)):
+        op = _BINARY[type(e)]
+        q = e.expression.this
+        quant = "any" if isinstance(e.expression, exp.Any) else "all"
+        if isinstance(q, exp.Paren) and isinstance(q.this, (exp.Subquery, exp.Select)):
+            q = q.this
+        if not isinstance(q, (exp.Subquery, exp.Select)):
+            return _array_quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
+        return _quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
+    if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+        return row_comparison(binder, _BINARY[type(e)], e.this, e.expression, scope)
+    if type(e) in _BINARY:
+        op = _BINARY[type(e)]
+        a = binder.scalar(e.this, scope)
+        b = binder.scalar(e.expression, scope)
+        if op in ("like", "ilike") and e.args.get("negate"):
+            return CallUnary("not", binder._binary(op, a, b), BOOL)
+        return binder._binary(op, a, b)
+    if isinstance(e, exp.And) or isinstance(e, exp.Or):
+        f = "and" if isinstance(e, exp.And) else "or"
+        args = tuple(binder.coerce_bool(binder.scalar(x, scope), f.upper()) for x in _flatten(e, type(e)))
+        return CallVariadic(f, args, BOOL)
+    if isinstance(e, exp.Not):
+        x = binder.scalar(e.this, scope)
+        x = binder.coerce_bool(x, "NOT")
+        return CallUnary("not", x, BOOL)
+    if isinstance(e, exp.Neg):
+        x = binder.scalar(e.this, scope)
+        if isinstance(x, Literal) and x.value is not None and x.typ.is_numeric:
+            return _negate_literal(x)
+        if x.typ.name == "unknown":
+            x = binder.coerce(x, NUMERIC)
+        return CallUnary("neg", x, func.unary_op("neg", x.typ))
+    if isinstance(e, exp.Is):
+        x = binder.scalar(e.this, scope)
+        rhs = e.expression
+        if isinstance(rhs, exp.Null):
+            r: HirScalar = CallUnary("is_null", x, BOOL)
+        elif isinstance(rhs, exp.Boolean):
+            x = binder.coerce_bool(x, "IS")
+            r = CallUnary("is_true" if rhs.this else "is_false", x, BOOL)
+        else:
+            raise unsupported(f"IS {rhs.sql()}")
+        return CallUnary("not", r, BOOL) if e.args.get("negate") else r
+    if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        return _not_distinct(binder, e, scope)
+    if isinstance(e, exp.Between):
+        x = binder.scalar(e.this, scope)
+        lo = binder.scalar(e.args["low"], scope)
+        hi = binder.scalar(e.args["high"], scope)
+        res: HirScalar = CallVariadic("and", (binder._binary("ge", x, lo), binder._binary("le", x, hi)), BOOL)
+        return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+    if isinstance(e, exp.In):
+        if not e.expressions and e.args.get("query") is None and e.args.get("unnest") is None:
+            raise SqlError(SYNTAX_ERROR, 'syntax error at or near ")"')
+        if e.args.get("unnest") is not None:
+            raise unsupported("IN (UNNEST ...)")
+        if e.args.get("query") is not None:
+            x = binder.scalar(e.this, scope)
+            if binder._semijoin_ok and not e.args.get("negate"):
+                return _semijoin(binder, x, e.args["query"], scope)
+            res = _quantified(binder, "eq", x, e.args["query"], scope, "any")
+            return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        x = binder.scalar(e.this, scope)
+        elems = [binder.scalar(v, scope) for v in e.expressions]
+        t = func.unify([x.typ] + [v.typ for v in elems], "IN")
+        xc = binder.coerce(x, t)
+        ors = tuple(binder._binary("eq", xc, binder.coerce(v, t)) for v in elems)
+        res = ors[0] if len(ors) == 1 else CallVariadic("or", ors, BOOL)
+        return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+    if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
+        return _similar_to(binder, e, scope)
+    if isinstance(e, exp.Case):
+        return _case(binder, e, scope)
+    if isinstance(e, exp.If):
+        c = binder.coerce_bool(binder.scalar(e.this, scope), "CASE")
+        a = binder.scalar(e.args["true"], scope)
+        b = binder.scalar(e.args["false"], scope) if e.args.get("false") is not None else Literal(None, UNKNOWN)
+        t = func.unify([a.typ, b.typ], "CASE")
+        return If(c, binder.coerce(a, t), binder.coerce(b, t), t)
+    if isinstance(e, exp.Coalesce):
+        operands = [binder.scalar(x, scope) for x in [e.this, *e.expressions]]
+        t = func.unify([a.typ for a in operands], "COALESCE")
+        return CallVariadic("coalesce", tuple(binder.coerce(a, t) for a in operands), t)
+    if isinstance(e, exp.Nullif):
+        a = binder.scalar(e.this, scope)
+        b = binder.scalar(e.expression, scope)
+        t = func.unify([a.typ, b.typ], "NULLIF")
+        ac = binder.coerce(a, t)
+        return If(binder._binary("eq", ac, binder.coerce(b, t)), Literal(None, t), ac, t)
+    if isinstance(e, (exp.Cast, exp.TryCast)):
+        t = sql_type_of(e.args["to"])
+        if isinstance(e.this, exp.Array) and not e.this.expressions:
+            if not func.is_array(t):
+                raise SqlError("42846", f"cannot cast type {UNKNOWN.pg_format()}[] to {t.pg_format()}")
+            return Literal([], t)
+        x = binder.scalar(e.this, scope)
+        return binder.coerce(x, t, explicit=True)
+    if isinstance(e, exp.Array):
+        return _array(binder, e, scope)
+    if isinstance(e, exp.Bracket):
+        return _subscript(binder, e, scope)
+    if isinstance(e, exp.Interval):
+        text = e.this.this if isinstance(e.this, exp.Literal) else None
+        if text is None:
+            raise unsupported("non-literal INTERVAL")
+        typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
+        return binder.coerce(Literal(text, UNKNOWN), typ, explicit=True)
+    if isinstance(e, exp.Exists):
+        bq = _subquery(binder, e.this, scope)
+        return Exists(binder._finish_nested(bq), BOOL)
+    if isinstance(e, exp.Subquery) or isinstance(e, exp.Select):
+        return _scalar_subquery(binder, e, scope)
+    if type(e) in _JSONB_NODES:
+        return jsonb_operator(binder, e, scope)
+    if _is_agg(e):
+        where = "WHERE" if binder._agg is None else "this context"
+        raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
+    if isinstance(e, exp.Func):
+        return _function(binder, e, scope)
+    if isinstance(e, exp.IntDiv):
+        a, b = binder.scalar(e.this, scope), binder.scalar(e.expression, scope)
+        arg_types, rtype = func.function_type("intdiv", [a.typ, b.typ])
+        return CallBinary("intdiv", binder.coerce(a, arg_types[0]), binder.coerce(b, arg_types[1]), rtype)
+    if isinstance(e, (exp.Unnest, exp.Explode)):
+        raise unsupported("set-returning functions in the select list (use unnest in FROM)")
+    if isinstance(e, exp.HexString):
+        return Literal(bytes.fromhex(e.this), SqlType("bytea"))
+    if isinstance(e, exp.WithinGroup):
+        raise unsupported(f"ordered-set aggregate {pg_function_name(e.this)}(...) WITHIN GROUP")
+    raise unsupported(f"expression {e.key.upper()}")
+
+
+def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
+    """ARRAY[x, ...]: the elements' common type; all-literal arrays fold to a literal."""
+    elems = [binder.scalar(x, scope) for x in e.expressions]
+    if not elems:
+        raise SqlError("42P18", "cannot determine type of empty array",
+                       hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+    et = func.unify([x.typ for x in elems], "ARRAY")
+    t = func.array_of(et)
+    coerced = tuple(binder.coerce(x, et) for x in elems)
+    if all(isinstance(x, Literal) for x in coerced):
+        return Literal([cast(Literal, x).value for x in coerced], t)
+    return CallVariadic("array_create", coerced, t)
+
+
+def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
+    """a[i] (1-based; NULL out of range). sqlglot stores literal subscripts 0-based."""
+    arr = binder.scalar(e.this, scope)
+    if not func.is_array(arr.typ):
+        raise SqlError(DATATYPE_MISMATCH, f"cannot subscript type {arr.typ.pg_format()} because it does not support subscripting")
+    if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
+        raise unsupported("array slices and multi-dimensional subscripts")
+    ix = e.expressions[0]
+    if isinstance(ix, exp.Literal) and not ix.is_string:
+        i: HirScalar = Literal(int(ix.this) + 1, INT4)
+    else:
+        i = binder.scalar(ix, scope)
+    if not (i.typ.name in ("int2", "int4", "int8", "unknown") or i.typ.is_string):
+        raise SqlError(DATATYPE_MISMATCH, f"array subscript must have type integer, not {i.typ.pg_format()}")
+    elem = arr.typ.element
+    assert elem is not None
+    return CallBinary("array_index", arr, binder.coerce(i, INT4, explicit=True), elem)
+
+
+def _array_quantified(binder: Binder, op: str, lhs: HirScalar, arr_e: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
+    """x op ANY(array) / x op ALL(array), with SQL's three-valued logic over the elements."""
+    arr = binder.scalar(arr_e, scope)
+    if arr.typ.name == "unknown":
+        base = lhs.typ if lhs.typ.name != "unknown" else TEXT
+        arr = binder.coerce(arr, func.array_of(base))
+    if not func.is_array(arr.typ):
+        raise SqlError(DATATYPE_MISMATCH, f"op {quantifier.upper()}/ALL (array) requires array on right side")
+    elem = arr.typ.element
+    assert elem is not None
+    ta, tb, _ = func.binary_op(op, lhs.typ, elem)
+    return CallBinary(f"{op}_{quantifier}", binder.coerce(lhs, ta), binder.coerce(arr, func.array_of(tb)), BOOL)
+
+
+def _case(binder: Binder, e: exp.Case, scope: Scope) -> HirScalar:
+    operand = binder.scalar(e.this, scope) if e.this is not None else None
+    conds: list[HirScalar] = []
+    results: list[HirScalar] = []
+    for w in e.args.get("ifs") or []:
+        if operand is not None:
+            conds.append(binder._binary("eq", operand, binder.scalar(w.this, scope)))
+        else:
+            conds.append(binder.coerce_bool(binder.scalar(w.this, scope), "CASE"))
+        results.append(binder.scalar(w.args["true"], scope))
+    default = binder.scalar(e.args["default"], scope) if e.args.get("default") is not None else Literal(None, UNKNOWN)
+    t = func.unify([r.typ for r in results] + [default.typ], "CASE")
+    out = binder.coerce(default, t)
+    for c, r in reversed(list(zip(conds, results, strict=True))):
+        out = If(c, binder.coerce(r, t), out, t)
+    return out
+
+
+def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
+    written = pg_function_name(e)
+    name = func_names.canonical(written)
+    if isinstance(e, exp.Anonymous):
+        raw_args = list(e.expressions)
+    elif isinstance(e, exp.ArrayPrepend):
+        raw_args = [e.expression, e.this]  # sqlglot keeps the array first
+    elif isinstance(e, exp.Extract):
+        raw_args = [_unit_literal(e.this), e.expression]
+    elif isinstance(e, exp.TimestampTrunc):
+        unit = e.args.get("unit")
+        if e.args.get("zone") is not None or unit is None:
+            raise unsupported("date_trunc with a time zone")
+        raw_args = [_unit_literal(unit), e.this]
+    elif isinstance(e, exp.Trim):
+        if e.args.get("position") or e.args.get("collation"):
+            pos = (e.args.get("position") or "BOTH").upper()
+            name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(pos, "btrim")
+        raw_args = [e.this] + ([e.expression] if e.expression is not None else [])
+    elif isinstance(e, exp.Pad):  # sqlglot parses lpad/rpad as one Pad node
+        name = "lpad" if e.args.get("is_left") else "rpad"
+        raw_args = [e.this, e.expression] + ([e.args["fill_pattern"]] if e.args.get("fill_pattern") is not None else [])
+    else:
+        raw_args = []
+        for k in type(e).arg_types:
+            v = e.args.get(k)
+            if v is None or isinstance(v, bool):
+                continue
+            if isinstance(v, list):
+                raw_args.extend(v)
+            elif isinstance(v, exp.Expression):
+                raw_args.append(v)
+    if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):
+        return CallVariadic("now", (), SqlType("timestamptz"))
+    if name in ("currentdate", "current_date"):
+        return CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
+    if name in ("current_time", "currenttime", "localtimestamp", "localtime", "clock_timestamp"):
+        raise unsupported(f"{name}()")
+    if isinstance(e, exp.Anonymous) and srf.is_srf_call(e):
+        raise srf.not_allowed(written)
+    if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
+        raise unsupported(f"function {name}")
+    args = [binder.scalar(a, scope) for a in raw_args]
+    if name in ("jsonb_build_object", "jsonb_build_array"):
+        return jsonb_build(binder, name, args)
+    if name == "to_jsonb" and len(args) == 1:
+        return to_jsonb(binder, args[0])
+    if name == "row" and isinstance(e, exp.Anonymous):
+        # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
+        fields = tuple(binder.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+        return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
+    if written == "log" and len(args) == 2:
+        name = "log"  # log(b, x)
+    if name == "age" and len(args) == 1:
+        # age(x) = age(today's midnight, x)
+        today: HirScalar = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
+        args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
+    arg_types, rtype = func_names.as_written(written, func.function_type, name, [a.typ for a in args])
+    cargs = tuple(binder.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
+    if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
+        return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
+    if name in ("regexp_replace", "regexp_match"):
+        lits = cargs[1:]
+        if not all(isinstance(x, Literal) and x.value is not None for x in lits):
+            raise unsupported(f"{name} with a pattern, replacement or flags that is not a literal")
+        func.regex_call(name, *[x.value for x in lits])  # type: ignore[union-attr]
+    if name in ("extract", "date_part", "date_trunc"):
+        if not isinstance(cargs[0], Literal) or cargs[0].value is None:
+            raise unsupported(f"{name} with a unit that is not a literal")
+        cargs = (Literal(func.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
+    if name == "to_char":
+        if not isinstance(cargs[1], Literal) or cargs[1].value is None:
+            raise unsupported("to_char with a pattern that is not a literal")
+        func.to_char_pattern(cargs[1].value)
+    if name in _VARIADIC_ONLY:
+        return CallVariadic(name, cargs, rtype)
+    if len(cargs) == 1:
+        return CallUnary(name, cargs[0], rtype)
+    if len(cargs) == 2:
+        return CallBinary(name, cargs[0], cargs[1], rtype)
+    return CallVariadic(name, cargs, rtype)
+
+
+def _similar_to(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
+    """x SIMILAR TO p [ESCAPE c]: a full match of p's regex (p and c literals)."""
+    st, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
+    x = binder.coerce(binder.scalar(st.this, scope), TEXT)
+    pat = binder.coerce(binder.scalar(st.expression, scope), TEXT)
+    esc = binder.coerce(binder.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
+    if not (x.typ.is_string and isinstance(pat, Literal) and isinstance(esc, Literal)):
+        raise unsupported("SIMILAR TO with a pattern or escape that is not a literal")
+    if pat.value is None or (esc_e is not None and esc.value is None):
+        return Literal(None, BOOL)
+    regex = similar_to_regex(pat.value, esc.value or None)
+    return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
+
+def _not_distinct(binder: Binder, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:
+    """a IS NOT DISTINCT FROM b = coalesce(a = b, a IS NULL AND b IS NULL) (never NULL:
+    a = b is NULL exactly when an operand is); IS DISTINCT FROM is its negation."""
+    if is_row(e.this) or is_row(e.expression):
+        return row_not_distinct(binder, e.this, e.expression, scope, isinstance(e, exp.NullSafeNEQ))
+    same = binder._same(binder.scalar(e.this, scope), binder.scalar(e.expression, scope))
+    return CallUnary("not", same, BOOL) if isinstance(e, exp.NullSafeNEQ) else same
+
+
+def assignment_castable(src: SqlType, t: SqlType) -> bool:
+    """Is there an implicit assignment cast src -> t (numeric <-> numeric, to text, ...)?"""
+    return (src == t or (src.is_numeric and t.is_numeric) or (src.is_string and t.is_string) or t.is_string
+            or (src.name in ("date", "timestamp", "timestamptz") and t.name in ("date", "timestamp", "timestamptz"))
+            or src.name == t.name)
+
+
+def _unit_literal(unit: exp.Expression) -> exp.Expression:
+    """The datetime unit of EXTRACT / date_trunc as a string literal (a keyword or a string);
+    0A000 for a computed unit."""
+    if isinstance(unit, exp.Var):
+        return exp.Literal.string(unit.name)
+    if isinstance(unit, exp.Literal) and unit.is_string:
+        return unit
+    raise unsupported("a datetime unit that is not a literal")
+
+
+def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expression]:
+    out: list[exp.Expression] = []
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, cls):
+            stack.append(x.expression)
+            stack.append(x.this)
+        elif isinstance(x, exp.Paren) and isinstance(x.this, cls):
+            stack.append(x.this)
+        else:
+            out.append(x)
+    return out
+
+
+_KNOWN_UNSUPPORTED_FUNCTIONS = {
+    "jsonb_agg", "json_agg", "jsonb_object_agg", "json_build_object", "json_build_array", "to_json",
+    "string_to_array", "unnest", "list_agg",
+    "to_timestamp", "make_interval",
+    "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",
+}
+
+
+def _literal(e: exp.Literal) -> Literal:
+    if e.is_string:
+        return Literal(e.this, UNKNOWN)
+    text = e.this
+    if all(c.isdigit() for c in text):
+        v = int(text)
+        if v <= 2**31 - 1:
+            return Literal(v, INT4)
+        if v <= 2**63 - 1:
+            return Literal(v, INT8)
+        return Literal(Decimal(text), NUMERIC)
+    return Literal(Decimal(text), NUMERIC)
+
+
+def _negate_literal(x: Literal) -> Literal:
+    v = -x.value
+    if x.typ == INT4 and v == -(2**31):
+        return Literal(v, INT4)
+    if x.typ == INT8 and v < -(2**31) and v >= -(2**31) and False:
+        return Literal(v, INT4)
+    if x.typ == INT8 and v == -(2**31):
+        return Literal(v, INT4)
+    if x.typ == NUMERIC and x.value == 2**63:
+        return Literal(-(2**63), INT8)
+    return Literal(v, x.typ)
+
+
+def shift_outer(h: HirScalar) -> HirScalar:
+    """Move an expression one scope inwards: #i -> outer(1, i), outer(l, i) -> outer(l+1, i)."""
+    match h:
+        case Column(index=i, typ=t):
+            return OuterColumn(1, i, t)
+        case OuterColumn(level=lv, index=i, typ=t):
+            return OuterColumn(lv + 1, i, t)
+        case CallUnary(func=f, expr=x, typ=t):
+            return CallUnary(f, shift_outer(x), t)
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t):
+            return CallBinary(f, shift_outer(a), shift_outer(b), t)
+        case CallVariadic(func=f, exprs=xs, typ=t):
+            return CallVariadic(f, tuple(shift_outer(x) for x in xs), t)
+        case If(cond=c, then=a, els=b, typ=t):
+            return If(shift_outer(c), shift_outer(a), shift_outer(b), t)
+        case Exists() | Select():
+            raise unsupported("a subquery on the left of IN/ANY/ALL")
+        case _:
+            return h
