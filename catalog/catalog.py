@@ -14,6 +14,10 @@ Durability: DuckDB fsyncs its write-ahead log at every commit, so once a method 
 its effects survive SIGKILL (and power loss of an fsync-honest disk); the WAL is replayed
 when the file is reopened. `close()` checkpoints. DuckDB also auto-checkpoints when the
 WAL exceeds 16 MiB.
+
+Parts: `catalog.model` (items, columns, clusters, fixed names), `catalog.durable` (the
+DuckDB layout and transactions), `catalog.manifest` (shard manifests, read leases,
+compaction); this module holds the lifecycle, schemas, items and system variables.
 """
 
 from __future__ import annotations
@@ -21,15 +25,33 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from catalog.storage.compaction import compact_table
-from catalog.storage.shard import BATCH_SUFFIX, SHARDS_DIR, TMP_SUFFIX, BatchFile, Storage
+from catalog.durable import CATALOG_FILE, COUNTERS, DDL, DUCKDB_CONFIG, SCHEMA_VERSION, D
+from catalog.manifest import ShardManifests, _Batch, _Shard
+from catalog.model import (
+    DATABASE_NAME,
+    DEFAULT_CLUSTER,
+    DEFAULT_CLUSTER_ID,
+    DEFAULT_REPLICA,
+    DEFAULT_REPLICA_ID,
+    FIRST_USER_OID,
+    KINDS,
+    PUBLIC_SCHEMA,
+    PUBLIC_SCHEMA_OID,
+    SYSTEM_SCHEMAS,
+    TEMP_SCHEMA_PREFIX,
+    Cluster,
+    ClusterReplica,
+    Column,
+    Item,
+)
+from catalog.storage.shard import BatchFile, Storage
 from sql.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
     DUPLICATE_SCHEMA,
@@ -45,201 +67,13 @@ from sql.types import SqlType
 if TYPE_CHECKING:
     from catalog.system.db import SystemDb
 
-CATALOG_FILE = "catalog.duckdb"
-SCHEMA_VERSION = 1
-
-DATABASE_NAME = "materialize"
-DATABASE_OID = 16384
-DATABASE_ID = "u1"
-FIRST_USER_OID = 20000
-
-# System schemas: reserved names with fixed oids; they hold no catalog items.
-SYSTEM_SCHEMAS: dict[str, int] = {
-    "pg_catalog": 11,
-    "mz_catalog": 16656,
-    "mz_internal": 16657,
-    "information_schema": 16658,
-}
-# Each session's temporary items live in its own schema `mz_temp_<pid>` (shown to users as
-# `mz_temp`); such schemas never outlive their session and are dropped when a catalog opens.
-TEMP_SCHEMA_PREFIX = "mz_temp_"
-PUBLIC_SCHEMA = "public"
-PUBLIC_SCHEMA_OID = 2200
-
-KINDS = ("table", "view", "materialized-view", "index", "source")
-KIND_WORDS = {
-    "table": "table",
-    "view": "view",
-    "materialized-view": "materialized view",
-    "index": "index",
-    "source": "source",
-}
-
-DEFAULT_CLUSTER_ID = "u1"
-DEFAULT_CLUSTER = "quickstart"
-DEFAULT_REPLICA_ID = "u1"
-DEFAULT_REPLICA = "r1"
-
-# The only DuckDB configuration the catalog ever uses; locked at connect time.
-DUCKDB_CONFIG: dict[str, Any] = {
-    "enable_external_access": False,
-    "autoinstall_known_extensions": False,
-    "autoload_known_extensions": False,
-    "allow_community_extensions": False,
-    "lock_configuration": True,
-}
-
 # Catalog files open in this process: a second Catalog on the same file would share
 # DuckDB's database instance but not our in-memory mirror, so it is refused.
 _OPEN: set[str] = set()
 _OPEN_LOCK = threading.Lock()
 
-# DuckDB schema holding the durable tables.
-D = "durable"
 
-_DDL = f"""
-CREATE SCHEMA IF NOT EXISTS {D};
-CREATE TABLE IF NOT EXISTS {D}.meta (key VARCHAR NOT NULL, value BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.schemas (
-    oid BIGINT NOT NULL, name VARCHAR NOT NULL, system BOOLEAN NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.items (
-    id VARCHAR NOT NULL, id_num BIGINT NOT NULL, oid BIGINT NOT NULL,
-    schema_name VARCHAR NOT NULL, name VARCHAR NOT NULL, kind VARCHAR NOT NULL,
-    create_sql VARCHAR NOT NULL, shard_id VARCHAR, on_id VARCHAR,
-    index_keys VARCHAR[] NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.columns (
-    item_id VARCHAR NOT NULL, position INTEGER NOT NULL, name VARCHAR NOT NULL,
-    type_name VARCHAR NOT NULL, typmod INTEGER NOT NULL, type_oid BIGINT NOT NULL,
-    nullable BOOLEAN NOT NULL, default_sql VARCHAR);
-CREATE TABLE IF NOT EXISTS {D}.dependencies (
-    item_id VARCHAR NOT NULL, position INTEGER NOT NULL, depends_on VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.clusters (id VARCHAR NOT NULL, name VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.cluster_replicas (
-    id VARCHAR NOT NULL, name VARCHAR NOT NULL, cluster_id VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.system_vars (name VARCHAR NOT NULL, value VARCHAR NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.shards (
-    shard_id VARCHAR NOT NULL, item_id VARCHAR NOT NULL, since BIGINT NOT NULL,
-    dropped BOOLEAN NOT NULL);
-CREATE TABLE IF NOT EXISTS {D}.batches (
-    shard_id VARCHAR NOT NULL, seq BIGINT NOT NULL, path VARCHAR NOT NULL,
-    rows BIGINT NOT NULL, min_time BIGINT NOT NULL, max_time BIGINT NOT NULL,
-    has_retractions BOOLEAN NOT NULL, compacted BOOLEAN NOT NULL);
-"""
-
-# Counters in durable.meta.
-_COUNTERS = (
-    "schema_version",
-    "next_item_id",
-    "next_oid",
-    "next_shard_id",
-    "next_batch_seq",
-    "catalog_version",
-    "oracle_write_ts",
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Column:
-    name: str
-    type: SqlType
-    nullable: bool = True
-    default_sql: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    id: str  # "u1", "u2", ... (monotonic, never reused)
-    oid: int  # >= 20000, unique, never reused
-    schema: str  # database is always "materialize"
-    name: str
-    kind: str  # "table" | "view" | "materialized-view" | "index" | "source"
-    create_sql: str
-    columns: tuple[Column, ...]
-    depends_on: tuple[str, ...]  # item ids
-    shard_id: str | None  # for tables / MVs / sources: their storage shard
-    on_id: str | None = None  # for indexes: the indexed item
-    index_keys: tuple[str, ...] = ()  # for indexes: key expressions as SQL text
-
-    @property
-    def id_num(self) -> int:
-        return int(self.id[1:])
-
-    @property
-    def qualified_name(self) -> str:
-        if self.temporary:
-            return f"mz_temp.{self.name}"
-        return f"{DATABASE_NAME}.{self.schema}.{self.name}"
-
-    @property
-    def temporary(self) -> bool:
-        return self.schema.startswith(TEMP_SCHEMA_PREFIX)
-
-    @property
-    def kind_word(self) -> str:
-        return KIND_WORDS[self.kind]
-
-    def all_dependencies(self) -> tuple[str, ...]:
-        """`depends_on` plus the indexed item of an index."""
-        if self.on_id is not None and self.on_id not in self.depends_on:
-            return (*self.depends_on, self.on_id)
-        return self.depends_on
-
-
-@dataclass(frozen=True, slots=True)
-class Cluster:
-    id: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterReplica:
-    id: str
-    name: str
-    cluster_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class _Batch:
-    file: BatchFile
-    rel: str  # path relative to the data directory (as stored)
-    seq: int
-    compacted: bool
-
-
-@dataclass(slots=True)
-class _Shard:
-    shard_id: str
-    item_id: str
-    since: int
-    dropped: bool
-    batches: list[_Batch] = field(default_factory=list)
-
-
-class BatchLease:
-    """A read lease on a set of batch files: while held, compaction and drops defer deleting
-    them. Use as a context manager or call `release()`."""
-
-    __slots__ = ("batches", "_catalog", "_paths", "_released")
-
-    def __init__(self, catalog: Catalog, batches: list[BatchFile]) -> None:
-        self.batches = batches
-        self._catalog = catalog
-        self._paths = [b.path for b in batches]
-        self._released = False
-
-    def release(self) -> None:
-        if not self._released:
-            self._released = True
-            self._catalog._release(self._paths)
-
-    def __enter__(self) -> list[BatchFile]:
-        return self.batches
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
-
-
-class Catalog:
+class Catalog(ShardManifests):
     """The durable catalog. Thread safe."""
 
     def __init__(self, data_dir: str | Path) -> None:
@@ -269,25 +103,7 @@ class Catalog:
             raise
 
     # ----------------------------------------------------------------------------------
-    # connection plumbing
-
-    def _c(self) -> duckdb.DuckDBPyConnection:
-        if self._con is None:
-            raise SqlError(INTERNAL_ERROR, "catalog is closed")
-        return self._con
-
-    @contextlib.contextmanager
-    def _txn(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """One DuckDB transaction; the caller holds `self._lock`."""
-        con = self._c()
-        con.begin()
-        try:
-            yield con
-        except BaseException:
-            con.rollback()
-            raise
-        con.commit()
-
+    # lifecycle
     def close(self) -> None:
         """Checkpoint and close. Idempotent."""
         # Stop the system relations first and outside our lock: a rebuild in progress takes
@@ -334,7 +150,7 @@ class Catalog:
     def _bootstrap(self) -> None:
         with self._lock:
             con = self._c()
-            con.execute(_DDL)
+            con.execute(DDL)
             have = {k for (k,) in con.execute(f"SELECT key FROM {D}.meta").fetchall()}
             if "schema_version" in have:
                 (ver,) = con.execute(
@@ -373,7 +189,7 @@ class Catalog:
             self._meta: dict[str, int] = dict(
                 con.execute(f"SELECT key, value FROM {D}.meta").fetchall()
             )
-            missing = [k for k in _COUNTERS if k not in self._meta]
+            missing = [k for k in COUNTERS if k not in self._meta]
             if missing:
                 raise SqlError(INTERNAL_ERROR, f"catalog is missing counters {missing}")
             self._schemas: dict[str, tuple[int, bool]] = {
@@ -441,18 +257,6 @@ class Catalog:
             ).fetchall():
                 bf = BatchFile(self.storage.absolute(rel), rows, mn, mx, retr)
                 self._shards[sid].batches.append(_Batch(bf, rel, seq, compacted))
-
-    def _set_meta(self, con: duckdb.DuckDBPyConnection, updates: Mapping[str, int]) -> None:
-        for k, v in updates.items():
-            con.execute(f"UPDATE {D}.meta SET value = ? WHERE key = ?", [v, k])
-
-    def _bump_version(self) -> dict[str, int]:
-        return {"catalog_version": self._meta["catalog_version"] + 1}
-
-    @property
-    def version(self) -> int:
-        """Incremented by every DDL change (items, schemas, system variables)."""
-        return self._meta["catalog_version"]
 
     # ----------------------------------------------------------------------------------
     # clusters
@@ -793,251 +597,3 @@ class Catalog:
                 self._system_vars.pop(name, None)
             else:
                 self._system_vars[name] = value
-
-    # ----------------------------------------------------------------------------------
-    # timestamp oracle state
-
-    def oracle_write_ts(self) -> int:
-        """The persisted last write timestamp (max ts of any `commit_writes`)."""
-        return self._meta["oracle_write_ts"]
-
-    def add_commit_listener(self, fn: Callable[[int], None]) -> None:
-        """`fn(ts)` is called after every successful `commit_writes` (outside the lock)."""
-        with self._lock:
-            self._commit_listeners.append(fn)
-
-    # ----------------------------------------------------------------------------------
-    # shard manifests
-
-    def _live_shard(self, shard_id: str) -> _Shard:
-        st = self._shards.get(shard_id)
-        if st is None or st.dropped:
-            raise SqlError(UNDEFINED_TABLE, f"unknown or dropped shard '{shard_id}'")
-        return st
-
-    def commit_writes(self, writes: list[tuple[str, BatchFile]], ts: int) -> None:
-        """Record written batches in their shards' manifests and advance the oracle's
-        persisted write timestamp to `ts`, in one transaction. Durable on return (the
-        DuckDB WAL is fsynced at commit). On failure the batch files are deleted.
-        `commit_writes([], ts)` just persists `ts` (oracle ticks)."""
-        try:
-            rels = [self.storage.relative(bf.path) for _, bf in writes]
-            for (shard_id, _bf), rel in zip(writes, rels, strict=True):
-                if not rel.startswith(f"{SHARDS_DIR}/{shard_id}/"):
-                    raise ValueError(f"batch {rel} does not belong to shard {shard_id}")
-            with self._lock:
-                rows = []
-                seq = self._meta["next_batch_seq"]
-                for (shard_id, bf), rel in zip(writes, rels, strict=True):
-                    self._live_shard(shard_id)
-                    rows.append((shard_id, seq, rel, bf))
-                    seq += 1
-                meta = {
-                    "next_batch_seq": seq,
-                    "oracle_write_ts": max(self._meta["oracle_write_ts"], ts),
-                }
-                with self._txn() as con:
-                    if rows:
-                        con.executemany(
-                            f"INSERT INTO {D}.batches VALUES (?, ?, ?, ?, ?, ?, ?, false)",
-                            [
-                                (sid, s, rel, bf.rows, bf.min_time, bf.max_time, bf.has_retractions)
-                                for sid, s, rel, bf in rows
-                            ],
-                        )
-                    self._set_meta(con, meta)
-                self._meta.update(meta)
-                for sid, s, rel, bf in rows:
-                    self._shards[sid].batches.append(_Batch(bf, rel, s, False))
-                listeners = list(self._commit_listeners)
-        except BaseException:
-            self.storage.delete_files(bf.path for _, bf in writes)
-            raise
-        for fn in listeners:
-            fn(ts)
-
-    def shard_batches(self, shard_id: str, as_of: int | None = None) -> list[BatchFile]:
-        """Live batches of a shard (those with `min_time <= as_of` when given), in commit
-        order. Rows of a returned batch may still have `time > as_of`: filter on read."""
-        with self._lock:
-            st = self._live_shard(shard_id)
-            return [b.file for b in st.batches if as_of is None or b.file.min_time <= as_of]
-
-    def lease_batches(self, shard_id: str, as_of: int | None = None) -> BatchLease:
-        """Like `shard_batches`, but the files are protected from deletion (by compaction
-        or drops) until the lease is released."""
-        with self._lock:
-            batches = self.shard_batches(shard_id, as_of)
-            for b in batches:
-                self._leases[b.path] = self._leases.get(b.path, 0) + 1
-            return BatchLease(self, batches)
-
-    def _release(self, paths: Sequence[str]) -> None:
-        free: list[str] = []
-        with self._lock:
-            for p in paths:
-                n = self._leases[p] - 1
-                if n:
-                    self._leases[p] = n
-                else:
-                    del self._leases[p]
-                    if p in self._deferred:
-                        self._deferred.discard(p)
-                        free.append(p)
-        self._delete_now(free)
-
-    def _retire(self, paths: Sequence[str]) -> list[str]:
-        """Files no longer in the manifest: those not leased may be deleted now (returned),
-        the others when their last lease is released. Caller holds the lock."""
-        now: list[str] = []
-        for p in paths:
-            if p in self._leases:
-                self._deferred.add(p)
-            else:
-                now.append(p)
-        return now
-
-    def _delete_now(self, paths: Sequence[str]) -> None:
-        if paths:
-            self.storage.delete_files(paths)
-
-    def shard_has_retractions(self, shard_id: str, as_of: int | None = None) -> bool:
-        return any(b.has_retractions for b in self.shard_batches(shard_id, as_of))
-
-    def shard_since(self, shard_id: str) -> int:
-        """Reads of the shard are only correct at times `>= since` (compaction frontier)."""
-        with self._lock:
-            return self._live_shard(shard_id).since
-
-    def shard_ids(self) -> list[str]:
-        """Live (not dropped) shards."""
-        with self._lock:
-            return [s for s, st in self._shards.items() if not st.dropped]
-
-    def clean_orphans(self) -> int:
-        """Delete files under `shards/` that the manifest does not reference (crash
-        leftovers, `*.tmp`, files of dropped shards) and that predate this catalog's
-        opening (so in-flight writes are never touched). Runs on open; returns the number
-        of files deleted."""
-        with self._lock:
-            live = {b.file.path for st in self._shards.values() for b in st.batches}
-            live |= set(self._leases) | self._deferred
-            known_live_shards = {s for s, st in self._shards.items() if not st.dropped}
-        root = self.storage.root
-        if not root.exists():
-            return 0
-        doomed: list[str] = []
-        empty_dirs: list[Path] = []
-        for d in root.iterdir():
-            if not d.is_dir():
-                continue
-            entries = list(d.iterdir())
-            for f in entries:
-                p = str(f)
-                if p in live or not f.is_file():
-                    continue
-                if not (f.name.endswith(BATCH_SUFFIX) or f.name.endswith(TMP_SUFFIX)):
-                    continue
-                try:
-                    if f.stat().st_mtime >= self._opened_at:
-                        continue
-                except FileNotFoundError:
-                    continue
-                doomed.append(p)
-            if d.name not in known_live_shards:
-                empty_dirs.append(d)
-        n = self.storage.delete_files(doomed)
-        for d in empty_dirs:
-            with contextlib.suppress(OSError):
-                d.rmdir()
-        return n
-
-    # ----------------------------------------------------------------------------------
-    # compaction
-
-    def compact(self, shard_id: str, since: int) -> BatchFile | None:
-        """Merge every batch with `max_time <= since` into one consolidated batch with all
-        times advanced to `since`, swapping the manifest in one transaction and deleting the
-        old files afterwards. Returns the new batch, or None when there was nothing to do
-        or everything cancelled out. A crash at any point leaves the shard's contents at
-        every time `>= since` unchanged (old files are deleted only after the swap commits;
-        a new file not yet in the manifest is an orphan)."""
-        with self._lock:
-            st = self._live_shard(shard_id)
-            chosen = [b for b in st.batches if b.file.max_time <= since]
-            if not chosen or (len(chosen) == 1 and chosen[0].compacted):
-                return None
-            paths = [b.file.path for b in chosen]
-            # Protect the inputs from concurrent drops while we read them.
-            for p in paths:
-                self._leases[p] = self._leases.get(p, 0) + 1
-        new: BatchFile | None = None
-        try:
-            table = self.storage.read_files(paths)
-            assert table is not None
-            merged = compact_table(table, since)
-            if merged.num_rows:
-                new = self.storage.write_batch(shard_id, merged)
-            swapped = self._swap_batches(shard_id, chosen, new, since)
-        except BaseException:
-            if new is not None:
-                self.storage.delete_files([new.path])
-            self._release(paths)
-            raise
-        if not swapped:
-            if new is not None:
-                self.storage.delete_files([new.path])
-            self._release(paths)
-            return None
-        self._release(paths)
-        return new
-
-    def _swap_batches(
-        self, shard_id: str, old: Sequence[_Batch], new: BatchFile | None, since: int
-    ) -> bool:
-        """Atomically replace `old` by `new` in the manifest and raise the shard's since.
-        False (and no change) if the shard was dropped or `old` is no longer live."""
-        new_rel = self.storage.relative(new.path) if new is not None else ""
-        with self._lock:
-            st = self._shards.get(shard_id)
-            if st is None or st.dropped:
-                return False
-            live = {b.seq for b in st.batches}
-            if any(b.seq not in live for b in old):
-                return False
-            seq = self._meta["next_batch_seq"]
-            meta = {"next_batch_seq": seq + 1}
-            new_since = max(st.since, since)
-            with self._txn() as con:
-                con.executemany(
-                    f"DELETE FROM {D}.batches WHERE shard_id = ? AND seq = ?",
-                    [(shard_id, b.seq) for b in old],
-                )
-                if new is not None:
-                    con.execute(
-                        f"INSERT INTO {D}.batches VALUES (?, ?, ?, ?, ?, ?, ?, true)",
-                        [
-                            shard_id,
-                            seq,
-                            new_rel,
-                            new.rows,
-                            new.min_time,
-                            new.max_time,
-                            new.has_retractions,
-                        ],
-                    )
-                con.execute(
-                    f"UPDATE {D}.shards SET since = ? WHERE shard_id = ?", [new_since, shard_id]
-                )
-                self._set_meta(con, meta)
-            self._meta.update(meta)
-            gone = {b.seq for b in old}
-            kept = [b for b in st.batches if b.seq not in gone]
-            if new is not None:
-                kept.append(_Batch(new, new_rel, seq, True))
-            st.batches = kept
-            st.since = new_since
-            # The old files stay leased by compact() until it releases them.
-            for b in old:
-                self._deferred.add(b.file.path)
-        return True
