@@ -515,16 +515,16 @@ def assert_server_alive(port: int) -> None:
 # psql (the client and authentication tests run it)
 # ---------------------------------------------------------------------------------------------
 
-PSQL = shutil.which("psql")
-needs_psql = pytest.mark.skipif(PSQL is None, reason="psql not installed")
+PSQL = shutil.which("psql")  # make test installs postgresql-client: missing is a failure, not a skip
 
 
 def psql(port: int, *args: str, password: str | None = None, input: str | None = None):
+    assert PSQL is not None, "psql is not installed (make test installs postgresql-client)"
     env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
     if password is not None:
         env["PGPASSWORD"] = password
     return subprocess.run(
-        [PSQL or "psql", "-X", "-h", "127.0.0.1", "-p", str(port), "-U", "materialize",
+        [PSQL, "-X", "-h", "127.0.0.1", "-p", str(port), "-U", "materialize",
          "materialize", *args],
         capture_output=True, text=True, timeout=15, env=env, input=input,
     )

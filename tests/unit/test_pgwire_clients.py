@@ -21,7 +21,6 @@ from tests.unit.pgwire_fakes import (
     ServerThread,
     dsn,
     fields,
-    needs_psql,
     psql,
 )
 
@@ -29,7 +28,6 @@ from tests.unit.pgwire_fakes import (
 # psql
 # ---------------------------------------------------------------------------------------------
 
-@needs_psql
 def test_psql_select_all_types_text(srv: ServerThread) -> None:
     r = psql(srv.port, "-A", "-t", "-F", "|", "-c", "select * from all_types")
     assert r.returncode == 0, r.stderr
@@ -38,7 +36,6 @@ def test_psql_select_all_types_text(srv: ServerThread) -> None:
     assert lines[1] == "|" * (len(ALL_TYPES_TEXT) - 1)
 
 
-@needs_psql
 def test_psql_multi_statement_error_stops_batch(srv: ServerThread) -> None:
     r = psql(srv.port, "-c", "create table x; error; create table x")
     assert r.returncode == 1
@@ -49,7 +46,6 @@ def test_psql_multi_statement_error_stops_batch(srv: ServerThread) -> None:
     assert r.stdout.count("CREATE TABLE") == 1
 
 
-@needs_psql
 def test_psql_copy_out_and_notice_and_set(srv: ServerThread) -> None:
     r = psql(srv.port, "-c", "copy t to stdout")
     assert r.returncode == 0, r.stderr
@@ -60,7 +56,6 @@ def test_psql_copy_out_and_notice_and_set(srv: ServerThread) -> None:
     assert r.returncode == 1 and "ERROR:  internal error [" in r.stderr and "kaboom" not in r.stderr
 
 
-@needs_psql
 def test_psql_copy_in_from_stdin(srv: ServerThread, coord: FakeCoordinator) -> None:
     before = len(coord.tables["t"][1])
     r = psql(srv.port, "-c", "copy t from stdin", input="7\tseven\n8\t\\N\n9\ta\\\\b\\tc\n\\.\n")
