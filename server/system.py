@@ -23,18 +23,10 @@ from catalog.system import pg15_data
 from catalog.system.relations import RELATIONS_BY_NAME, pg_type_of_duck
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SESSION_VARS
-from server.system_sql import (
-    _FUNCTIONS,
-    SYSTEM_SCHEMAS,
-    Context,
-    NotCatalog,
-    Rewriter,
-    Rewritten,
-    _system_relation,
-    deps_hold,
-    is_catalog_query,
-    parse_pg,
-)
+from server.system_sql import Rewriter, Rewritten, deps_hold
+from server.system_sql_ast import SYSTEM_SCHEMAS, parse_pg
+from server.system_sql_context import Context, NotCatalog, _system_relation, is_catalog_query
+from server.system_sql_functions import _FUNCTIONS
 from sql.errors import (
     ACTIVE_SQL_TRANSACTION,
     DUPLICATE_CURSOR,

@@ -13,7 +13,8 @@ from sqlglot import exp
 from server.api import Prepared, RowsResult
 from server.coordinator import Coordinator
 from server.system import RegValue
-from server.system_sql import _verify, parse_pg
+from server.system_sql_ast import parse_pg
+from server.system_sql_functions import _verify
 from sql.errors import SqlError
 from sql.types import SqlType
 
