@@ -27,6 +27,7 @@ from server.resolver import Resolver
 from server.session import Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, Scope, ScopeColumn
+from sql.bind_cte import bind_with
 from sql.errors import (
     ACTIVE_SQL_TRANSACTION,
     DUPLICATE_COLUMN,
@@ -74,6 +75,9 @@ class WritesMixin:
         """Returns (table, HIR producing rows, extra): for INSERT the new rows; for UPDATE
         and DELETE the affected old rows followed by (UPDATE) the new values."""
         ast = stmt.ast
+        # WITH c AS (...) INSERT / UPDATE / DELETE: the CTEs are in scope in the whole statement
+        # (a data-modifying CTE is refused by bind_query with 0A000)
+        bind_with(b, ast)
         if isinstance(stmt, st.Insert):
             target = ast.this
             cols_given = None

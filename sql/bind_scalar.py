@@ -42,6 +42,7 @@ from sql.scalar import (
     Column,
     If,
     Literal,
+    record_get,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
 from sql.types import (
@@ -222,6 +223,8 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         x = binder.scalar(e.this, scope)
         rhs = e.expression
         if isinstance(rhs, exp.Null):
+            if x.typ.name == "record" and x.typ.fields:
+                return _record_is_null(x, bool(e.args.get("negate")))
             r: HirScalar = CallUnary("is_null", x, BOOL)
         elif isinstance(rhs, exp.Boolean):
             x = binder.coerce_bool(x, "IS")
@@ -575,3 +578,16 @@ def shift_outer(h: HirScalar) -> HirScalar:
             raise unsupported("a subquery on the left of IN/ANY/ALL")
         case _:
             return h
+
+
+def _record_is_null(x: HirScalar, negate: bool) -> HirScalar:
+    """Postgres' row tests: r IS NULL = every field IS NULL; r IS NOT NULL = every field IS NOT
+    NULL (not the negation: ROW(1, NULL) is neither); a NULL record IS NULL."""
+    tests: list[HirScalar] = []
+    for i, t in enumerate(x.typ.fields):
+        test: HirScalar = CallUnary("is_null", record_get(x, i, t), BOOL)
+        tests.append(CallUnary("not", test, BOOL) if negate else test)
+    whole: HirScalar = CallUnary("is_null", x, BOOL)
+    if negate:
+        return CallVariadic("and", (CallUnary("not", whole, BOOL), *tests), BOOL)
+    return CallVariadic("or", (whole, CallVariadic("and", tuple(tests), BOOL)), BOOL)

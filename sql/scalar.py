@@ -355,8 +355,8 @@ def explain_frame(f: WindowFrame) -> str:
     return f"{f.units} between {bound(f.start)} and {bound(f.end)}"
 
 
-def record_get(x: Scalar, i: int, typ: SqlType) -> Scalar:
-    """Field i of the record x (Materialize's `record_get[i](x)`)."""
+def record_get(x: _T, i: int, typ: SqlType) -> CallUnary[_T]:
+    """Field i of the record x (Materialize's `record_get[i](x)`), for HIR and MIR scalars."""
     return CallUnary(f"record_get[{i}]", x, typ)
 
 

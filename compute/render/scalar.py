@@ -161,6 +161,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return checked(f"mz_jsonb_in({x})")  # parse and canonicalise like jsonb_in
     if _is_array(src) and d in ("text", "varchar"):
         return _array_text(x, src)
+    if s == "record" and d in ("text", "varchar"):
+        return _record_text(x, src)
     if _is_array(src) and _is_array(dst):
         v = _var()
         return f"transform({x}, {v} -> {_cast(v, src.element, dst.element)})"  # type: ignore[arg-type]
@@ -536,6 +538,24 @@ def _array_text(x: str, t: SqlType) -> str:
     return f"concat('{{', array_join(transform({x}, {v} -> CASE WHEN {v} IS NULL THEN 'NULL' ELSE {quoted} END), ','), '}}')"
 
 
+_RECORD_SPECIAL = quote(r'[",\\()\s]')
+
+
+def _record_text(x: str, t: SqlType) -> str:
+    """A record's Postgres text form (record_out): (a,"b c",) -- a NULL field is empty, a field
+    that is empty or holds a quote, backslash, comma, parenthesis or space is quoted, with
+    quotes and backslashes doubled."""
+    if not t.fields:
+        raise unsupported("casting a record of unknown field types to text")
+    parts, x = [], f"({x})"
+    for i, ft in enumerate(t.fields):
+        txt = _cast(f"{x}.f{i}", ft, SqlType("text"))
+        doubled = f"replace(replace({txt}, {_BACKSLASH}, {_BACKSLASH2}), {_DQUOTE}, '\"\"')"
+        parts.append(f"(CASE WHEN {x}.f{i} IS NULL THEN '' WHEN {txt} = '' OR {txt} RLIKE {_RECORD_SPECIAL}"
+                     f" THEN concat({_DQUOTE}, {doubled}, {_DQUOTE}) ELSE {txt} END)")
+    return f"(CASE WHEN {x} IS NULL THEN NULL ELSE concat('(', concat_ws(',', {', '.join(parts)}), ')') END)"
+
+
 def array_order_key(a: str) -> str:
     """An array whose Spark ordering is Postgres' array ordering: element by element, a NULL
     element after every value (Spark puts NULL first), then the shorter array first."""
@@ -773,7 +793,9 @@ def _power(a: str, b: str, t: SqlType) -> str:
     Materialize's 39 digits fails where Postgres' arbitrary precision has a value)."""
     p = f"power({a}, {b})"
     overflow = "value overflows numeric format" if t.name == "numeric" else "value out of range: overflow"
-    return (f"(CASE WHEN {a} = 0 AND {b} < 0 THEN {raise_error('[2201F] zero raised to a negative power is undefined', t)}"
+    # 1 ^ anything and anything ^ 0 are 1, NaN and infinities included (C's pow(); Spark: NaN)
+    return (f"(CASE WHEN {a} = 1 OR {b} = 0 THEN {cast('1', t)}"
+            f" WHEN {a} = 0 AND {b} < 0 THEN {raise_error('[2201F] zero raised to a negative power is undefined', t)}"
             f" WHEN {a} < 0 AND {b} <> floor({b}) THEN"
             f" {raise_error('[2201F] a negative number raised to a non-integer power yields a complex result', t)}"
             f" WHEN abs({p}) = CAST('Infinity' AS DOUBLE) THEN {raise_error(f'[22003] {overflow}', t)}"

@@ -108,6 +108,11 @@ SCRIPTS = [
     ["CREATE TABLE ctas AS SELECT c, x * 2 AS x2, 'k' AS k FROM l WHERE c IS NOT NULL", "SELECT * FROM ctas"],
     ["CREATE TABLE ctas_cols (p, q) AS SELECT l.c, r.y FROM l JOIN r USING (c)", "SELECT * FROM ctas_cols"],
     ["CREATE TABLE ctas_none AS SELECT * FROM l WITH NO DATA", "SELECT * FROM ctas_none"],
+    # a WITH on INSERT / UPDATE / DELETE is in scope in the whole statement, shadowing tables
+    ["CREATE TABLE wins (i int)", "WITH w AS (SELECT 42) INSERT INTO wins SELECT * FROM w",
+     "WITH wins AS (SELECT 7) INSERT INTO wins SELECT * FROM wins",
+     "WITH d AS (SELECT 42 AS v) DELETE FROM wins WHERE i IN (SELECT v FROM d)",
+     "WITH u AS (SELECT 7 AS v) UPDATE wins SET i = i + 1 WHERE i IN (SELECT v FROM u)", "SELECT * FROM wins"],
 ]
 
 

@@ -149,6 +149,11 @@ DATETIME = [
 ]
 
 MISC = [
+    # power of 1 or to 0 is 1, NaN and infinities included (C's pow)
+    "SELECT power(1::float8, 'NaN'::float8), power('NaN'::float8, 0::float8), power(1::float8, 'inf'::float8) FROM one",
+    # record_out text and Postgres' row null tests (every field NULL / every field not NULL)
+    "SELECT CAST(ROW('Jim', 'Beam') AS text), ROW(1, NULL, 'a b', '', 'x\"y')::text FROM one",
+    "SELECT ROW(NULL, NULL) IS NULL, ROW(1, NULL) IS NULL, ROW(1, NULL) IS NOT NULL, ROW(1, 2) IS NOT NULL FROM one",
     "SELECT i4, round(i4 / 7.0, 3), round(n, 1), trunc(n, 1), trunc(-1.2399, 2), round(-2.5), round(2.5) FROM fa",
     "SELECT i4, mod(i4, 7), mod(-7, 3), div(i4, 7), div(-7.5, 2), i4 % 7 FROM fa",
     "SELECT power(2, 10), round(power(2.0, 0.5), 8), sqrt(16), round(sqrt(2.0), 8), exp(0), ln(1), log(100), log(2, 8), log(10, 1000) FROM one",

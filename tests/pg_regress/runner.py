@@ -281,15 +281,22 @@ def _setting_name(sql: str) -> tuple[str, bool] | None:
     return w.group(0).lower(), m.group(2) is not None and m.group(2).lower() == "local"
 
 
+# a write inside a WITH clause (data-modifying CTE): WITH t AS (DELETE FROM y RETURNING *) …
+_CTE_WRITES = re.compile(r"(?is)\b(?:insert\s+into|update|delete\s+from)\s+(?:only\s+)?([\w\".]+)")
+
+
 def written_tables(sql: str) -> set[str]:
-    m = _WRITES.match(sql)
-    if not m:
-        return set()
+    """The tables a statement writes: its target, and in a WITH statement also the targets of
+    its data-modifying CTEs (a write that fails on one side only diverges them all)."""
     names = set()
-    for part in m.group(1).split(","):
-        w = part.strip().split()
-        if w:
-            names.add(w[0].split(".")[-1].strip('"').lower())
+    m = _WRITES.match(sql)
+    if m:
+        for part in m.group(1).split(","):
+            w = part.strip().split()
+            if w:
+                names.add(w[0].split(".")[-1].strip('"').lower())
+    if re.match(r"(?is)^\s*with\b", sql):
+        names |= {t.split(".")[-1].strip('"').lower() for t in _CTE_WRITES.findall(sql)}
     return names
 
 

@@ -193,6 +193,10 @@ def test_created_and_written_names() -> None:
     assert written_tables("INSERT INTO CHAR_TBL (f1) VALUES ('a')") == {"char_tbl"}
     assert written_tables("DROP TABLE IF EXISTS a, b CASCADE") == {"a", "b"}
     assert written_tables("SELECT 1") == set()
+    assert written_tables("WITH t AS (INSERT INTO y VALUES (11) RETURNING *) SELECT * FROM t") == {"y"}
+    assert written_tables("WITH t1 AS (DELETE FROM bug6051 RETURNING *) INSERT INTO bug_2 SELECT * FROM t1") == {
+        "bug6051", "bug_2"}
+    assert written_tables("WITH t AS (SELECT 1) SELECT * FROM t") == set()
     assert _setting_name("SET TIME ZONE 'UTC'") == ("timezone", False)
     assert _setting_name("SET LOCAL datestyle = ISO") == ("datestyle", True)
     assert _setting_name("SET TRANSACTION READ ONLY") is None
