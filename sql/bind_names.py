@@ -71,15 +71,18 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Alias):
         return e.alias
     if isinstance(e, exp.Column):
-        return e.name
+        return e.table if isinstance(e.this, exp.Star) and e.table else e.name
     if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
         return _query_output_name(e)
     if isinstance(e, exp.Exists):
         return "exists"
     if isinstance(e, exp.Cast):
         inner = e.this
-        if isinstance(inner, exp.Column):
-            return inner.name
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, (exp.Column, exp.Subquery, exp.Select, exp.Exists)):
+            # Postgres names a cast after a column reference or subquery it casts
+            return _output_name(inner)
         dt = sql_type_of(e.args["to"])
         return {"int4": "int4", "int8": "int8", "text": "text", "numeric": "numeric", "float8": "float8", "bool": "bool",
                 "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
