@@ -88,7 +88,7 @@ def _output_name(e: exp.Expression) -> str:
     if isinstance(e, exp.Window):
         call = e.this.this if isinstance(e.this, exp.Filter) else e.this
         return _output_name(call)
-    if isinstance(e, exp.Filter):
+    if isinstance(e, (exp.Filter, exp.WithinGroup)):
         return _output_name(e.this)
     if isinstance(e, exp.Case):
         return "case"
