@@ -362,7 +362,7 @@ def format_float_digits(v: float, digits: int) -> str:
         return "NaN"
     if math.isinf(v):
         return "Infinity" if v > 0 else "-Infinity"
-    return "%.*g" % (max(digits, 1), v)
+    return f"{v:.{max(digits, 1)}g}"
 
 
 def format_float8(v: float) -> str:
