@@ -96,7 +96,7 @@ def _figure_colname(e: exp.Expression) -> tuple[str | None, int]:
             return (name, strength) if strength == _STRONG else (_cast_type_name(e.args["to"]), _WEAK)
         case exp.Interval():  # INTERVAL '...' is a cast of a literal
             return "interval", _WEAK
-        case exp.Paren() | exp.Filter() | exp.Collate() | exp.Bracket():
+        case exp.Paren() | exp.Filter() | exp.WithinGroup() | exp.Collate() | exp.Bracket():
             return _figure_colname(e.this)
         case exp.Window():
             return _figure_colname(e.this)
