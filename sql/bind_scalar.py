@@ -67,6 +67,10 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
 }
+# operators the parser models as nodes of their own, with no binding here
+_UNSUPPORTED_OPERATORS: dict[type[exp.Expression], str] = {
+    exp.MatchAgainst: "@@", exp.JSONBPathExists: "@?", exp.Distance: "<->", exp.Adjacent: "-|-",
+}
 # functions that stay variadic calls at any arity: a binary call named concat is the operator
 # || (NULL-strict, while concat(a, b) skips NULLs)
 _VARIADIC_ONLY = frozenset({"concat"})
@@ -311,6 +315,14 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     if _is_agg(e):
         where = "WHERE" if binder._agg is None else "this context"
         raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
+    if type(e) in _UNSUPPORTED_OPERATORS:
+        # text search, jsonpath and geometric operators: named as written, never by the
+        # parser's node name (`matchagainst`)
+        left, right = (e.expressions[0], e.this) if isinstance(e, exp.MatchAgainst) else (e.this, e.expression)
+        a, b = binder.scalar(left, scope), binder.scalar(right, scope)
+        raise SqlError(UNDEFINED_FUNCTION,
+                       f"operator does not exist: {a.typ.pg_format()} {_UNSUPPORTED_OPERATORS[type(e)]} {b.typ.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
     if isinstance(e, exp.Func):
         return _function(binder, e, scope)
     if isinstance(e, exp.IntDiv):
