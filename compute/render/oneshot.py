@@ -494,18 +494,22 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     shot, is its linear equivalent): the source, then one keyed join per stage, each ON the
     equivalences that the stage makes checkable (null-safe `<=>`, which Spark executes as
     join keys). Spark keeps this order (without cost-based reordering it only moves inputs
-    that share no condition with their predecessors, and every stage shares one) and
-    broadcasts the lookups its statistics find small."""
+    that share no condition with their predecessors, and every stage shares one). A stage
+    the planner marked `broadcast` (its lookup is small for certain) gets Spark's BROADCAST
+    hint: the lookup is collected and sent to the stream's tasks, so the stream is neither
+    shuffled nor sorted, and a chain of such stages runs in the stream's one pass."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
     order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
-    renamed = []
+    renamed, aliases = [], []
     for k, r in enumerate(rs):
         sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
-        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
+        aliases.append(ctx.alias())
+        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {aliases[-1]}")
+    broadcast = [aliases[st.lookup_relation] for st in paths[0].stages if st.broadcast] if paths else []
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
     have: set[int] = set()
@@ -532,7 +536,8 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
         have = cols
     diff = " * ".join(f"d{k}" for k in range(len(rs)))
     sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    q = f"SELECT {', '.join(sel)} FROM {source}"
+    hint = f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
+    q = f"SELECT {hint}{', '.join(sel)} FROM {source}"
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
