@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from sql import func
 from sql.bind_jsonb import jsonb_key, to_jsonb
+from sql.bind_ordered_set import check_level, within_group
 from sql.errors import (
     GROUPING_ERROR,
     UNDEFINED_COLUMN,
@@ -19,6 +20,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.func_names import pg_function_name
 from sql.hir import (
     HirScalar,
     OuterColumn,
@@ -70,6 +72,14 @@ def agg_level(binder: Binder, e: exp.Expression, scope: Scope) -> int:
     reads a subquery, or a name does not resolve)."""
     if next(e.find_all(exp.Subquery, exp.Select, exp.Exists), None) is not None:
         return 0
+    within = e.this if isinstance(e, exp.Filter) else e
+    if isinstance(within, exp.WithinGroup):
+        # the level of the aggregated arguments (and FILTER), not of the direct ones
+        parts = [within.expression] + ([e.expression] if isinstance(e, exp.Filter) else [])
+        level = min((_column_level(binder, col, scope) for p in parts for col in p.find_all(exp.Column)
+                     if not isinstance(col.this, exp.Star)), default=0)
+        check_level(binder, within, level, lambda c: _column_level(binder, c, scope))
+        return level
     levels = [_column_level(binder, col, scope) for col in e.find_all(exp.Column) if not isinstance(col.this, exp.Star)]
     return min(levels, default=0)
 
@@ -94,6 +104,8 @@ def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
     query does not aggregate yet, it is bound again, aggregating."""
     idx = len(binder.outer) - level
     outer_agg = binder._outer_agg.get(idx)
+    if isinstance(e, exp.WithinGroup) or isinstance(e, exp.Filter) and isinstance(e.this, exp.WithinGroup):
+        raise unsupported("ordered-set aggregates of an outer query level")
     if outer_agg is None:
         raise _OuterAggregate(idx)
     saved = (binder.outer, binder._outer_agg, binder._agg)
@@ -110,11 +122,19 @@ def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
     return OuterColumn(level, col.index, col.typ)
 
 
-def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp.Expression | None = None) -> HirScalar:
+def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp.Expression | None = None,
+              out_scope: Scope | None = None) -> HirScalar:
     """An aggregate of this query level; `agg(x) FILTER (WHERE p)` = agg(case when p then x end).
 
     Order-sensitive / multi-argument aggregates aggregate a record `row(args.., keys..)`
-    (see sql.scalar.AggregateExpr); their FILTER nulls the whole record."""
+    (see sql.scalar.AggregateExpr); their FILTER nulls the whole record. Ordered-set
+    aggregates (WITHIN GROUP) are sql.bind_ordered_set's: their direct arguments are bound
+    in `out_scope`, after aggregation."""
+    if isinstance(e, exp.WithinGroup):
+        return within_group(binder, e, agg, out_scope, filter_where)
+    if pg_function_name(e) in ("percentile_cont", "percentile_disc", "mode"):
+        # Postgres has no plain aggregate of the name
+        raise SqlError(UNDEFINED_FUNCTION, f"function {pg_function_name(e)} without WITHIN GROUP does not exist")
     name, raw_args, ordered, distinct = _agg_call(e)
     binder._agg = None
     try:
@@ -228,6 +248,8 @@ _AGG_CLASSES: dict[type, str] = {
 
 
 def _is_agg(e: exp.Expression) -> bool:
+    if isinstance(e, exp.WithinGroup):
+        return True
     if isinstance(e, exp.Anonymous):
         return e.name.lower() in _ANON_AGGS or e.name.lower() in _KNOWN_UNSUPPORTED_AGGS
     return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc)

@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
-from compute.render import limits
+from compute.render import limits, ordered_set
 from compute.render.jsonb import checked
 from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
 from compute.render.types import spark_type, to_spark_value
@@ -659,6 +659,8 @@ def _jsonb_binary(f: str, a: str, b: str, at: SqlType) -> str | None:
 def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_unary(f, x, xt)) is not None:
         return j
+    if f == "mode_final":
+        return ordered_set.mode(x, t)
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
     if f in ("justify_days", "justify_hours", "justify_interval"):
@@ -716,6 +718,8 @@ def _numeric_quotient(a: str, b: str) -> str:
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
+    if f.startswith(("percentile_cont", "percentile_disc")):
+        return ordered_set.percentile(f, a, b, t)
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
         return arr
     if "interval" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):

@@ -87,11 +87,10 @@ def test_srf_in_select_list_is_a_lateral_flatmap() -> None:
     assert "HFlatMap" in repr(bq.rel)
 
 
-@pytest.mark.parametrize("name", ["percentile_cont(0.5)", "percentile_disc(0.5)", "mode()"])
-def test_ordered_set_aggregates_are_refused(name: str) -> None:
+def test_percentile_cont_of_intervals_is_refused() -> None:
     with pytest.raises(SqlError) as e:
-        _bind(f"SELECT {name} WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)")
-    assert e.value.sqlstate == "0A000" and name.split("(")[0] in e.value.message
+        _bind("SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM (VALUES (interval '1 day')) t(x)")
+    assert e.value.sqlstate == "0A000" and "percentile_cont" in e.value.message
 
 
 @pytest.mark.parametrize(("sql", "value"), [("SELECT 1e9+1", 1_000_000_001), ("SELECT 2.5e2-1", 249), ("SELECT 1e-2+1", 1.01)])
