@@ -188,6 +188,9 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         canon = f"concat_ws('-', substr({h}, 1, 8), substr({h}, 9, 4), substr({h}, 13, 4), substr({h}, 17, 4), substr({h}, 21, 12))"
         bad = raise_error("[22P02] invalid input syntax for type uuid")
         return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
+    if d == "interval" and s in ("text", "varchar", "bpchar", "name"):
+        # plan-time literals are parsed by sql.interval; Spark has no parser of Postgres' syntax
+        raise unsupported("casting a computed text value to interval")
     if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
         return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
