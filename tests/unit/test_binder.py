@@ -142,6 +142,14 @@ def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, mess
     assert (e.sqlstate, e.message) == (state, message)
 
 
+def test_parenthesized_join_tree_over_a_derived_table(planner: Planner) -> None:
+    """( (SELECT …) d JOIN r ON … ) j: the tree joins both items (sqlglot hangs the JOIN on
+    the derived table d), so j has the columns of d and r."""
+    b = planner.bound("SELECT * FROM ((SELECT c AS h FROM l) d JOIN r ON h = r.c) j")
+    assert list(b.names) == ["h", "y", "c"]
+    assert _top_join(b.rel).kind == "inner"
+
+
 # ---- 4. WITH scoping -------------------------------------------------------------------------
 
 def test_inner_with_shadows_only_inside_its_query(planner: Planner) -> None:
