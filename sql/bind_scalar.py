@@ -17,6 +17,7 @@ from sql.errors import (
     GROUPING_ERROR,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
     SqlError,
     unsupported,
@@ -260,6 +261,10 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return CallUnary("not", res, BOOL) if e.args.get("negate") else res
     if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
         return _similar_to(binder, e, scope)
+    if isinstance(e, (exp.RegexpLike, exp.RegexpILike)):
+        return _regex_match(binder, e, scope)
+    if isinstance(e, exp.StartsWith):  # a ^@ b = starts_with(a, b)
+        return _function(binder, exp.Anonymous(this="starts_with", expressions=[e.this, e.expression]), scope)
     if isinstance(e, exp.Case):
         return _case(binder, e, scope)
     if isinstance(e, exp.If):
@@ -418,6 +423,11 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
                 raw_args.extend(v)
             elif isinstance(v, exp.Expression):
                 raw_args.append(v)
+    if name in func_names.SESSION_FUNCTIONS and not raw_args:
+        session_value = getattr(binder.catalog, "session_value", None)
+        if session_value is None:
+            raise unsupported(f"{written}()")
+        return Literal(session_value(name), SqlType("name"))
     if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):
         return CallVariadic("now", (), SqlType("timestamptz"))
     if name in ("currentdate", "current_date"):
@@ -481,6 +491,23 @@ def _similar_to(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return Literal(None, BOOL)
     regex = similar_to_regex(pat.value, esc.value or None)
     return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
+
+def _regex_match(binder: Binder, e: exp.RegexpLike | exp.RegexpILike, scope: Scope) -> HirScalar:
+    """x ~ p (x ~* p: case-insensitively): does p's regex match somewhere in x (text operands;
+    p a literal, translated to Java's regex dialect like regexp_match's)."""
+    x0, p0 = binder.scalar(e.this, scope), binder.scalar(e.expression, scope)
+    op = "~*" if isinstance(e, exp.RegexpILike) else "~"
+    if not all(t.is_string or t.name == "unknown" for t in (x0.typ, p0.typ)):
+        raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: {x0.typ.pg_format()} {op} {p0.typ.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    x, pat = binder.coerce(x0, TEXT), binder.coerce(p0, TEXT)
+    if not isinstance(pat, Literal):
+        raise unsupported(f"{op} with a pattern that is not a literal")
+    if pat.value is None:
+        return Literal(None, BOOL)
+    jp = func.java_regex(pat.value)
+    return CallBinary("regex_full_match", x, Literal(("(?i)" if op == "~*" else "") + jp, TEXT), BOOL)
 
 
 def _not_distinct(binder: Binder, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:

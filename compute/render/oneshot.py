@@ -601,9 +601,12 @@ def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
 
 
 def _interval_sum(x: str) -> str:
-    """sum(interval): Postgres adds the three fields separately (weighted by diff here)."""
-    return ("CAST(named_struct(" + ", ".join(f"'{f}', SUM(CAST({x}.{f} AS BIGINT) * diff)" for f in ("months", "days", "micros"))
-            + ") AS struct<months:int,days:int,micros:bigint>)")
+    """sum(interval): Postgres adds the three fields separately (weighted by diff here); the
+    sum of no (non-NULL) rows is a NULL interval, not a struct of NULL fields."""
+    fields = {f: f"SUM(CAST({x}.{f} AS BIGINT) * diff)" for f in ("months", "days", "micros")}
+    return (f"CASE WHEN {fields['months']} IS NOT NULL THEN CAST(named_struct("
+            + ", ".join(f"'{f}', {s}" for f, s in fields.items())
+            + ") AS struct<months:int,days:int,micros:bigint>) END")
 
 
 def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: RenderContext) -> Rel:

@@ -264,3 +264,14 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
+
+
+def test_session_functions_bind_to_the_sessions_values(planner: Planner) -> None:
+    """current_user & co. are constants of the statement, read from the session (they were
+    refused under parser-internal names like `sessionuser()`)."""
+    for sql, value in (("current_user", "materialize"), ("session_user", "materialize"),
+                       ("current_database()", "materialize"), ("current_schema", "public"),
+                       ("current_schema()", "public")):
+        bound = planner.bound(f"SELECT {sql} FROM t")
+        assert bound.names == (sql.removesuffix("()"),)
+        assert f'Map ("{value}")' in planner.explain(f"SELECT {sql} FROM t"), sql
