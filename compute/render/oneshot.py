@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import limits
+from compute.render import float_stats, limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -675,6 +675,9 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return f"{a.func}({x})"
         case "any_value", _:
             return f"any_value({x})"
+        case _ if _folded(a):
+            # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
+            return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
             return f"{a.func}(CAST({x} AS DOUBLE))"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
@@ -697,8 +700,15 @@ def _compare(order: tuple[ColumnOrder, ...]) -> str:
     return f"(l, r) -> {out}"
 
 
+def _folded(a: AggregateExpr) -> bool:
+    """Float statistics computed like Postgres' float8_accum / float8_regr_accum."""
+    return a.func in float_stats.FOLDED and a.typ.name == "float8"
+
+
 def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
+    if _folded(a):
+        return float_stats.fold(a.func, v)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
@@ -731,7 +741,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
 
         return window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
-    if any(a.func in _EXPANDED and not a.distinct for a in aggs):
+    if any((a.func in _EXPANDED or _folded(a)) and not a.distinct for a in aggs):
         c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
@@ -739,7 +749,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS:
+        if a.func in _LISTS or _folded(a):
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:
