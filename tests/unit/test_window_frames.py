@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from compute.render import frames
-from sql.scalar import CURRENT_ROW, UNBOUNDED_FOLLOWING, UNBOUNDED_PRECEDING, ColumnOrder, WindowFrame
+from sql.scalar import (
+    CURRENT_ROW,
+    UNBOUNDED_FOLLOWING,
+    UNBOUNDED_PRECEDING,
+    ColumnOrder,
+    WindowFrame,
+)
 
 C = frames.FrameRow("c.pos", "c.grp", "c.v", "c.lo", "c.hi")
 R = frames.FrameRow("r.pos", "r.grp", "r.v")
