@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import limits
+from compute.render import float_stats, limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -493,18 +493,22 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     shot, is its linear equivalent): the source, then one keyed join per stage, each ON the
     equivalences that the stage makes checkable (null-safe `<=>`, which Spark executes as
     join keys). Spark keeps this order (without cost-based reordering it only moves inputs
-    that share no condition with their predecessors, and every stage shares one) and
-    broadcasts the lookups its statistics find small."""
+    that share no condition with their predecessors, and every stage shares one). A stage
+    the planner marked `broadcast` (its lookup is small for certain) gets Spark's BROADCAST
+    hint: the lookup is collected and sent to the stream's tasks, so the stream is neither
+    shuffled nor sorted, and a chain of such stages runs in the stream's one pass."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
     order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
-    renamed = []
+    renamed, aliases = [], []
     for k, r in enumerate(rs):
         sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
-        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
+        aliases.append(ctx.alias())
+        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {aliases[-1]}")
+    broadcast = [aliases[st.lookup_relation] for st in paths[0].stages if st.broadcast] if paths else []
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
     have: set[int] = set()
@@ -531,7 +535,8 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
         have = cols
     diff = " * ".join(f"d{k}" for k in range(len(rs)))
     sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    q = f"SELECT {', '.join(sel)} FROM {source}"
+    hint = f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
+    q = f"SELECT {hint}{', '.join(sel)} FROM {source}"
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
@@ -670,6 +675,9 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return f"{a.func}({x})"
         case "any_value", _:
             return f"any_value({x})"
+        case _ if _folded(a):
+            # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
+            return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
             return f"{a.func}(CAST({x} AS DOUBLE))"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
@@ -692,8 +700,15 @@ def _compare(order: tuple[ColumnOrder, ...]) -> str:
     return f"(l, r) -> {out}"
 
 
+def _folded(a: AggregateExpr) -> bool:
+    """Float statistics computed like Postgres' float8_accum / float8_regr_accum."""
+    return a.func in float_stats.FOLDED and a.typ.name == "float8"
+
+
 def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
+    if _folded(a):
+        return float_stats.fold(a.func, v)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
@@ -726,7 +741,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
 
         return window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
-    if any(a.func in _EXPANDED and not a.distinct for a in aggs):
+    if any((a.func in _EXPANDED or _folded(a)) and not a.distinct for a in aggs):
         c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
@@ -734,7 +749,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS:
+        if a.func in _LISTS or _folded(a):
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:

@@ -143,6 +143,10 @@ DATETIME = [
     "SELECT min(iv), max(iv), sum(iv), avg(iv), count(iv) FROM dt",
     "SELECT id > 2, min(iv), max(iv), sum(iv) FROM dt GROUP BY id > 2",
     "SELECT min(v), max(v), sum(v) FROM (VALUES ('1 mon'::interval), ('31 days'), ('29 days 23:00:00')) AS t(v), one",
+    # LIKE / ILIKE ... ESCAPE (was 0A000), and backslashes before ordinary characters
+    "SELECT s, s LIKE 'a%' ESCAPE '#', 'h%' LIKE 'h#%' ESCAPE '#', 'h%wkeye' NOT LIKE 'h#%' ESCAPE '#', "
+    "'maca' LIKE 'm%aca' ESCAPE '%', 'be_r' LIKE 'b_e__r' ESCAPE '_', 'I_DIO' ILIKE 'i$_d%o' ESCAPE '$', "
+    "'a\\bc' LIKE 'a\\bc' ESCAPE '', 'abc' LIKE 'a\\bc', 'a%c' LIKE 'a\\%c', s LIKE 'a%' ESCAPE NULL FROM fa",
     # POSIX regex match operators and ^@ (were refused as an internal function name)
     "SELECT s, s ~ 'b', s ~* '^B', s !~ 'a.$', s !~* 'A', s ^@ 'ab', 'x' ~ 'y', s ~ NULL FROM fa",
     # the sum/avg of no rows is a NULL interval (was a struct of NULL fields: XX000 on output)
