@@ -162,6 +162,8 @@ DATETIME = [
     "SELECT s, s LIKE 'a%' ESCAPE '#', 'h%' LIKE 'h#%' ESCAPE '#', 'h%wkeye' NOT LIKE 'h#%' ESCAPE '#', "
     "'maca' LIKE 'm%aca' ESCAPE '%', 'be_r' LIKE 'b_e__r' ESCAPE '_', 'I_DIO' ILIKE 'i$_d%o' ESCAPE '$', "
     "'a\\bc' LIKE 'a\\bc' ESCAPE '', 'abc' LIKE 'a\\bc', 'a%c' LIKE 'a\\%c', s LIKE 'a%' ESCAPE NULL FROM fa",
+    # byte-order collations are accepted (was 0A000 "expression IDENTIFIER")
+    "SELECT s COLLATE \"C\", s < 'b' COLLATE \"POSIX\", upper(s) COLLATE \"default\" FROM fa ORDER BY s COLLATE \"C\"",
     # POSIX regex match operators and ^@ (were refused as an internal function name)
     "SELECT s, s ~ 'b', s ~* '^B', s !~ 'a.$', s !~* 'A', s ^@ 'ab', 'x' ~ 'y', s ~ NULL FROM fa",
     # the sum/avg of no rows is a NULL interval (was a struct of NULL fields: XX000 on output)
