@@ -98,6 +98,12 @@ class WritesMixin:
             if len(set(cols_given)) != len(cols_given):
                 raise SqlError(DUPLICATE_COLUMN, "column specified more than once")
             src = ast.expression
+            if src is None and ast.args.get("default"):
+                # INSERT .. DEFAULT VALUES = one row that gives no column (each gets its default)
+                if cols_given != names:
+                    raise SqlError(SYNTAX_ERROR, 'syntax error at or near "DEFAULT"')
+                cols_given = []
+                src = st.parse_sql("SELECT FROM (VALUES (1)) AS one_row")
             target_types = [item.columns[names.index(c)].type for c in cols_given]
             self._seed_value_params(b, src, target_types)
             b.values_hint = target_types

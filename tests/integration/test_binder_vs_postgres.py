@@ -181,6 +181,10 @@ SCRIPTS = [
      "WITH wins AS (SELECT 7) INSERT INTO wins SELECT * FROM wins",
      "WITH d AS (SELECT 42 AS v) DELETE FROM wins WHERE i IN (SELECT v FROM d)",
      "WITH u AS (SELECT 7 AS v) UPDATE wins SET i = i + 1 WHERE i IN (SELECT v FROM u)", "SELECT * FROM wins"],
+    # INSERT .. DEFAULT VALUES: every column its default (a table may have none)
+    ["CREATE TABLE dv (a int, b text DEFAULT 'x')", "INSERT INTO dv DEFAULT VALUES", "INSERT INTO dv DEFAULT VALUES",
+     "SELECT * FROM dv"],
+    ["CREATE TABLE nocols ()", "INSERT INTO nocols DEFAULT VALUES", "SELECT count(*) FROM nocols"],
     # FETCH FIRST .. WITH TIES in a view
     ["CREATE VIEW ties_v AS SELECT v FROM (VALUES (1), (1), (2), (2), (3)) t(v) ORDER BY v OFFSET 1 FETCH FIRST 2 ROWS WITH TIES",
      "SELECT * FROM ties_v"],
