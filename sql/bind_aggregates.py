@@ -54,6 +54,9 @@ class _AggCtx:
     input_scope: Scope
     keys: list[HirScalar]
     aggregates: list[AggregateExpr] = field(default_factory=list)
+    # binding an aggregate's arguments: an aggregate of this level met inside them (in a
+    # subquery) is nested in it
+    in_arguments: bool = False
 
 
 def star_in_agg(binder: Binder, i: int, scope: Scope) -> HirScalar:
@@ -111,6 +114,8 @@ def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
         raise unsupported("ordered-set aggregates of an outer query level")
     if outer_agg is None:
         raise _OuterAggregate(idx)
+    if outer_agg.in_arguments:
+        raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
     saved = (binder.outer, binder._outer_agg, binder._agg)
     binder.outer = binder.outer[:idx]
     binder._outer_agg = {i: a for i, a in binder._outer_agg.items() if i < idx}
@@ -140,6 +145,7 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
         raise SqlError(UNDEFINED_FUNCTION, f"function {pg_function_name(e)} without WITHIN GROUP does not exist")
     name, raw_args, ordered, distinct = _agg_call(e)
     binder._agg = None
+    agg.in_arguments = True
     try:
         with binder._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
             if name in ORDERED_AGGREGATES:
@@ -152,9 +158,17 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
                     raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
                                    hint="No function matches the given name and argument types. You might need to add explicit type casts.")
                 h = aggregate_arg(binder, name, raw_args[0] if raw_args else None, agg.input_scope, filter_where)
+                # an ORDER BY does not change this aggregate, but is bound (and checked) all the same
+                for o in ordered:
+                    if _has_agg(o.this):
+                        raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+                    binder.scalar(o.this, agg.input_scope)
                 a = AggregateExpr(name, h, distinct, func.aggregate_type(name, h.typ))
     finally:
         binder._agg = agg
+        agg.in_arguments = False
+    if _outer_level_only(a.expr):
+        raise unsupported("aggregates whose arguments read only outer queries through a subquery")
     if a not in agg.aggregates:
         agg.aggregates.append(a)
     return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
@@ -166,6 +180,7 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     if any(_has_agg(a) for a in raw_args) or any(_has_agg(o) for o in ordered):
         raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
     args = [binder.scalar(x, scope) for x in raw_args]
+    written = list(args)  # before the arguments are coerced to the aggregate's types
     cond = None
     if filter_where is not None:
         if _has_agg(filter_where):
@@ -202,10 +217,13 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     keys = [binder.coerce(k, TEXT) if k.typ.name == "unknown" else k for k in keys]
     if distinct:
         # Postgres: with DISTINCT, the ORDER BY expressions must be arguments; the
-        # duplicates removed are of the whole argument list, sorted by the first
-        if any(k not in args for k in keys):
+        # duplicates removed are of the whole argument list, sorted by the first. An ORDER BY
+        # expression matches an argument as written (`string_agg(DISTINCT v, ',' ORDER BY v)`
+        # with v varchar: the argument is coerced to text, the sort key is still v)
+        raw_keys = keys if written == args else [binder.scalar(o.this, scope) for o in ordered]
+        if any(k not in written for k in raw_keys):
             raise SqlError("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
-        order = tuple(ColumnOrder(args.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(keys, ordered, strict=True))
+        order = tuple(ColumnOrder(written.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(raw_keys, ordered, strict=True))
         fields = list(args)
         if not order:
             order = (ColumnOrder(0),)
@@ -217,6 +235,38 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     if cond is not None:
         rec = If(cond, rec, Literal(None, rt), rt)
     return AggregateExpr(name, rec, distinct, typ, order_by=order)
+
+
+def _outer_level_only(h: HirScalar) -> bool:
+    """Does the argument hold a subquery, and read only enclosing queries' columns (directly or
+    from inside its subqueries)? Postgres then makes it an aggregate of the innermost query
+    it reads (`SELECT (SELECT max((SELECT .. WHERE i.a = o.a))) FROM t o` aggregates over o),
+    which is not bound here (agg_level sees no names inside subqueries)."""
+    from sql.hir import Exists, OuterColumn, Select
+    from sql.lowering import free_columns
+    from sql.scalar import CallBinary, children
+
+    levels: set[int] = set()
+    subqueries = False
+
+    def walk(e: HirScalar) -> None:
+        nonlocal subqueries
+        match e:
+            case Column():
+                levels.add(0)
+            case OuterColumn(level=lv):
+                levels.add(lv)
+            case Exists(rel=r) | Select(rel=r):
+                subqueries = True
+                levels.update(lv - 1 for lv, _ in free_columns(r, 0))
+            case CallUnary() | CallBinary() | CallVariadic() | If():
+                for c in children(e):  # type: ignore[arg-type]
+                    walk(c)
+            case _:
+                pass
+
+    walk(h)
+    return subqueries and bool(levels) and min(levels) > 0
 
 
 def _regression_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], distinct: bool,

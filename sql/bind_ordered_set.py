@@ -74,6 +74,8 @@ def within_group(binder: Binder, e: exp.WithinGroup, agg: _AggCtx, out_scope: Sc
     if name not in ORDERED_SET:
         raise SqlError(UNDEFINED_FUNCTION, f"function {name} with WITHIN GROUP does not exist", hint=_NO_FUNCTION_HINT)
     direct = direct_args(e.this)
+    if any(isinstance(x, exp.Order) for x in direct):
+        raise SqlError("42601", "cannot use multiple ORDER BY clauses with WITHIN GROUP")
     order = e.expression
     ordered: list[exp.Ordered] = list(order.expressions) if isinstance(order, exp.Order) else []
     if any(_has_agg(x) for x in [*direct, *ordered]):

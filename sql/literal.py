@@ -287,7 +287,8 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
                 from sql.errors import unsupported
 
                 raise unsupported("numeric value NaN")
-            return fit_numeric(Decimal(repr(v)), dst)
+            # float8_numeric / float4_numeric: the value printed to DBL_DIG / FLT_DIG digits
+            return fit_numeric(Decimal(f"{v:.{6 if src.name == 'float4' else 15}g}"), dst)
         return fit_numeric(Decimal(v), dst)
     if d in ("float4", "float8"):
         f = float(v)

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import float_stats, limits
+from compute.render import float_stats, limits, numeric_stats
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
@@ -674,10 +674,9 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
         case _ if _folded(a):
             # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
             return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
-            return f"{a.func}(CAST({x} AS DOUBLE))"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
-            return f"{a.func}(DISTINCT CAST({x} AS DOUBLE))"
+        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
+            # the exact values, for compute.render.numeric_stats
+            return f"{'collect_set' if a.distinct else 'collect_list'}(CAST({x} AS DECIMAL(38,10)))"
         case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
             # the records (NULL: filtered out); ordered, distinct and finished afterwards
             return f"collect_list({x})"
@@ -705,6 +704,8 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
     if _folded(a):
         return float_stats.fold(a.func, v)
+    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
+        return numeric_stats.call(v, a.func)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
@@ -743,7 +744,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS or _folded(a):
+        if a.func in _LISTS or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:

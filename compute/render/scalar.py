@@ -170,6 +170,13 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == "numeric" and s in ("float4", "float8"):
+        # float8_numeric / float4_numeric: the value printed to 15 / 6 significant digits
+        # (Java's %g rounds the exact binary value half up, as C's printf does but for exact ties)
+        digits = 6 if s == "float4" else 15
+        finite = f"(NOT isnan({x}) AND abs({x}) <> CAST('Infinity' AS DOUBLE))"
+        printed = f"format_string('%.{digits}g', CAST({x} AS DOUBLE))"
+        return f"(CASE WHEN {finite} THEN {cast(printed, dst)} ELSE {cast(x, dst)} END)"
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", _var()

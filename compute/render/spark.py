@@ -13,7 +13,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, text_udfs
+from compute.render import jsonb, numeric_stats, text_udfs
 
 log = logging.getLogger("mzspark.spark")
 
@@ -82,6 +82,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         _spark = b.getOrCreate()
         jsonb.register(_spark)
         text_udfs.register(_spark)
+        numeric_stats.register(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -118,6 +119,7 @@ def session_for(rows: int) -> SparkSession:
                 s.conf.set(k, v)
             jsonb.register(s)
             text_udfs.register(s)
+            numeric_stats.register(s)
             _sessions[kind] = s
         return s
 

@@ -300,6 +300,16 @@ def written_tables(sql: str) -> set[str]:
     return names
 
 
+_INHERITS = re.compile(r"(?is)\binherits\s*\(([^)]*)\)")
+_PARTITION_OF = re.compile(r"(?is)\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$]+)(?:\.(?:\"[^\"]+\"|[\w$]+))?)")
+
+
+def parent_tables(sql: str) -> set[str]:
+    """The tables a CREATE TABLE makes its new table a child of (INHERITS, PARTITION OF)."""
+    names = [n for m in _INHERITS.findall(sql) for n in m.split(",")] + _PARTITION_OF.findall(sql)
+    return {n.strip().split(".")[-1].strip('"').lower() for n in names if n.strip()}
+
+
 @dataclass
 class Context:
     mz: MzSide
@@ -415,6 +425,12 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
             diverged.add(name)
         elif pg.ok:
             diverged.discard(name)
+        if name in diverged and pg.ok:
+            # an inheritance child / partition that exists on PostgreSQL only: its rows are
+            # read through its parents there, whose contents differ from now on
+            for t in parent_tables(sql) - diverged:
+                diverged.add(t)
+                data_diverged.add(t)
     if pg.ok != mz.ok:
         # a write that happened on one side only: the table's contents differ from now on
         for t in written_tables(sql) - diverged:

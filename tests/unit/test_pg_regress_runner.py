@@ -265,6 +265,23 @@ def test_divergence_tracking() -> None:
     assert _run_all(["CREATE TABLE p (a int) PARTITION BY RANGE (a)", "INSERT INTO p VALUES (1)"],
                     {"INSERT INTO p VALUES (1)": Outcome(False, sqlstate="23514", message="no partition")}, {}) == [
         Cls.NA, Cls.BLOCKED]
+    # an inheritance child made on PostgreSQL only: reads of its parent differ (PostgreSQL reads
+    # the child's rows through it) and are blocked; plain inserts into the parent still compare
+    e0a_inh = Outcome(False, sqlstate="0A000", message="INHERITS not yet supported")
+    two = Outcome(True, ("max",), (("18",),), 1, has_rows=True)
+    assert _run_all(["CREATE TABLE c1 () INHERITS (parent)", "INSERT INTO parent VALUES (1)", "SELECT max(f1) FROM parent"],
+                    {"SELECT max(f1) FROM parent": two},
+                    {"CREATE TABLE c1 () INHERITS (parent)": e0a_inh, "SELECT max(f1) FROM parent": ok1}) == [
+        Cls.NA, Cls.SAME, Cls.BLOCKED]
+
+
+def test_parent_tables() -> None:
+    from tests.pg_regress.runner import parent_tables
+
+    assert parent_tables("create table minmaxtest1() inherits (minmaxtest)") == {"minmaxtest"}
+    assert parent_tables("create temp table p_t1_1 partition of p_t1 for values in(1)") == {"p_t1"}
+    assert parent_tables("CREATE TABLE c (x int) INHERITS (a, s.b)") == {"a", "b"}
+    assert parent_tables("CREATE TABLE c (x int)") == set()
 
 
 def test_setup_table_writes_are_dirty() -> None:
@@ -292,6 +309,21 @@ def test_numeric_trailing_zeros_are_a_documented_difference() -> None:
     whole = Outcome(True, ("n",), (("2.000",), ("10",)), 2, True, (1700,))
     assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("10",)), 2, True)).cls is Cls.DOCUMENTED
     assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("1",)), 2, True)).cls is Cls.DIFFERENT
+
+
+def test_numeric_rounded_to_the_storage_scale_is_a_documented_difference() -> None:
+    """mzspark's unconstrained numeric keeps 10 fractional digits: PostgreSQL's value rounded
+    half up to 10 is the documented difference; any other digit is a different result."""
+    pg = Outcome(True, ("avg", "v"), (("32.6666666666666667", "17189.054065929769"),), 1, True, (1700, 1700))
+    mz = Outcome(True, ("avg", "v"), (("32.6666666667", "17189.0540659298"),), 1, True)
+    assert classify("SELECT 1", pg, mz).cls is Cls.DOCUMENTED
+    # off in the 10th digit (truncated, not rounded) / computed in double precision
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "v"), (("32.6666666666", "17189.0540659298"),), 1, True)).cls is Cls.DIFFERENT
+    assert classify("SELECT 1", pg, Outcome(True, ("avg", "v"), (("32.6666666667", "17189.0539234839"),), 1, True)).cls is Cls.DIFFERENT
+    # half up: ...55 at the 11th and 12th digits rounds up
+    half = Outcome(True, ("n",), (("0.000000000050",),), 1, True, (1700,))
+    assert classify("SELECT 1", half, Outcome(True, ("n",), (("0.0000000001",),), 1, True)).cls is Cls.DOCUMENTED
+    assert classify("SELECT 1", half, Outcome(True, ("n",), (("0",),), 1, True)).cls is Cls.DIFFERENT
 
 
 def test_json_text_differences_are_documented_only_for_json_statements() -> None:
