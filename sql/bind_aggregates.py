@@ -16,6 +16,7 @@ from sql.errors import (
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
     SqlError,
     unsupported,
 )
@@ -300,7 +301,9 @@ def aggregate_arg(binder: Binder, name: str, arg: exp.Expression | None, scope: 
                    grouping: bool = True) -> HirScalar:
     """The argument of an aggregate over `scope` (FILTER folded in). A grouping
     aggregate's argument cannot hold aggregates; a window aggregate's may (they group)."""
-    if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+    if name == "count" and arg is None:
+        raise SqlError(WRONG_OBJECT_TYPE, "count(*) must be used to call a parameterless aggregate function")
+    if name == "count" and isinstance(arg, exp.Star):
         h: HirScalar = TRUE
     else:
         if grouping and _has_agg(arg):

@@ -50,6 +50,7 @@ from tests.pg_regress.classify import (
     Verdict,
     classify,
     created_name,
+    inherited_parents,
     normalize,
     static_na,
 )
@@ -300,16 +301,6 @@ def written_tables(sql: str) -> set[str]:
     return names
 
 
-_INHERITS = re.compile(r"(?is)\binherits\s*\(([^)]*)\)")
-_PARTITION_OF = re.compile(r"(?is)\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$]+)(?:\.(?:\"[^\"]+\"|[\w$]+))?)")
-
-
-def parent_tables(sql: str) -> set[str]:
-    """The tables a CREATE TABLE makes its new table a child of (INHERITS, PARTITION OF)."""
-    names = [n for m in _INHERITS.findall(sql) for n in m.split(",")] + _PARTITION_OF.findall(sql)
-    return {n.strip().split(".")[-1].strip('"').lower() for n in names if n.strip()}
-
-
 @dataclass
 class Context:
     mz: MzSide
@@ -421,16 +412,13 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
             # made by a statement outside the comparison (partitioned, with constraints, …):
             # it need not behave alike even where both sides accepted it
             diverged.add(name)
+            for parent in inherited_parents(sql) - diverged:
+                diverged.add(parent)
+                data_diverged.add(parent)
         elif pg.ok != mz.ok:
             diverged.add(name)
         elif pg.ok:
             diverged.discard(name)
-        if name in diverged and pg.ok:
-            # an inheritance child / partition that exists on PostgreSQL only: its rows are
-            # read through its parents there, whose contents differ from now on
-            for t in parent_tables(sql) - diverged:
-                diverged.add(t)
-                data_diverged.add(t)
     if pg.ok != mz.ok:
         # a write that happened on one side only: the table's contents differ from now on
         for t in written_tables(sql) - diverged:
