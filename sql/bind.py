@@ -527,9 +527,9 @@ class Binder:
             if isinstance(e, exp.Grouping):
                 return grouping_call(self, e, agg, lambda i: Column(i, INT8))
             if _is_agg(e):
-                return aggregate(self, e, agg)
+                return aggregate(self, e, agg, out_scope=scope)
             if isinstance(e, exp.Filter) and _is_agg(e.this):
-                return aggregate(self, e.this, agg, e.expression.this)
+                return aggregate(self, e.this, agg, e.expression.this, out_scope=scope)
             if not _has_agg(e) and not _has_window(e):
                 self._agg = None
                 try:

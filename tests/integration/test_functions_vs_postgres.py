@@ -143,6 +143,14 @@ DATETIME = [
     "SELECT min(iv), max(iv), sum(iv), avg(iv), count(iv) FROM dt",
     "SELECT id > 2, min(iv), max(iv), sum(iv) FROM dt GROUP BY id > 2",
     "SELECT min(v), max(v), sum(v) FROM (VALUES ('1 mon'::interval), ('31 days'), ('29 days 23:00:00')) AS t(v), one",
+    # LIKE / ILIKE ... ESCAPE (was 0A000), and backslashes before ordinary characters
+    "SELECT s, s LIKE 'a%' ESCAPE '#', 'h%' LIKE 'h#%' ESCAPE '#', 'h%wkeye' NOT LIKE 'h#%' ESCAPE '#', "
+    "'maca' LIKE 'm%aca' ESCAPE '%', 'be_r' LIKE 'b_e__r' ESCAPE '_', 'I_DIO' ILIKE 'i$_d%o' ESCAPE '$', "
+    "'a\\bc' LIKE 'a\\bc' ESCAPE '', 'abc' LIKE 'a\\bc', 'a%c' LIKE 'a\\%c', s LIKE 'a%' ESCAPE NULL FROM fa",
+    # POSIX regex match operators and ^@ (were refused as an internal function name)
+    "SELECT s, s ~ 'b', s ~* '^B', s !~ 'a.$', s !~* 'A', s ^@ 'ab', 'x' ~ 'y', s ~ NULL FROM fa",
+    # the sum/avg of no rows is a NULL interval (was a struct of NULL fields: XX000 on output)
+    "SELECT id, sum(iv) FILTER (WHERE false), avg(iv) FILTER (WHERE id < 0), avg(iv) FROM dt GROUP BY id",
     "SELECT a.id, b.id, age(a.ts, b.ts), age(b.tz, a.tz), age(a.d, b.d) FROM dt a, dt b",
     "SELECT age('2020-03-01', '2020-01-31'), age('2020-01-31', '2020-03-01'), age('2021-03-01 00:00:00.5', '2020-02-29 23:59:59.75') FROM one",
     "SELECT age(ts) > '1 day', age(d) > '0' FROM dt",
