@@ -59,6 +59,7 @@ QUERIES = [
     "SELECT a, b, sum(v) FROM g1 GROUP BY CUBE (a, b) ORDER BY a NULLS FIRST, b NULLS FIRST, 3 DESC LIMIT 5",
     "SELECT a, b, grouping(a, b), array_agg(v ORDER BY v), count(DISTINCT b) FROM g1 GROUP BY ROLLUP (a, b)",
     "SELECT a, sum(v) FILTER (WHERE v > 12) FROM g1 GROUP BY ROLLUP (a)",
+    "SELECT a, percentile_disc(0.5) WITHIN GROUP (ORDER BY v), rank(12) WITHIN GROUP (ORDER BY v) FROM g1 GROUP BY ROLLUP (a)",
     "SELECT * FROM (VALUES (1), (2)) v(x) LEFT JOIN LATERAL (SELECT v.x, a, count(*) FROM g2 GROUP BY CUBE (a)) s ON true",
     "SELECT * FROM (VALUES (1), (2)) v(x), LATERAL (SELECT v.x, a, count(*) FROM g2 GROUP BY a) s",
     "SELECT v.c, (SELECT count(*) FROM g2 GROUP BY () HAVING v.c) FROM (VALUES (false), (true)) v(c)",
