@@ -16,7 +16,13 @@ from typing import assert_never
 
 from compute.render import limits, ordered_set
 from compute.render.jsonb import checked
-from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
+from compute.render.scalar_datetime import (
+    at_time_zone,
+    fit_typmod,
+    make_date,
+    make_timestamp,
+    year_start,
+)
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -728,6 +734,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
     if f in _COMPARISONS:
         return f"({a} {_COMPARISONS[f]} {b})"
     match f:
+        case "timezone":
+            return at_time_zone(a, b, to_local=t.name == "timestamp")
         case "add" | "sub" | "mul":
             if f == "sub" and at.name == "date" and bt.name == "date":
                 return f"datediff({a}, {b})"
