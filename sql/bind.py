@@ -21,12 +21,14 @@ from sql.bind_aggregates import (
     _OuterAggregate,
     agg_level,
     aggregate,
+    grouping_call,
     key_or_error,
     outer_aggregate,
     star_in_agg,
 )
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_grouping import bind_group_by
 from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
 from sql.bind_scalar import _flatten, assignment_castable, scalar_expr
 from sql.bind_windows import (
@@ -49,6 +51,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.grouping_sets import grouping_sets_rel
 from sql.hir import (
     Exists,
     Finishing,
@@ -228,14 +231,15 @@ class Binder:
         )
         select_scope = scope
         if has_agg:
-            keys: list[HirScalar] = []
             with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in GROUP BY")):
-                for g in (group.expressions if group else []):
-                    keys.append(self._group_key(g, scope, items))
-            self._agg = _AggCtx(scope, keys)
+                gb = bind_group_by(self, group, scope, items)
+            keys = gb.keys
+            self._agg = _AggCtx(scope, keys, sets=gb.sets)
             try:
                 with self._windows(win):
-                    exprs = [star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                    exprs = [Column(gb.ties[j], keys[gb.ties[j]].typ) if j in gb.ties
+                             else star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope)
+                             for j, (_, e, i) in enumerate(items)]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
                 with self._windows(win):
                     order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
@@ -253,7 +257,10 @@ class Binder:
                 else:
                     positions.append(input_arity + mapped.index(k))
             rel = HMap(rel, mapped) if mapped else rel
-            rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            if gb.sets is None:
+                rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            else:
+                rel = grouping_sets_rel(rel, tuple(positions), tuple(k.typ for k in keys), gb.sets, tuple(agg.aggregates))
             if having_pred is not None:
                 rel = HFilter(rel, (having_pred,))
             select_scope = Scope()
@@ -427,25 +434,6 @@ class Binder:
             return names.index(e.name)
         return self.scalar(e, scope)
 
-    def _group_key(self, g: exp.Expression, scope: Scope, items) -> HirScalar:
-        if isinstance(g, exp.Literal) and not g.is_string:
-            k = int(g.this)
-            if not 1 <= k <= len(items):
-                raise SqlError("42P10", f"GROUP BY position {k} is not in select list")
-            _, e, star = items[k - 1]
-            return Column(star, scope.columns[star].typ) if e is None else self.scalar(e, scope)
-        if isinstance(g, exp.Column) and not g.table:
-            try:
-                scope.lookup(g.name, None)
-            except SqlError:
-                for n, e, _ in items:
-                    if n == g.name and e is not None:
-                        return self.scalar(e, scope)
-                raise
-        if _has_agg(g):
-            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
-        return self.scalar(g, scope)
-
     def _bind_setop(self, q: exp.Expression, top: bool) -> BoundQuery:
         bind_with(self, q)
         left = self.bind_query(q.this, top=False)
@@ -536,6 +524,8 @@ class Binder:
             return outer_aggregate(self, e, level)
         agg = self._agg
         if agg is not None:
+            if isinstance(e, exp.Grouping):
+                return grouping_call(self, e, agg, lambda i: Column(i, INT8))
             if _is_agg(e):
                 return aggregate(self, e, agg, out_scope=scope)
             if isinstance(e, exp.Filter) and _is_agg(e.this):
@@ -553,11 +543,12 @@ class Binder:
                     return scalar_expr(self, e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
+                if not _refs_columns(h):
+                    # constants and outer references are the same for every row of a group
+                    return h
                 if isinstance(e, exp.Column):
                     c = agg.input_scope.columns[h.index] if isinstance(h, Column) else ScopeColumn(e.table or None, e.name, h.typ)
                     return key_or_error(self, h, c)
-                if not _refs_columns(h):
-                    return h
         return scalar_expr(self, e, scope)
 
     def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:

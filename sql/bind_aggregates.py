@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -21,6 +21,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.func_names import pg_function_name
+from sql.grouping_sets import GroupingSet, absent_mask, grouping_value
 from sql.hir import (
     HirScalar,
     OuterColumn,
@@ -39,6 +40,7 @@ from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # 
 from sql.types import (
     BOOL,
     FLOAT8,
+    INT4,
     INT8,
     JSONB,
     NUMERIC,
@@ -52,12 +54,21 @@ if TYPE_CHECKING:
 
 @dataclass
 class _AggCtx:
+    """A query level that aggregates. Its output columns are its keys, then (with grouping
+    sets) the grouping-set id column, then its aggregates."""
+
     input_scope: Scope
     keys: list[HirScalar]
     aggregates: list[AggregateExpr] = field(default_factory=list)
     # binding an aggregate's arguments: an aggregate of this level met inside them (in a
     # subquery) is nested in it
     in_arguments: bool = False
+    sets: list[GroupingSet] | None = None  # None: a plain GROUP BY
+
+    @property
+    def base(self) -> int:
+        """The output column of the first aggregate."""
+        return len(self.keys) + (0 if self.sets is None else 1)
 
 
 def star_in_agg(binder: Binder, i: int, scope: Scope) -> HirScalar:
@@ -121,6 +132,8 @@ def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
     binder.outer = binder.outer[:idx]
     binder._outer_agg = {i: a for i, a in binder._outer_agg.items() if i < idx}
     try:
+        if isinstance(e, exp.Grouping):
+            return grouping_call(binder, e, outer_agg, lambda i: OuterColumn(level, i, INT8))
         if isinstance(e, exp.Filter):
             col = aggregate(binder, e.this, outer_agg, e.expression.this)
         else:
@@ -172,7 +185,7 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
         raise unsupported("aggregates whose arguments read only outer queries through a subquery")
     if a not in agg.aggregates:
         agg.aggregates.append(a)
-    return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
+    return Column(agg.base + agg.aggregates.index(a), a.typ)
 
 
 def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], ordered: list[exp.Ordered], distinct: bool,
@@ -446,3 +459,38 @@ def _window_parts(e: exp.Window) -> list[exp.Expression]:
     parts.extend(call.iter_expressions())
     parts.extend(c for c in e.iter_expressions() if c is not e.this)
     return parts
+
+
+def grouping_call(binder: Binder, e: exp.Grouping, agg: _AggCtx, ref: Callable[[int], HirScalar]) -> HirScalar:
+    """GROUPING(a1, ..., an): an integer whose bit n-1-j is 1 when aj is not grouped in the
+    row's grouping set; the set is read from the set-id column (`ref(index)`), so the value
+    is CASE id WHEN m THEN grouping_value(m) ... END; 0 under a plain GROUP BY."""
+    args = list(e.expressions)
+    if len(args) > 31:
+        raise SqlError("54023", "GROUPING must have fewer than 32 arguments")
+    not_key = SqlError(GROUPING_ERROR, "arguments to GROUPING must be grouping expressions of the associated query level")
+    idx: list[int] = []
+    for a in args:
+        if _has_agg(a):
+            raise not_key
+        saved = binder._agg
+        binder._agg = None
+        try:
+            with binder._windows(None):
+                h = binder.scalar(a, agg.input_scope)
+        finally:
+            binder._agg = saved
+        if h not in agg.keys:
+            raise not_key
+        idx.append(agg.keys.index(h))
+    if agg.sets is None:
+        return Literal(0, INT4)
+    n = len(agg.keys)
+    values = {m: grouping_value(tuple(idx), m) for m in dict.fromkeys(absent_mask(s, n) for s in agg.sets)}
+    gid = ref(n)
+    masks = list(values)
+    out: HirScalar = Literal(values[masks[-1]], INT4)
+    if len(set(values.values())) > 1:
+        for m in reversed(masks[:-1]):
+            out = If(binder._binary("eq", gid, Literal(m, INT8)), Literal(values[m], INT4), out, INT4)
+    return out
