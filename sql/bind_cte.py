@@ -45,9 +45,13 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
     if not w:
         return
     recursive = bool(w.args.get("recursive"))
+    if w.args.get("search") or w.args.get("cycle"):
+        raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
     seen: set[str] = set()
     for cte in w.expressions:
         name = cte.alias_or_name
+        if cte.args.get("search") or cte.args.get("cycle"):
+            _search_cycle(cte, name, recursive)
         if name in seen:
             raise SqlError("42712", f'WITH query name "{name}" specified more than once')
         seen.add(name)
@@ -60,6 +64,16 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
+
+
+def _search_cycle(cte: exp.CTE, name: str, recursive: bool) -> None:
+    """SEARCH / CYCLE clauses of a CTE: only on a recursive query (PostgreSQL's 42P19); their
+    sequence and path columns are records and arrays of records, which we do not have."""
+    if not recursive or not _reads(cte.this, name):
+        clause = "search" if cte.args.get("search") else "cycle"
+        raise SqlError("42P19", f'WITH query "{name}" is not recursive' if recursive else
+                       f"{clause.upper()} clause requires WITH RECURSIVE")
+    raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
 
 
 def _reads(q: exp.Expression, name: str) -> bool:
@@ -84,8 +98,6 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
     for bad in ("order", "limit", "offset", "with_", "with"):
         if q.args.get(bad):
             raise unsupported(f"{bad.upper().rstrip('_')} on a recursive query")
-    if cte.args.get("search") or cte.args.get("cycle"):
-        raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
     step_q = q.expression
     while isinstance(step_q, exp.Subquery) and not step_q.args.get("order") and not step_q.args.get("limit"):
         step_q = step_q.this
