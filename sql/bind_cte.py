@@ -67,12 +67,10 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
 
 
 def _search_cycle(cte: exp.CTE, name: str, recursive: bool) -> None:
-    """SEARCH / CYCLE clauses of a CTE: only on a recursive query (PostgreSQL's 42P19); their
-    sequence and path columns are records and arrays of records, which we do not have."""
+    """SEARCH / CYCLE clauses of a CTE: only on a recursive query (else PostgreSQL's 42601);
+    their sequence and path columns are records and arrays of records, which we do not have."""
     if not recursive or not _reads(cte.this, name):
-        clause = "search" if cte.args.get("search") else "cycle"
-        raise SqlError("42P19", f'WITH query "{name}" is not recursive' if recursive else
-                       f"{clause.upper()} clause requires WITH RECURSIVE")
+        raise SqlError("42601", "WITH query is not recursive")
     raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
 
 

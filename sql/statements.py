@@ -223,6 +223,24 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_select_query(self, nested=False, table=False, parse_subquery_alias=True, parse_set_operation=True):  # type: ignore[no-untyped-def]
+            """`WITH .. VALUES ..`: the VALUES list is the query's body (sqlglot reads a
+            statement there, not a VALUES list); a bare list becomes `SELECT * FROM (VALUES ..)`,
+            whose columns keep VALUES' names column1, column2, .."""
+            index = self._index
+            cte = self._parse_with() if self._match(TokenType.WITH, advance=False) else None
+            if cte is None or not self._match(TokenType.VALUES, advance=False):
+                self._retreat(index)
+                return super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            body = super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            if isinstance(body, exp.Values):
+                body = exp.select("*").from_(exp.Subquery(this=body), copy=False)
+            if body is None or "with_" not in body.arg_types:
+                self.raise_error("syntax error")
+                return body
+            body.set("with_", cte)
+            return body
+
         def _parse_cte(self):  # type: ignore[no-untyped-def]
             """PostgreSQL's `name AS (query) [SEARCH ..] [CYCLE ..]` per CTE, kept in the CTE's
             args `search` / `cycle` (sqlglot reads one column, after the last CTE only)."""

@@ -261,6 +261,12 @@ def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: 
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT (SELECT max(n) FROM t)) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT count(*) FROM t) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "0A000"),
+    # SEARCH / CYCLE (per CTE, any number of columns) are refused, never ignored
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "0A000"),
+    ("WITH RECURSIVE t(n, m) AS (SELECT 1, 2 UNION ALL SELECT n + 1, m FROM t) SEARCH BREADTH FIRST BY n, m SET s "
+     "CYCLE n, m SET c TO 'Y' DEFAULT 'N' USING p, u AS (SELECT 1) SELECT * FROM t", "0A000"),
+    ("WITH t(n) AS (SELECT 1) CYCLE n SET c USING p SELECT * FROM t", "42601"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "42601"),
 ])
 def test_with_recursive_refusals(planner: Planner, sql: str, state: str) -> None:
     assert planner.error(sql).sqlstate == state
