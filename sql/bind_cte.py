@@ -164,9 +164,9 @@ def _check_outer_join(j: exp.Join, refs: list[exp.Table], name: str) -> None:
         raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within an outer join')
 
 
-def _ancestors(node: exp.Expression) -> list[exp.Expression]:
-    out = []
-    p = node.parent
+def _ancestors(node: exp.Expression) -> list[Any]:
+    out: list[Any] = []
+    p: Any = node.parent
     while p is not None:
         out.append(p)
         p = p.parent
