@@ -10,7 +10,7 @@ large constants are global temporary views (`global_temp.<name>`), visible to ev
 of the Spark context.
 
 `WITH MUTUALLY RECURSIVE` (LIR LetRec) is the one place that runs Spark jobs while rendering:
-its bindings are iterated to a fixpoint (see `_letrec`), each iteration's values stored as local
+its bindings are iterated to a fixpoint (compute/render/letrec.py), each iteration's values stored as local
 checkpoints, and the body is rendered over the final values.
 """
 
@@ -33,11 +33,9 @@ from compute.render.scalar import interval_key, lit, quote, raise_error, render_
 from compute.render.types import spark_type
 from sql.errors import (
     INTERNAL_ERROR,
-    PROGRAM_LIMIT_EXCEEDED,
     SqlError,
     unsupported,
 )
-from sql.mir import RecursionLimit
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
@@ -84,6 +82,9 @@ class RenderContext:
     # whether the inputs read so far are small enough to compute in one partition
     # (sources are then cached as one partition: compute.render.sources)
     tiny: Callable[[], bool] = lambda: False
+    # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
+    # iteration may stop once it has them (compute/render/letrec.py)
+    row_goal: int | None = None
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -319,146 +320,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
-        case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
-            return _letrec(ids, vs, lims, b, ctx)
+        case lir.LetRec():
+            from compute.render.letrec import render_letrec  # (it renders through this module)
+
+            return render_letrec(n, ctx)
         case _:
             assert_never(n)
-
-
-def limit_exceeded(limit: int) -> SqlError:
-    """Materialize's error for a binding still changing at its ERROR AT RECURSION LIMIT."""
-    return SqlError(
-        INTERNAL_ERROR,
-        f"Evaluation error: Recursive query exceeded the recursion limit {limit}. (Use RETURN AT RECURSION LIMIT "
-        "to not error, but return the current state as the final result when reaching the limit.)",
-    )
-
-
-def fixpoint(limits: tuple[RecursionLimit | None, ...], reads: tuple[frozenset[int], ...],
-             step: Callable[[int], bool], check_interrupt: Callable[[], None] = lambda: None,
-             max_iterations: int = MAX_ITERATIONS) -> int:
-    """Iterate recursive bindings 0..n-1 as Materialize does; returns the iterations run.
-
-    All bindings start empty. An iteration re-evaluates the bindings in order, `step(k)`
-    replacing binding k's value by its value over the latest values (this iteration's for
-    bindings before k, the previous iteration's for k and those after) and returning whether
-    it changed. Iterations stop at the first one that changes nothing. A binding whose inputs
-    (`reads`: the bindings its value reads) are unchanged since its last evaluation is not
-    re-evaluated: it cannot change. At a binding's limit n (evaluation n): RETURN AT keeps the
-    value of n evaluations (no further evaluation); ERROR AT fails if evaluation n (or a later
-    one) still changes it. Without a limit, more than `max_iterations` iterations fail.
-    """
-    n = len(limits)
-    version = [0] * n  # changes of each binding so far
-    seen: list[tuple[int, ...] | None] = [None] * n  # versions of its inputs at its last evaluation
-    frozen = [False] * n
-    iteration = 0
-    while True:
-        iteration += 1
-        changed_any = False
-        for k in range(n):
-            if frozen[k]:
-                continue
-            inputs = tuple(version[j] for j in sorted(reads[k]))
-            if inputs != seen[k]:
-                check_interrupt()
-                seen[k] = inputs
-                if step(k):
-                    version[k] += 1
-                    changed_any = True
-                    lim = limits[k]
-                    if lim is not None and iteration >= lim.max_iters and not lim.return_at_limit:
-                        raise limit_exceeded(lim.max_iters)
-            lim = limits[k]
-            if lim is not None and lim.return_at_limit and iteration >= lim.max_iters:
-                frozen[k] = True
-        if not changed_any or all(frozen):
-            return iteration
-        if iteration >= max_iterations and any(lim is None for lim in limits):
-            raise SqlError(
-                PROGRAM_LIMIT_EXCEEDED,
-                f"WITH MUTUALLY RECURSIVE did not reach a fixpoint within {max_iterations} iterations",
-                hint="Add RETURN AT RECURSION LIMIT or ERROR AT RECURSION LIMIT to bound the iteration.",
-            )
-
-
-def _local_gets(p: lir.Plan, ids: frozenset[str], out: dict[str, tuple[SqlType, ...]]) -> dict[str, tuple[SqlType, ...]]:
-    """The ids among `ids` that `p` reads, with their column types."""
-    from compute.plan.pipeline import lir_children
-
-    n = p.node
-    if isinstance(n, lir.Get) and n.local and n.id in ids:
-        out[n.id] = n.types
-    for c in lir_children(n):
-        _local_gets(c, ids, out)
-    return out
-
-
-def _letrec(ids: tuple[str, ...], values: tuple[lir.Plan, ...], limits: tuple[RecursionLimit | None, ...],
-            body: lir.Plan, ctx: RenderContext) -> Rel:
-    """Iterate the bindings to a fixpoint (`fixpoint`), then render the body over them.
-
-    Each evaluation renders a binding's value over the current values in `ctx.lets`, then
-    consolidates it (negative multiplicities are kept), compares it with the old value and
-    stores it as a local checkpoint in one Spark job (`_store`), and frees what the
-    evaluation persisted and the superseded value; the final values live until
-    `ctx.release()`. Under EXPLAIN ANALYZE the nodes of a binding's value report the records
-    of its last evaluation."""
-    idset = frozenset(ids)
-    types: dict[str, tuple[SqlType, ...]] = {}
-    for p in (*values, body):
-        _local_gets(p, idset, types)
-    reads = tuple(frozenset(ids.index(i) for i in _local_gets(v, idset, {})) for v in values)
-    saved = {i: ctx.lets[i] for i in ids if i in ctx.lets}
-    stored: dict[str, Rel] = {}  # checkpointed current values (absent = empty)
-    for i in ids:
-        if i in types:
-            ctx.lets[i] = _constant((), types[i], ctx)
-
-    def step(k: int) -> bool:
-        lid = ids[k]
-        mark = len(ctx.persisted)
-        observed_before = set(ctx.observed) if ctx.observed is not None else set()
-        new, changed = _store(render(values[k], ctx), stored.get(lid), ctx)
-        if ctx.observed is not None:
-            for nid in set(ctx.observed) - observed_before:
-                ctx.counted[nid] = ctx.observed.pop(nid).count()
-        # the evaluation's temporaries are no longer needed: its rows are stored
-        kept = ctx.persisted.pop()
-        ctx.release(mark)
-        ctx.persisted.append(kept)
-        if lid in stored:
-            ctx.free(stored[lid])
-        stored[lid] = ctx.lets[lid] = new
-        return changed
-
-    try:
-        fixpoint(limits, reads, step, ctx.check_interrupt, ctx.max_iterations)
-        return render(body, ctx)
-    finally:
-        for i in ids:
-            ctx.lets.pop(i, None)
-        ctx.lets.update(saved)
-
-
-def _store(value: Rel, old: Rel | None, ctx: RenderContext) -> tuple[Rel, bool]:
-    """`value` consolidated and checkpointed, and whether it differs from `old` (consolidated;
-    `None` = empty), in one Spark job: one group-by sums each row's new and old diffs, an
-    observation counts the rows whose sums differ, and rows with a non-zero new diff are kept."""
-    from pyspark.sql import Observation
-
-    cols = cnames(value.arity)
-    sides = [f"SELECT {', '.join([*cols, 'diff AS nd', 'CAST(0 AS BIGINT) AS od'])} FROM {ctx.sub(value)}"]
-    if old is not None:
-        sides.append(f"SELECT {', '.join([*cols, 'CAST(0 AS BIGINT) AS nd', 'diff AS od'])} FROM {ctx.sub(old)}")
-    q = (f"SELECT {', '.join([*cols, 'COALESCE(SUM(nd), 0) AS nd', 'COALESCE(SUM(od), 0) AS od'])}"
-         f" FROM ({' UNION ALL '.join(sides)}) AS {ctx.alias()}")
-    if cols:
-        q += " GROUP BY " + ", ".join(cols)
-    seen = Observation()
-    df = ctx.session().sql(q).observe(seen, F.sum(F.when(F.col("nd") != F.col("od"), 1).otherwise(0)).alias("changed"))
-    new = ctx.checkpoint(df.where(F.col("nd") != 0).selectExpr(*cols, "nd AS diff"), value.arity)
-    return new, bool(seen.get["changed"])
 
 
 def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
