@@ -59,7 +59,7 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
             binder.ctes[name] = recursive_cte(binder, cte, name)
             continue
         b = binder.bind_query(cte.this, top=False)
-        rel = binder._finish_nested(b)
+        rel, _ = binder.derived_rel(b)
         names = list(b.names)
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')

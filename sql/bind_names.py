@@ -85,6 +85,8 @@ def _figure_colname(e: exp.Expression) -> tuple[str | None, int]:
     name if that is strong, else by the type; CASE by its ELSE if strong, else "case";
     operators not at all (`?column?`)."""
     match e:
+        case exp.Column(this=exp.Star()) if e.table:
+            return e.table, _STRONG  # t.* names its item, as in `(t.*)::text`
         case exp.Column():
             return e.name, _STRONG
         case exp.Subquery() | exp.Select() | exp.Union() | exp.Except() | exp.Intersect() | exp.Values():

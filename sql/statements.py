@@ -203,6 +203,24 @@ SPECIAL_SYNTAX_FUNCTIONS = frozenset({
 })
 
 
+_OPERATOR_TEXT = re.compile(r"[-+*/<>=~!@#%^&|`?]+")
+
+
+def ordering_operator(op: str) -> bool:
+    """ORDER BY x USING op: Postgres orders by op as the `<` (ascending) or `>` (descending)
+    member of the sort key type's default btree operator family. Returns whether it is
+    descending. Other btree members (=, <=, >=) are not ordering operators (42809); operators
+    of non-default families (text's ~<~, ...) are not supported."""
+    if op == "<":
+        return False
+    if op == ">":
+        return True
+    if op in ("=", "<=", ">=", "<>", "!="):
+        raise SqlError("42809", f"operator {op} is not a valid ordering operator",
+                       hint='Ordering operators must be "<" or ">" members of btree operator families.')
+    raise unsupported(f"ORDER BY ... USING {op}")
+
+
 class _Postgres(Postgres):
     """Postgres as sqlglot reads it, except that function calls keep the name written (see
     TYPED_FUNCTION_NAMES); each typed node also records it in its meta (ORIGINAL_NAME_KEY)."""
@@ -293,6 +311,37 @@ class _Postgres(Postgres):
                         return self.expression(exp.Cast(this=text, to=to))
             self._retreat(index)
             return super()._parse_interval(require_interval, parse_function_unit)
+
+        def _parse_ordered(self, parse_method=None):  # type: ignore[no-untyped-def]
+            """`expr USING op [NULLS FIRST|LAST]`: ordering by a type's btree `<` is ASC and
+            by its `>` DESC (NULLS defaulting as for ASC / DESC); see ordering_operator."""
+            ordered = super()._parse_ordered(parse_method)
+            if ordered is None or not self._match(TokenType.USING):
+                return ordered
+            desc = ordering_operator(self._parse_operator_name())
+            nulls_first = self._match_text_seq("NULLS", "FIRST")
+            nulls_last = self._match_text_seq("NULLS", "LAST")
+            ordered.set("desc", desc)
+            ordered.set("nulls_first", nulls_first or (desc and not nulls_last))
+            return ordered
+
+        def _parse_operator_name(self) -> str:
+            """An operator as written after USING: `>`, `~<~` or OPERATOR(schema.op)."""
+            if self._match(TokenType.OPERATOR):
+                self._match(TokenType.L_PAREN)
+                parts = []
+                while self._curr is not None and self._curr.token_type != TokenType.R_PAREN:
+                    parts.append(self._curr.text)
+                    self._advance()
+                self._match(TokenType.R_PAREN)
+                return "".join(parts).rsplit(".", 1)[-1]
+            text = ""
+            while self._curr is not None and _OPERATOR_TEXT.fullmatch(self._curr.text):
+                text += self._curr.text
+                self._advance()
+            if not text:
+                self.raise_error("syntax error")
+            return text
 
         def _parse_partition_by(self):  # type: ignore[no-untyped-def]
             """PARTITION BY a list of expressions: a trailing comma (`PARTITION BY a, ORDER
