@@ -115,6 +115,17 @@ def timezone_refusal(value: str) -> SqlError:
     return SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
 
 
+def normalize_extra_float_digits(value: str) -> str:
+    """extra_float_digits: an integer from -15 to 3 (Postgres' range)."""
+    try:
+        n = int(value.strip())
+    except ValueError:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "extra_float_digits": "{value}"') from None
+    if not -15 <= n <= 3:
+        raise SqlError(INVALID_PARAMETER_VALUE, f"{n} is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)")
+    return str(n)
+
+
 def normalize_intervalstyle(value: str) -> str:
     """IntervalStyle: postgres, postgres_verbose and iso_8601 print results (server.pgwire
     codec; intervals never become text inside queries). sql_standard also changes how
@@ -251,6 +262,8 @@ class Session:
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
                                hint="Available values: escape, hex.")
             value = v
+        elif key == "extra_float_digits":
+            value = normalize_extra_float_digits(value)
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

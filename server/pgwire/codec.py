@@ -36,6 +36,7 @@ from sql.literal import (
     fit_datetime,
     format_float4,
     format_float8,
+    format_float_digits,
     quote_array_element,
     round_f32,
     split_array_text,
@@ -193,15 +194,21 @@ _TEXT_ENCODERS: dict[str, Encoder] = {
 }
 
 
-def text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
+def text_encoder(t: SqlType, interval_style: str = "postgres", float_digits: int = 1) -> Encoder:
     """The text-format encoder for values of type `t` (str() for types without a rule);
-    intervals print in `interval_style` (the session's IntervalStyle)."""
+    intervals print in `interval_style` (the session's IntervalStyle), floats as
+    `float_digits` (the session's extra_float_digits) says: shortest round-trip when it is
+    positive, else rounded to 6 (float4) / 15 (float8) plus it significant digits."""
     if t.name in ARRAY_ELEMENT:
-        return _array_text_encoder(t, interval_style)
+        return _array_text_encoder(t, interval_style, float_digits)
     if t.name == "record":
-        return record_text_encoder(t, lambda ft: text_encoder(ft, interval_style))
+        return record_text_encoder(t, lambda ft: text_encoder(ft, interval_style, float_digits))
     if t.name == "interval" and interval_style != "postgres":
         return lambda v: format_interval(v, interval_style).encode()
+    if float_digits <= 0 and t.name == "float8":
+        return lambda v: format_float_digits(float(v), 15 + float_digits).encode()
+    if float_digits <= 0 and t.name == "float4":
+        return lambda v: format_float_digits(round_f32(float(v)), 6 + float_digits).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 
@@ -739,9 +746,9 @@ _VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
 _quote_array_element = quote_array_element
 
 
-def _array_text_encoder(t: SqlType, interval_style: str = "postgres") -> Encoder:
+def _array_text_encoder(t: SqlType, interval_style: str = "postgres", float_digits: int = 1) -> Encoder:
     elem = SqlType(ARRAY_ELEMENT[t.name])
-    enc = text_encoder(elem, interval_style)
+    enc = text_encoder(elem, interval_style, float_digits)
     if t.name in _VECTOR_TYPES:
         return lambda v: b" ".join(enc(x) for x in v)
     delim = b";" if elem.name == "box" else b","

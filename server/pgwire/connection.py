@@ -156,10 +156,10 @@ def resolve_formats(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> li
 
 
 def _encoders(
-    columns: Sequence[ColumnDesc], formats: Sequence[int], interval_style: str = "postgres"
+    columns: Sequence[ColumnDesc], formats: Sequence[int], interval_style: str = "postgres", float_digits: int = 1
 ) -> list[codec.Encoder]:
     return [
-        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, interval_style)
+        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, interval_style, float_digits)
         for c, f in zip(columns, formats, strict=True)
     ]
 
@@ -590,6 +590,14 @@ class Connection:
         get = getattr(self.session, "get", None)
         return str(get("intervalstyle")) if get is not None else "postgres"
 
+    def _float_digits(self) -> int:
+        """The session's extra_float_digits (how float results print)."""
+        get = getattr(self.session, "get", None)
+        try:
+            return int(get("extra_float_digits")) if get is not None else 1
+        except ValueError:
+            return 1
+
     async def _emit(self, portal: Portal, max_rows: int, *, describe: bool) -> None:
         """Send (part of) a portal's result."""
         result = portal.result
@@ -599,7 +607,7 @@ class Connection:
                 return
             if portal.stream is None:
                 formats = resolve_formats(result.columns, portal.result_formats)
-                encoders = _encoders(result.columns, formats, self._interval_style())
+                encoders = _encoders(result.columns, formats, self._interval_style(), self._float_digits())
                 if describe:
                     self.out += messages.row_description(result.columns, formats)
                 portal.stream = RowStream(result.batches, encoders)
@@ -649,9 +657,11 @@ class Connection:
         delimiter = getattr(result, "delimiter", "," if csv else "\t")
         null = getattr(result, "null", "" if csv else "\\N")
         if csv:
-            fmt = csv_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style())
+            fmt = csv_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style(),
+                                    float_digits=self._float_digits())
         else:
-            fmt = text_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style())
+            fmt = text_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style(),
+                                     float_digits=self._float_digits())
         iterator = iter(result.batches)
         self.out += messages.copy_response(b"H", len(result.columns))
         if csv and getattr(result, "header", False):

@@ -142,6 +142,14 @@ def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, mess
     assert (e.sqlstate, e.message) == (state, message)
 
 
+def test_parenthesized_join_tree_over_a_derived_table(planner: Planner) -> None:
+    """( (SELECT …) d JOIN r ON … ) j: the tree joins both items (sqlglot hangs the JOIN on
+    the derived table d), so j has the columns of d and r."""
+    b = planner.bound("SELECT * FROM ((SELECT c AS h FROM l) d JOIN r ON h = r.c) j")
+    assert list(b.names) == ["h", "y", "c"]
+    assert _top_join(b.rel).kind == "inner"
+
+
 # ---- 4. WITH scoping -------------------------------------------------------------------------
 
 def test_inner_with_shadows_only_inside_its_query(planner: Planner) -> None:
@@ -264,3 +272,26 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
+
+
+def test_session_functions_bind_to_the_sessions_values(planner: Planner) -> None:
+    """current_user & co. are constants of the statement, read from the session (they were
+    refused under parser-internal names like `sessionuser()`)."""
+    for sql, value in (("current_user", "materialize"), ("session_user", "materialize"),
+                       ("current_database()", "materialize"), ("current_schema", "public"),
+                       ("current_schema()", "public")):
+        bound = planner.bound(f"SELECT {sql} FROM t")
+        assert bound.names == (sql.removesuffix("()"),)
+        assert f'Map ("{value}")' in planner.explain(f"SELECT {sql} FROM t"), sql
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("SELECT x @@ 'a' FROM \"Q\"", "operator does not exist: integer @@ unknown"),
+    ("SELECT '{}'::jsonb @? '$.a' FROM \"Q\"", "operator does not exist: jsonb @? unknown"),
+    ("SELECT x <-> x FROM \"Q\"", "operator does not exist: integer <-> integer"),
+    ("SELECT x ~ 'a' FROM \"Q\"", "operator does not exist: integer ~ unknown"),
+])
+def test_unsupported_operators_are_named_as_written(planner: Planner, sql: str, message: str) -> None:
+    """An operator error names the operator the user wrote, never the parser's node name."""
+    e = planner.error(sql)
+    assert (e.sqlstate, e.message) == ("42883", message)
