@@ -100,8 +100,11 @@ TINY_INPUT_ROWS = 20_000
 # Sibling sessions (same context, cache and global views) for small inputs:
 # - small: no whole-stage code generation (compiling generated code costs more than it saves:
 #   1k-row group-by 297 -> 151 ms; at 3M rows 378 -> 513 ms the other way);
-# - tiny: also one shuffle partition and no broadcast joins (a broadcast is a job of its own;
-#   a join of two 10-row inputs 106 -> 67 ms, a decorrelated subquery 2.3 -> 1.9 s).
+# - tiny: also one shuffle partition and no broadcast joins chosen by Spark's statistics (a
+#   broadcast is a job of its own; a join of two 10-row inputs 106 -> 67 ms, a decorrelated
+#   subquery 2.3 -> 1.9 s). Join stages the planner marks `broadcast` (lookups known to be
+#   small, refine_broadcast_lookups) carry a BROADCAST hint, which applies in every session:
+#   a chain of n such stages needs no shuffle, where sort-merge joins shuffled once per stage.
 _SIBLINGS = {
     "small": {"spark.sql.codegen.wholeStage": "false"},
     "tiny": {"spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "1",
