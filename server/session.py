@@ -65,6 +65,18 @@ _BYTE_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "kib": 1 << 10, "mb": 1 << 20, "mib
                "gb": 1 << 30, "gib": 1 << 30, "tb": 1 << 40, "tib": 1 << 40}
 
 
+def parse_extra_float_digits(value: str) -> int:
+    """extra_float_digits: an integer in [-15, 3] (Postgres' bounds)."""
+    v = value.strip().strip("'")
+    try:
+        n = int(v)
+    except ValueError:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "extra_float_digits": "{value}"') from None
+    if not -15 <= n <= 3:
+        raise SqlError(INVALID_PARAMETER_VALUE, f"{n} is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)")
+    return n
+
+
 def parse_bytes(name: str, value: str) -> int:
     """A memory size setting ("1GB", "512 MB", "1048576"; units are powers of 1024)."""
     m = re.fullmatch(r"(\d+)\s*([a-z]*)", value.strip().lower())
@@ -238,13 +250,13 @@ class Session:
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
             raise timezone_refusal(value)
         elif key == "bytea_output":
-            v = value.strip().lower()
-            if v == "escape":
-                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
-            if v != "hex":
+            v = value.strip().strip("'").lower()
+            if v not in ("hex", "escape"):
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
                                hint="Available values: escape, hex.")
             value = v
+        elif key == "extra_float_digits":
+            value = str(parse_extra_float_digits(value))
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

@@ -121,7 +121,7 @@ NA_RULES: list[tuple[str, re.Pattern[str]]] = [
      re.compile(r"^(set\s+(local\s+|session\s+)?(role|session\s+authorization|constraints)|reset\s+role|"
                 r"reset\s+session\s+authorization|discard)\b")),
     ("PostgreSQL-only SET (planner, memory, locale, …)", re.compile(r"^(set\s+(local\s+|session\s+)?|reset\s+)(?!"
-     r"(search_path|time\s*zone|timezone|datestyle|intervalstyle|extra_float_digits|client_encoding|"
+     r"(search_path|time\s*zone|timezone|datestyle|intervalstyle|extra_float_digits|bytea_output|client_encoding|"
      r"standard_conforming_strings|application_name|statement_timeout|transaction|all)\b)")),
     ("INSERT … ON CONFLICT / row locking / cursors on tables (FOR UPDATE, WHERE CURRENT OF)",
      re.compile(r"\bon\s+conflict\b|\bfor\s+(no\s+key\s+)?(update|share|key\s+share)\b(?!\s*\w+\s*=)"
