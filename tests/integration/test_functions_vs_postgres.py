@@ -228,6 +228,11 @@ SYNTAX += [
     # jsonb values are DISTINCT by value (1.0 = 1.00 = 1), as jsonb `=` compares them
     "SELECT count(DISTINCT j), count(j) FROM (VALUES ('{\"a\": 1.0}'::jsonb), ('{\"a\": 1.00}'), ('{\"a\": 1}'),"
     " ('[1, 2.50]'), ('[1, 2.5]'), ('\"1.0\"'), ('\"1.00\"'), (NULL)) AS t(j), one",
+    # GROUP BY / DISTINCT over jsonb group by value too; a group prints one of its values
+    "SELECT count(*), sum(c), max(m), min(m) FROM (SELECT j, count(*) AS c, max(k) AS m FROM (VALUES ('{\"a\": 1.0}'::jsonb, 1),"
+    " ('{\"a\": 1.00}', 2), ('{\"a\": 1}', 3), ('[1, 2.50]', 4), ('[1, 2.5]', 5), ('\"1.0\"', 6), (NULL, 7)) AS t(j, k) GROUP BY j) s, one",
+    "SELECT count(*) FROM (SELECT DISTINCT j FROM (VALUES ('{\"a\": 1.0}'::jsonb), ('{\"a\": 1}'), ('2'), ('2.0')) AS t(j)) s, one",
+    "SELECT j, count(*), max(k) FROM (VALUES ('{\"a\": 1.0}'::jsonb, 1), ('{\"a\": 1.0}', 2), ('[2.50]', 3), ('\"x\"', 4)) AS t(j, k), one GROUP BY j",
     # float variance without cancellation; `1e9+1` is 1e9 + 1
     "SELECT g, var_pop(v), var_samp(v), stddev(v) FROM (VALUES (1, 100000003::float8), (1, 100000004), (1, 100000005),"
     " (1, 100000006), (1, 100000007), (2, 1e9), (2, 1e9+1)) AS t(g, v), one GROUP BY g",

@@ -353,6 +353,35 @@ def trimmed(o: Outcome, numeric_cols: list[int]) -> Outcome:
     return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
 
 
+# array_agg( … ) with no ORDER BY inside its parentheses (one level of nesting)
+_UNORDERED_ARRAY_AGG = re.compile(r"\barray_agg\s*\((?:[^()]|\([^()]*\))*\)", re.I)
+_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+def has_unordered_array_agg(sql: str) -> bool:
+    return any(not _ORDER_BY.search(m.group(0)) for m in _UNORDERED_ARRAY_AGG.finditer(sql))
+
+
+def _elements_sorted(o: Outcome) -> Outcome:
+    """`o` with the elements of every one-dimensional array value sorted: array_agg without an
+    ORDER BY of its own aggregates in an unspecified order (Materialize ignores a subquery's
+    ORDER BY, where PostgreSQL's executor happens to keep it)."""
+    from sql.literal import split_array_text
+    from sql.types import SqlType
+
+    def sort(v: str | None) -> str | None:
+        if v is None or not (v.startswith("{") and v.endswith("}")) or "{" in v[1:-1]:
+            return v
+        try:
+            items = split_array_text(v, SqlType("_text"))
+        except Exception:  # not an array literal after all
+            return v
+        return "{" + ",".join(sorted("NULL" if x is None else str(x) for x in items)) + "}"
+
+    rows = tuple(tuple(sort(v) for v in r) for r in o.rows)
+    return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
+
+
 def numeric_columns(pg: Outcome) -> list[int]:
     return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
 
@@ -409,6 +438,8 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
         num = numeric_columns(pg)
         if num and len(pg.columns) == len(mz.columns) and compare_rows(sql, trimmed(pg, num), trimmed(mz, num)) is None:
             return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
+        if has_unordered_array_agg(sql) and compare_rows(sql, _elements_sorted(pg), _elements_sorted(mz)) is None:
+            return Verdict(Cls.DOCUMENTED, "array_agg without ORDER BY: element order unspecified (Materialize)")
         if NONDETERMINISTIC.search(sql):
             return Verdict(Cls.NA, "nondeterministic or server-specific value", {"diff": diff})
         dep = references(sql, diverged or set())

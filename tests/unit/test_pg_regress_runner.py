@@ -307,3 +307,21 @@ def test_numeric_trailing_zeros_are_a_documented_difference() -> None:
     whole = Outcome(True, ("n",), (("2.000",), ("10",)), 2, True, (1700,))
     assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("10",)), 2, True)).cls is Cls.DOCUMENTED
     assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("1",)), 2, True)).cls is Cls.DIFFERENT
+
+
+def test_unordered_array_agg_is_a_documented_difference() -> None:
+    """array_agg without an ORDER BY of its own: the element order is unspecified (Materialize
+    ignores a subquery's ORDER BY), so arrays equal up to element order are `documented`;
+    with an in-aggregate ORDER BY the order must match."""
+    from tests.pg_regress.classify import has_unordered_array_agg
+
+    sql = "select array_agg(ten) from (select ten from tenk1 order by unique1) ss"
+    pg = Outcome(True, ("array_agg",), (("{0,1,2,NULL}",),), 1, has_rows=True)
+    mz = Outcome(True, ("array_agg",), (("{2,NULL,0,1}",),), 1, has_rows=True)
+    other = Outcome(True, ("array_agg",), (("{2,2,0,1}",),), 1, has_rows=True)
+    assert classify(sql, pg, mz).cls == Cls.DOCUMENTED
+    assert classify(sql, pg, other).cls == Cls.DIFFERENT
+    ordered = "select array_agg(ten order by unique1) from tenk1"
+    assert classify(ordered, pg, mz).cls == Cls.DIFFERENT
+    assert has_unordered_array_agg("select array_agg(nullif(ten, 4)) from t")
+    assert not has_unordered_array_agg("select array_agg(x order by y), count(*) from t")
