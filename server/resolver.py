@@ -50,6 +50,17 @@ class Resolver:
                 return it
         return None
 
+    def session_value(self, name: str) -> str | None:
+        """current_user / session_user / current_role: the session's user; current_database /
+        current_catalog: its database; current_schema: the first existing schema of the search path."""
+        if name in ("current_user", "session_user", "current_role"):
+            return self.session.user
+        if name in ("current_database", "current_catalog"):
+            return self.session.database
+        if name == "current_schema":
+            return next((s for s in self.session.search_path() if self.catalog.schema_exists(s)), None)
+        raise KeyError(name)
+
     def resolve(self, parts: list[str]) -> ItemRef | None:
         it = self.item(parts)
         if it is None:

@@ -38,6 +38,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "transaction_isolation": ("strict serializable", False),
     "enable_monotonic_oneshot_selects": ("on", False),
     "enable_consolidate_after_union_negate": ("on", False),
+    # join lookups of at most this many records (known exactly) are broadcast; 0: never
+    "broadcast_join_threshold_rows": ("100000", False),
     "mz_version": ("v0.1.0 (mzspark)", True),
     "idle_in_transaction_session_timeout": ("0", False),
     "max_query_result_size": ("1GB", False),
@@ -63,18 +65,6 @@ def normalize_bool(name: str, value: str) -> str:
 
 _BYTE_UNITS = {"": 1, "b": 1, "kb": 1 << 10, "kib": 1 << 10, "mb": 1 << 20, "mib": 1 << 20,
                "gb": 1 << 30, "gib": 1 << 30, "tb": 1 << 40, "tib": 1 << 40}
-
-
-def parse_extra_float_digits(value: str) -> int:
-    """extra_float_digits: an integer in [-15, 3] (Postgres' bounds)."""
-    v = value.strip().strip("'")
-    try:
-        n = int(v)
-    except ValueError:
-        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "extra_float_digits": "{value}"') from None
-    if not -15 <= n <= 3:
-        raise SqlError(INVALID_PARAMETER_VALUE, f"{n} is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)")
-    return n
 
 
 def parse_bytes(name: str, value: str) -> int:
@@ -123,6 +113,17 @@ def timezone_refusal(value: str) -> SqlError:
     if known:
         return SqlError(FEATURE_NOT_SUPPORTED, f'TimeZone "{value}" is not supported', hint="Only UTC is supported.")
     return SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"', hint="Only UTC is supported.")
+
+
+def normalize_extra_float_digits(value: str) -> str:
+    """extra_float_digits: an integer from -15 to 3 (Postgres' range)."""
+    try:
+        n = int(value.strip())
+    except ValueError:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "extra_float_digits": "{value}"') from None
+    if not -15 <= n <= 3:
+        raise SqlError(INVALID_PARAMETER_VALUE, f"{n} is outside the valid range for parameter \"extra_float_digits\" (-15 .. 3)")
+    return str(n)
 
 
 def normalize_intervalstyle(value: str) -> str:
@@ -240,6 +241,10 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
+        elif key == "broadcast_join_threshold_rows":
+            if not value.strip().isdigit():
+                raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a non-negative integer value')
+            value = str(int(value))
         elif key == "max_query_result_size":
             parse_bytes(key, value)
         elif key == "transaction_isolation":
@@ -256,7 +261,7 @@ class Session:
                                hint="Available values: escape, hex.")
             value = v
         elif key == "extra_float_digits":
-            value = str(parse_extra_float_digits(value))
+            value = normalize_extra_float_digits(value)
         elif key == "datestyle":
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":

@@ -550,9 +550,9 @@ class Binder:
         agg = self._agg
         if agg is not None:
             if _is_agg(e):
-                return aggregate(self, e, agg)
+                return aggregate(self, e, agg, out_scope=scope)
             if isinstance(e, exp.Filter) and _is_agg(e.this):
-                return aggregate(self, e.this, agg, e.expression.this)
+                return aggregate(self, e.this, agg, e.expression.this, out_scope=scope)
             if not _has_agg(e) and not _has_window(e):
                 self._agg = None
                 try:

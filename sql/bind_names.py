@@ -68,41 +68,74 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
 
 
 def _output_name(e: exp.Expression) -> str:
+    """The output column name of a select item: its alias, else PostgreSQL's FigureColname."""
     if isinstance(e, exp.Alias):
         return e.alias
-    if isinstance(e, exp.Column):
-        return e.name
-    if isinstance(e, (exp.Subquery, exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values)):
-        return _query_output_name(e)
-    if isinstance(e, exp.Exists):
-        return "exists"
-    if isinstance(e, exp.Cast):
-        inner = e.this
-        if isinstance(inner, exp.Column):
-            return inner.name
-        dt = sql_type_of(e.args["to"])
-        return {"int4": "int4", "int8": "int8", "text": "text", "numeric": "numeric", "float8": "float8", "bool": "bool",
-                "date": "date", "varchar": "varchar", "bpchar": "bpchar"}.get(dt.name, dt.name) if not isinstance(inner, exp.Cast) else _output_name(inner)
-    if isinstance(e, exp.Paren):
-        return _output_name(e.this)
-    if isinstance(e, exp.Window):
-        call = e.this.this if isinstance(e.this, exp.Filter) else e.this
-        return _output_name(call)
-    if isinstance(e, exp.Filter):
-        return _output_name(e.this)
-    if isinstance(e, exp.Case):
-        return "case"
-    if isinstance(e, exp.Array):
-        return "array"
-    if isinstance(e, exp.Bracket):
-        return _output_name(e.this)
-    if isinstance(e, exp.Coalesce):
-        return "coalesce"
-    if isinstance(e, exp.Nullif):
-        return "nullif"
-    if isinstance(e, exp.Func):
-        return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e)
-    return "?column?"
+    return _figure_colname(e)[0] or "?column?"
+
+
+# strengths of a figured name (Postgres' FigureColnameInternal): a column or function name
+# beats a type or CASE name, which beats none
+_STRONG, _WEAK, _NONE = 2, 1, 0
+
+
+def _figure_colname(e: exp.Expression) -> tuple[str | None, int]:
+    """(name, strength) of an expression, as Postgres names an unaliased select item: columns,
+    calls, EXISTS, ARRAY, ROW and scalar subqueries by their own names; a cast by its argument's
+    name if that is strong, else by the type; CASE by its ELSE if strong, else "case";
+    operators not at all (`?column?`)."""
+    match e:
+        case exp.Column():
+            return e.name, _STRONG
+        case exp.Subquery() | exp.Select() | exp.Union() | exp.Except() | exp.Intersect() | exp.Values():
+            return _query_output_name(e), _STRONG
+        case exp.Exists():
+            return "exists", _STRONG
+        case exp.AtTimeZone():  # a call of timezone(zone, x)
+            return "timezone", _STRONG
+        case exp.Cast():
+            name, strength = _figure_colname(e.this)
+            return (name, strength) if strength == _STRONG else (_cast_type_name(e.args["to"]), _WEAK)
+        case exp.Interval():  # INTERVAL '...' is a cast of a literal
+            return "interval", _WEAK
+        case exp.Paren() | exp.Filter() | exp.WithinGroup() | exp.Collate() | exp.Bracket():
+            return _figure_colname(e.this)
+        case exp.Window():
+            return _figure_colname(e.this)
+        case exp.Case():
+            default = e.args.get("default")
+            name, strength = _figure_colname(default) if default is not None else (None, _NONE)
+            return (name, strength) if strength == _STRONG else ("case", _WEAK)
+        case exp.Array():
+            return "array", _STRONG
+        case exp.Coalesce():
+            return "coalesce", _STRONG
+        case exp.Nullif():
+            return "nullif", _STRONG
+        case exp.Anonymous():
+            return pg_function_name(e), _STRONG
+        case exp.Func() if _is_written_call(e):
+            return _SQL_VALUE_FUNCTION_NAMES.get(type(e)) or pg_function_name(e), _STRONG
+    return None, _NONE
+
+
+def _is_written_call(e: exp.Func) -> bool:
+    """A typed node the user wrote as a call (an aggregate, a special-syntax form, an SQL value
+    function), not an operator that sqlglot models as a function (`^`, `->`, `~`, `@>`, ...)."""
+    from sql.func_names import SPECIAL_SYNTAX_NAMES
+    from sql.statements import ORIGINAL_NAME_KEY
+
+    return ORIGINAL_NAME_KEY in e.meta or type(e) in SPECIAL_SYNTAX_NAMES or type(e) in _SQL_VALUE_FUNCTION_NAMES
+
+
+def _cast_type_name(dt: exp.DataType) -> str:
+    """The type name Postgres gives a cast's column: the (element) type's own name."""
+    if dt.this == exp.DataType.Type.JSON:
+        return "json"
+    t = sql_type_of(dt)
+    while t.element is not None and t.name.startswith("_"):
+        t = t.element
+    return t.name
 
 
 def _query_output_name(q: exp.Expression) -> str:
@@ -122,5 +155,6 @@ def _query_output_name(q: exp.Expression) -> str:
 # SQL value functions (no parentheses) are named by their keyword, as Postgres 10+ does
 _SQL_VALUE_FUNCTION_NAMES: dict[type, str] = {
     exp.CurrentDate: "current_date", exp.CurrentTimestamp: "current_timestamp", exp.CurrentTime: "current_time",
-    exp.Localtimestamp: "localtimestamp", exp.Localtime: "localtime",
+    exp.Localtimestamp: "localtimestamp", exp.Localtime: "localtime", exp.SessionUser: "session_user",
+    exp.CurrentUser: "current_user", exp.CurrentSchema: "current_schema", exp.CurrentCatalog: "current_catalog",
 }

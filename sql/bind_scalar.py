@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, srf
+from sql import datetime_typmods, func, func_names, srf, timezones
 from sql.bind_aggregates import _is_agg
 from sql.bind_jsonb import _JSONB_NODES, jsonb_build, jsonb_operator, to_jsonb
 from sql.bind_names import sql_type_of
@@ -17,6 +17,7 @@ from sql.errors import (
     GROUPING_ERROR,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
     SqlError,
     unsupported,
@@ -52,6 +53,7 @@ from sql.types import (
     NUMERIC,
     TEXT,
     UNKNOWN,
+    Interval,
     SqlType,
     record_type,
 )
@@ -65,6 +67,10 @@ _BINARY: dict[type[exp.Expression], str] = {
     exp.EQ: "eq", exp.NEQ: "ne", exp.LT: "lt", exp.LTE: "le", exp.GT: "gt", exp.GTE: "ge",
     exp.DPipe: "concat", exp.Like: "like", exp.ILike: "ilike", exp.Pow: "pow",
     exp.ArrayContainsAll: "array_contains", exp.ArrayContainedBy: "array_contained", exp.ArrayOverlaps: "array_overlap",
+}
+# operators the parser models as nodes of their own, with no binding here
+_UNSUPPORTED_OPERATORS: dict[type[exp.Expression], str] = {
+    exp.MatchAgainst: "@@", exp.JSONBPathExists: "@?", exp.Distance: "<->", exp.Adjacent: "-|-",
 }
 # functions that stay variadic calls at any arity: a binary call named concat is the operator
 # || (NULL-strict, while concat(a, b) skips NULLs)
@@ -197,12 +203,12 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return _quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
     if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
         return row_comparison(binder, _BINARY[type(e)], e.this, e.expression, scope)
+    if isinstance(e, (exp.Like, exp.ILike)) or isinstance(e, exp.Escape) and isinstance(e.this, (exp.Like, exp.ILike)):
+        return _like(binder, e, scope)
     if type(e) in _BINARY:
         op = _BINARY[type(e)]
         a = binder.scalar(e.this, scope)
         b = binder.scalar(e.expression, scope)
-        if op in ("like", "ilike") and e.args.get("negate"):
-            return CallUnary("not", binder._binary(op, a, b), BOOL)
         return binder._binary(op, a, b)
     if isinstance(e, exp.And) or isinstance(e, exp.Or):
         f = "and" if isinstance(e, exp.And) else "or"
@@ -260,6 +266,12 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return CallUnary("not", res, BOOL) if e.args.get("negate") else res
     if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
         return _similar_to(binder, e, scope)
+    if isinstance(e, exp.AtTimeZone):
+        return _at_time_zone(binder, e.this, e.args["zone"], scope)
+    if isinstance(e, (exp.RegexpLike, exp.RegexpILike)):
+        return _regex_match(binder, e, scope)
+    if isinstance(e, exp.StartsWith):  # a ^@ b = starts_with(a, b)
+        return _function(binder, exp.Anonymous(this="starts_with", expressions=[e.this, e.expression]), scope)
     if isinstance(e, exp.Case):
         return _case(binder, e, scope)
     if isinstance(e, exp.If):
@@ -306,6 +318,14 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     if _is_agg(e):
         where = "WHERE" if binder._agg is None else "this context"
         raise SqlError(GROUPING_ERROR, f"aggregate functions are not allowed in {where}")
+    if type(e) in _UNSUPPORTED_OPERATORS:
+        # text search, jsonpath and geometric operators: named as written, never by the
+        # parser's node name (`matchagainst`)
+        left, right = (e.expressions[0], e.this) if isinstance(e, exp.MatchAgainst) else (e.this, e.expression)
+        a, b = binder.scalar(left, scope), binder.scalar(right, scope)
+        raise SqlError(UNDEFINED_FUNCTION,
+                       f"operator does not exist: {a.typ.pg_format()} {_UNSUPPORTED_OPERATORS[type(e)]} {b.typ.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
     if isinstance(e, exp.Func):
         return _function(binder, e, scope)
     if isinstance(e, exp.IntDiv):
@@ -418,6 +438,13 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
                 raw_args.extend(v)
             elif isinstance(v, exp.Expression):
                 raw_args.append(v)
+    if name == "timezone" and len(raw_args) == 2:
+        return _at_time_zone(binder, raw_args[1], raw_args[0], scope)
+    if name in func_names.SESSION_FUNCTIONS and not raw_args:
+        session_value = getattr(binder.catalog, "session_value", None)
+        if session_value is None:
+            raise unsupported(f"{written}()")
+        return Literal(session_value(name), SqlType("name"))
     if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):
         return CallVariadic("now", (), SqlType("timestamptz"))
     if name in ("currentdate", "current_date"):
@@ -482,6 +509,89 @@ def _similar_to(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return Literal(None, BOOL)
     regex = similar_to_regex(pat.value, esc.value or None)
     return CallBinary("regex_full_match", x, Literal(regex, TEXT), BOOL)
+
+
+def _like(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
+    """x [NOT] [I]LIKE p [ESCAPE c]: a literal pattern is rewritten to the same pattern with
+    backslash as its escape (what the renderer's LIKE takes): `c` + any char = that char."""
+    like, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
+    op = "ilike" if isinstance(like, exp.ILike) else "like"
+    a, b = binder.scalar(like.this, scope), binder.scalar(like.expression, scope)
+    esc = binder.coerce(binder.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
+    if not isinstance(esc, Literal):
+        raise unsupported("LIKE with an ESCAPE that is not a literal")
+    if isinstance(b, Literal) and b.typ.name in ("unknown", "text", "varchar", "bpchar") and b.value is not None \
+            and esc.value is not None:
+        b = Literal(like_pattern(str(b.value), str(esc.value)), b.typ)
+    elif esc.value != "\\":
+        if esc.value is None:
+            return Literal(None, BOOL)
+        raise unsupported("LIKE … ESCAPE with a pattern that is not a literal")
+    res = binder._binary(op, a, b)
+    if esc.value is None:
+        res = Literal(None, BOOL)
+    return CallUnary("not", res, BOOL) if like.args.get("negate") else res
+
+
+def like_pattern(pattern: str, escape: str) -> str:
+    """The LIKE pattern with escape `\\` that means what `pattern` with `escape` means ('' = no
+    escape): escape + c is a literal c; a backslash that is not the escape is a literal one."""
+    if len(escape) > 1:
+        raise SqlError("22025", "invalid escape string", hint="Escape string must be empty or one character.")
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if escape and c == escape:
+            if i + 1 == len(pattern):
+                raise SqlError("22025", "LIKE pattern must not end with escape character")
+            nxt = pattern[i + 1]
+            out.append("\\" + nxt if nxt in "%_\\" else nxt)
+            i += 2
+            continue
+        out.append("\\\\" if c == "\\" else c)
+        i += 1
+    return "".join(out)
+
+
+def _at_time_zone(binder: Binder, x_e: exp.Expression, zone_e: exp.Expression, scope: Scope) -> HirScalar:
+    """x AT TIME ZONE z = timezone(z, x): a timestamptz becomes the wall-clock timestamp in z,
+    a timestamp the instant that is that wall clock in z (unknown and date inputs are
+    timestamptz, Postgres' preferred type); z a literal zone name or interval."""
+    x = binder.scalar(x_e, scope)
+    z = binder.scalar(zone_e, scope)
+    if x.typ.name in ("unknown", "date"):
+        x = binder.coerce(x, SqlType("timestamptz"))
+    if x.typ.name not in ("timestamp", "timestamptz"):
+        raise func_names.no_function("timezone", [z.typ, x.typ])
+    out = SqlType("timestamp" if x.typ.name == "timestamptz" else "timestamptz")
+    if not isinstance(z, Literal):
+        raise unsupported("AT TIME ZONE with a time zone that is not a literal")
+    if z.value is None:
+        return Literal(None, out)
+    if z.typ.name == "interval" and isinstance(z.value, Interval):
+        zid = timezones.interval_zone_id(z.value)
+    elif z.typ.is_string or z.typ.name == "unknown":
+        zid = timezones.zone_id(str(z.value))
+    else:
+        raise func_names.no_function("timezone", [z.typ, x.typ])
+    return CallBinary("timezone", Literal(zid, TEXT), x, out)
+
+
+def _regex_match(binder: Binder, e: exp.RegexpLike | exp.RegexpILike, scope: Scope) -> HirScalar:
+    """x ~ p (x ~* p: case-insensitively): does p's regex match somewhere in x (text operands;
+    p a literal, translated to Java's regex dialect like regexp_match's)."""
+    x0, p0 = binder.scalar(e.this, scope), binder.scalar(e.expression, scope)
+    op = "~*" if isinstance(e, exp.RegexpILike) else "~"
+    if not all(t.is_string or t.name == "unknown" for t in (x0.typ, p0.typ)):
+        raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: {x0.typ.pg_format()} {op} {p0.typ.pg_format()}",
+                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    x, pat = binder.coerce(x0, TEXT), binder.coerce(p0, TEXT)
+    if not isinstance(pat, Literal):
+        raise unsupported(f"{op} with a pattern that is not a literal")
+    if pat.value is None:
+        return Literal(None, BOOL)
+    jp = func.java_regex(pat.value)
+    return CallBinary("regex_full_match", x, Literal(("(?i)" if op == "~*" else "") + jp, TEXT), BOOL)
 
 
 def _not_distinct(binder: Binder, e: exp.NullSafeEQ | exp.NullSafeNEQ, scope: Scope) -> HirScalar:

@@ -22,8 +22,13 @@ SPECIAL_SYNTAX_NAMES: dict[type, str] = {
     exp.Substring: "substring", exp.Trim: "btrim", exp.Extract: "extract", exp.StrPosition: "position",
     exp.Overlay: "overlay", exp.GroupConcat: "string_agg", exp.CurrentDate: "current_date",
     exp.CurrentTimestamp: "now", exp.CurrentTime: "current_time", exp.Localtimestamp: "localtimestamp",
-    exp.Localtime: "localtime", exp.IntDiv: "div",
+    exp.Localtime: "localtime", exp.IntDiv: "div", exp.SessionUser: "session_user", exp.CurrentUser: "current_user",
+    exp.CurrentSchema: "current_schema", exp.CurrentCatalog: "current_catalog",
 }
+
+# functions of the session, constant within a statement: (the CatalogReader's session_value)
+SESSION_FUNCTIONS = frozenset({"current_user", "session_user", "current_role", "current_schema", "current_catalog",
+                               "current_database"})
 
 # Postgres spellings that type (and render) as another name; the written name stays for
 # errors and output columns

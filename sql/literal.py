@@ -383,6 +383,16 @@ def _format_shortest(v: float, repr_digits: str, fixed_max_exp: int) -> str:
     return sign + body
 
 
+def format_float_digits(v: float, digits: int) -> str:
+    """float4out / float8out with extra_float_digits <= 0: C's `%.*g` with `digits` (at least 1)
+    significant digits (FLT_DIG or DBL_DIG plus extra_float_digits)."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return f"{v:.{max(digits, 1)}g}"
+
+
 def format_float8(v: float) -> str:
     v = float(v)
     r = repr(v)

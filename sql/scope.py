@@ -34,6 +34,10 @@ class CatalogReader(Protocol):
         """Resolve a (possibly schema-qualified) relation name via the search path."""
         ...
 
+    def session_value(self, name: str) -> str | None:
+        """The value of a session function (func_names.SESSION_FUNCTIONS) for this statement."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ScopeColumn:

@@ -36,6 +36,7 @@ from sql.literal import (
     fit_datetime,
     format_float4,
     format_float8,
+    format_float_digits,
     parse_bytea,
     quote_array_element,
     round_f32,
@@ -164,17 +165,6 @@ def format_bytea(v: bytes, output: str = "hex") -> str:
     return "".join("\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}" for b in bytes(v))
 
 
-def format_float_digits(v: float, digits: int) -> str:
-    """float4out / float8out with extra_float_digits <= 0: `%.{digits}g` (digits = FLT_DIG or
-    DBL_DIG plus extra_float_digits, at least 1); NaN and infinities spelled as Postgres does."""
-    v = float(v)
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    return f"{v:.{max(digits, 1)}g}"
-
-
 @dataclass(frozen=True)
 class TextStyle:
     """The session settings text output depends on: IntervalStyle, bytea_output and
@@ -234,9 +224,10 @@ def text_encoder(t: SqlType, style: TextStyle = DEFAULT_STYLE) -> Encoder:
         return lambda v: format_interval(v, style.interval_style).encode()
     if t.name == "bytea" and style.bytea_output == "escape":
         return lambda v: format_bytea(v, "escape").encode()
-    if t.name in ("float4", "float8") and style.extra_float_digits <= 0:
-        digits = (6 if t.name == "float4" else 15) + style.extra_float_digits
-        return lambda v: format_float_digits(v, digits).encode()
+    if t.name == "float8" and style.extra_float_digits <= 0:
+        return lambda v: format_float_digits(float(v), 15 + style.extra_float_digits).encode()
+    if t.name == "float4" and style.extra_float_digits <= 0:
+        return lambda v: format_float_digits(round_f32(float(v)), 6 + style.extra_float_digits).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 

@@ -160,3 +160,34 @@ def test_refused(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) 
     """Accepted by Postgres with a meaning we do not implement: refused, never ignored."""
     mz, _ = both
     assert _result(mz, sql) == "error 0A000"
+
+
+# Unaliased select items are named as PostgreSQL's FigureColname names them: operators that the
+# parser models as functions (`^`, `->`, `~`, `@>`, `AND`) are `?column?`, casts take the type's
+# name unless their argument has a strong name, CASE takes its ELSE's strong name.
+COLUMN_NAME_EXPRS = [
+    "2 ^ 3", "power(2, 3)", "'{\"a\":1}'::jsonb -> 'a'", "'{\"a\":1}'::jsonb ->> 'a'", "'{\"a\":1}'::jsonb #> '{a}'",
+    "'{\"a\":1}'::jsonb @> '{}'", "'{}'::jsonb <@ '{}'", "'x' ~ 'y'", "'x' ~* 'y'", "'{\"a\":1}'::jsonb ? 'a'",
+    "'ab' ^@ 'a'", "ARRAY[1] && ARRAY[2]", "true AND false", "a > 0 OR a < 0",
+    "INTERVAL '1 day'", "'1'::text::int", "a::text::int", "upper('x')::int", "'{1}'::int[]", "'x'::varchar(3)",
+    "1::double precision", "CASE WHEN true THEN 1 ELSE a END", "CASE WHEN true THEN a ELSE 2 END",
+    "session_user", "current_user", "current_schema", "current_date", "(SELECT 1)::int", "ARRAY[a]::text[]",
+    "coalesce(a, 1)::text", "EXISTS (SELECT 1)", "count(*)", "sum(a) OVER ()", "substring('abc' FROM 2)",
+]
+
+
+def _column_name(conn: psycopg.Connection, sql: str) -> str:
+    """The first output column's name from Describe (nothing is executed)."""
+    pgc = conn.pgconn
+    res = pgc.prepare(b"", sql.encode())
+    assert res.status == psycopg.pq.ExecStatus.COMMAND_OK, res.error_message
+    desc = pgc.describe_prepared(b"")
+    assert desc.status == psycopg.pq.ExecStatus.COMMAND_OK, desc.error_message
+    return (desc.fname(0) or b"").decode()
+
+
+@pytest.mark.parametrize("expr", COLUMN_NAME_EXPRS)
+def test_output_column_name_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], expr: str) -> None:
+    mz, pg = both
+    sql = f"SELECT {expr} FROM ta"
+    assert _column_name(mz, sql) == _column_name(pg, sql)

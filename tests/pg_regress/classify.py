@@ -28,6 +28,8 @@ The share of "same" is taken over the statements that are neither `na` nor `bloc
 
 from __future__ import annotations
 
+import decimal
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -386,6 +388,41 @@ def numeric_columns(pg: Outcome) -> list[int]:
     return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
 
 
+_JSON_WORD = re.compile(r"\bjson\b", re.I)
+
+
+def jsonb_text(v: str | None) -> str | None:
+    """A JSON document's text as jsonb prints it (PostgreSQL's jsonb_out: duplicate keys last
+    wins, keys ordered by length then bytes, `", "` / `": "` separators, numbers as numeric);
+    `v` unchanged when it is not a JSON document. Materialize documents that it has no type
+    like PostgreSQL's `json` (which keeps the input text): `json` is read as jsonb."""
+    if v is None:
+        return v
+    try:
+        doc = json.loads(v, parse_float=decimal.Decimal, parse_int=decimal.Decimal, object_pairs_hook=dict)
+    except ValueError:
+        return v
+    return _jsonb_out(doc)
+
+
+def _jsonb_out(d: object) -> str:
+    if isinstance(d, dict):
+        keys = sorted(d, key=lambda k: (len(k.encode()), k.encode()))
+        return "{" + ", ".join(f"{_jsonb_out(k)}: {_jsonb_out(d[k])}" for k in keys) + "}"
+    if isinstance(d, list):
+        return "[" + ", ".join(_jsonb_out(x) for x in d) + "]"
+    if isinstance(d, decimal.Decimal):
+        t = format(d, "f")
+        return "0" if t.lstrip("-").strip("0.") == "" and "." not in t else t
+    return json.dumps(d, ensure_ascii=False)
+
+
+def as_jsonb(o: Outcome) -> Outcome:
+    """`o` with every JSON container cell in jsonb's text form (see jsonb_text)."""
+    rows = tuple(tuple(jsonb_text(v) for v in r) for r in o.rows)
+    return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
+
+
 def _same_up_to_ties(a: tuple[tuple, ...], b: tuple[tuple, ...], cols: list[int]) -> bool:
     """Same sequence of sort keys, and the same multiset of rows within each run of equal keys."""
     if [tuple(r[i] for i in cols) for r in a] != [tuple(r[i] for i in cols) for r in b]:
@@ -440,6 +477,9 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
             return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
         if has_unordered_array_agg(sql) and compare_rows(sql, _elements_sorted(pg), _elements_sorted(mz)) is None:
             return Verdict(Cls.DOCUMENTED, "array_agg without ORDER BY: element order unspecified (Materialize)")
+        if _JSON_WORD.search(sql) and len(pg.columns) == len(mz.columns) \
+                and compare_rows(sql, as_jsonb(pg), as_jsonb(mz)) is None:
+            return Verdict(Cls.DOCUMENTED, "json is jsonb (Materialize has no text-preserving json type)")
         if NONDETERMINISTIC.search(sql):
             return Verdict(Cls.NA, "nondeterministic or server-specific value", {"diff": diff})
         dep = references(sql, diverged or set())

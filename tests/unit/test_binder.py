@@ -272,3 +272,26 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
+
+
+def test_session_functions_bind_to_the_sessions_values(planner: Planner) -> None:
+    """current_user & co. are constants of the statement, read from the session (they were
+    refused under parser-internal names like `sessionuser()`)."""
+    for sql, value in (("current_user", "materialize"), ("session_user", "materialize"),
+                       ("current_database()", "materialize"), ("current_schema", "public"),
+                       ("current_schema()", "public")):
+        bound = planner.bound(f"SELECT {sql} FROM t")
+        assert bound.names == (sql.removesuffix("()"),)
+        assert f'Map ("{value}")' in planner.explain(f"SELECT {sql} FROM t"), sql
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("SELECT x @@ 'a' FROM \"Q\"", "operator does not exist: integer @@ unknown"),
+    ("SELECT '{}'::jsonb @? '$.a' FROM \"Q\"", "operator does not exist: jsonb @? unknown"),
+    ("SELECT x <-> x FROM \"Q\"", "operator does not exist: integer <-> integer"),
+    ("SELECT x ~ 'a' FROM \"Q\"", "operator does not exist: integer ~ unknown"),
+])
+def test_unsupported_operators_are_named_as_written(planner: Planner, sql: str, message: str) -> None:
+    """An operator error names the operator the user wrote, never the parser's node name."""
+    e = planner.error(sql)
+    assert (e.sqlstate, e.message) == ("42883", message)

@@ -455,3 +455,36 @@ def test_text_style_bytea_escape_and_float_digits() -> None:
     assert text_encoder(SqlType("float4"), f0)(1 / 3) == b"0.333333"
     assert text_encoder(SqlType("float8"), f0)(float("-inf")) == b"-Infinity"
     assert text_encoder(SqlType("_float8"), f0)([0.1 + 0.2, None]) == b"{0.3,NULL}"
+# float8out / float4out with extra_float_digits <= 0 (C's %.*g with DBL_DIG / FLT_DIG plus it
+# digits), as PostgreSQL 15 prints them; positive values keep the shortest round-trip form
+@pytest.mark.parametrize(("typ", "digits", "value", "text"), [
+    ("float8", 0, 3.7 + 3.1, b"6.8"),
+    ("float8", 1, 3.7 + 3.1, b"6.800000000000001"),
+    ("float8", 0, 131.10703231895047, b"131.10703231895"),
+    ("float8", 0, 1e15, b"1e+15"),
+    ("float8", 0, 123456789012345.6, b"123456789012346"),
+    ("float8", -2, 1 / 3, b"0.3333333333333"),
+    ("float8", 0, 1.5e-5, b"1.5e-05"),
+    ("float8", 0, float("-inf"), b"-Infinity"),
+    ("float8", 0, float("nan"), b"NaN"),
+    ("float8", 0, -0.0, b"-0"),
+    ("float4", 0, 431.7726135253906, b"431.773"),
+    ("float4", -15, 431.7726135253906, b"4e+02"),
+    ("_float8", 0, [1.0000000000000002, None], b"{1,NULL}"),
+])
+def test_extra_float_digits(typ: str, digits: int, value: Any, text: bytes) -> None:
+    assert codec.text_encoder(SqlType(typ), codec.TextStyle(extra_float_digits=digits))(value) == text
+    cols = [ColumnDesc("f", SqlType(typ))]
+    assert text_row_formatter(cols, style=codec.TextStyle(extra_float_digits=digits))((value,)) == text + b"\n"
+
+
+def test_extra_float_digits_range() -> None:
+    from server.session import Session
+
+    s = Session("materialize", "materialize", {})
+    s.set("extra_float_digits", "-15")
+    assert s.get("extra_float_digits") == "-15"
+    for bad in ("4", "-16", "x"):
+        with pytest.raises(SqlError) as e:
+            s.set("extra_float_digits", bad)
+        assert e.value.sqlstate == "22023"
