@@ -510,10 +510,15 @@ _CREATED = re.compile(
 _INHERITS = re.compile(r"\binherits\s*\(([^()]*)\)|\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.]+))")
 
 
-def inherited_parents(sql: str) -> set[str]:
-    """The tables a CREATE … INHERITS (p, …) / PARTITION OF p statement makes a child of: rows
-    written into the child are read through the parent, so once the child is outside the
-    comparison the parents' contents may differ too."""
+_ROUTINE = re.compile(r"^create\s+(?:or\s+replace\s+)?(?:function|procedure|trigger|rule)\b")
+_BODY_WRITES = re.compile(r"\b(?:insert\s+into|update|delete\s+from)\s+(?:only\s+)?((?:\"[^\"]+\"|[\w$.]+))")
+
+
+def indirectly_written(sql: str) -> set[str]:
+    """The tables whose contents an object made outside the comparison may change: the parents
+    of a CREATE … INHERITS (p, …) / PARTITION OF p (rows written into the child are read
+    through the parent), and the tables the body of a function / procedure / trigger / rule
+    writes (calling it writes them on one side only)."""
     n = normalize(sql)
     if not _CREATED.match(n):
         return set()
@@ -521,6 +526,8 @@ def inherited_parents(sql: str) -> set[str]:
     for m in _INHERITS.finditer(n):
         names = m.group(1).split(",") if m.group(1) is not None else [m.group(2)]
         out |= {x.strip().split(".")[-1].strip('"') for x in names if x.strip()}
+    if _ROUTINE.match(n):
+        out |= {m.group(1).split(".")[-1].strip('"') for m in _BODY_WRITES.finditer(n)}
     return out
 
 

@@ -272,14 +272,17 @@ def test_divergence_tracking() -> None:
         Cls.NA, Cls.SAME, Cls.BLOCKED]
 
 
-def test_inherited_parents() -> None:
-    from tests.pg_regress.classify import inherited_parents
+def test_indirectly_written_tables() -> None:
+    from tests.pg_regress.classify import indirectly_written
 
-    assert inherited_parents("create temp table t2a () inherits (t2)") == {"t2"}
-    assert inherited_parents("CREATE TABLE c (x int) INHERITS (a, public.B)") == {"a", "b"}
-    assert inherited_parents("create table p1 partition of p for values in (1)") == {"p"}
-    assert inherited_parents("create table t (a int)") == set()
-    assert inherited_parents("select 1 from inherits (x)") == set()
+    assert indirectly_written("create temp table t2a () inherits (t2)") == {"t2"}
+    assert indirectly_written("CREATE TABLE c (x int) INHERITS (a, public.B)") == {"a", "b"}
+    assert indirectly_written("create table p1 partition of p for values in (1)") == {"p"}
+    assert indirectly_written("create table t (a int)") == set()
+    assert indirectly_written("select 1 from inherits (x)") == set()
+    assert indirectly_written("create function f(v compos) returns void as $$\ninsert into compos values (v.*);\n$$ "
+                             "language sql") == {"compos"}
+    assert indirectly_written("create function g() returns int as $$ select 1 $$ language sql") == set()
 
 
 def test_setup_table_writes_are_dirty() -> None:
