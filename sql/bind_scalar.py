@@ -266,6 +266,8 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return CallUnary("not", res, BOOL) if e.args.get("negate") else res
     if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
         return _similar_to(binder, e, scope)
+    if isinstance(e, exp.Collate):
+        return _collate(binder, e, scope)
     if isinstance(e, exp.AtTimeZone):
         return _at_time_zone(binder, e.this, e.args["zone"], scope)
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike)):
@@ -551,6 +553,25 @@ def like_pattern(pattern: str, escape: str) -> str:
         out.append("\\\\" if c == "\\" else c)
         i += 1
     return "".join(out)
+
+
+# collations that order text by its bytes, as mzspark always does
+_BYTE_ORDER_COLLATIONS = frozenset({"c", "posix", "default", "ucs_basic"})
+
+
+def _collate(binder: Binder, e: exp.Collate, scope: Scope) -> HirScalar:
+    """x COLLATE "C" = x: text compares and sorts by its bytes here, which is what the C,
+    POSIX, ucs_basic and (in mzspark) default collations mean; other collations are 0A000."""
+    x = binder.scalar(e.this, scope)
+    coll = e.expression
+    name = coll.name if isinstance(coll, (exp.Identifier, exp.Column, exp.Literal)) else coll.sql()
+    if x.typ.name == "unknown":
+        x = binder.coerce(x, TEXT)
+    if not x.typ.is_string:
+        raise SqlError(DATATYPE_MISMATCH, f"collations are not supported by type {x.typ.pg_format()}")
+    if name.lower() not in _BYTE_ORDER_COLLATIONS:
+        raise unsupported(f'collation "{name}"')
+    return x
 
 
 def _at_time_zone(binder: Binder, x_e: exp.Expression, zone_e: exp.Expression, scope: Scope) -> HirScalar:

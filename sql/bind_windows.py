@@ -14,6 +14,7 @@ from sql.errors import (
     FEATURE_NOT_SUPPORTED,
     UNDEFINED_FUNCTION,
     UNDEFINED_OBJECT,
+    WRONG_OBJECT_TYPE,
     SqlError,
     unsupported,
 )
@@ -38,6 +39,7 @@ from sql.scalar import (
     WindowFrame,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.srf import is_srf_call
 from sql.types import (
     FLOAT8,
     INT4,
@@ -155,6 +157,8 @@ def _window_call(binder: Binder, call: exp.Expression, scope: Scope,
         return name, (h,), func.aggregate_type(name, h.typ)
     if name is None:
         fname = call.name.lower() if isinstance(call, exp.Anonymous) else call.key.lower()
+        if isinstance(call, exp.Anonymous):
+            _not_a_window_function(binder, call, fname, scope)
         raise unsupported(f"window function {_UNSUPPORTED_WINDOW_NAMES.get(fname, fname)}")
     if filter_where is not None:
         raise SqlError("0A000", "FILTER is not implemented for non-aggregate window functions")
@@ -199,6 +203,17 @@ def _window_call(binder: Binder, call: exp.Expression, scope: Scope,
     except SqlError:
         raise no_such() from None
     return name, (binder.coerce(value, t), binder.coerce(offset, INT4), binder.coerce(default, t)), t
+
+
+def _not_a_window_function(binder: Binder, call: exp.Anonymous, fname: str, scope: Scope) -> None:
+    """`f(..) OVER (..)` of a function that is neither a window function nor an aggregate:
+    42809 as Postgres, once the call resolves (its own error, e.g. 42883, otherwise)."""
+    if not is_srf_call(call):
+        try:
+            binder.scalar(call, scope)
+        except SqlError:
+            return  # not a known scalar function either: reported as before
+    raise SqlError(WRONG_OBJECT_TYPE, f"OVER specified, but {fname} is not a window function nor an aggregate function")
 
 
 def _positive_arg(h: HirScalar, name: str, state: str) -> HirScalar:

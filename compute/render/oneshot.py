@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -120,7 +121,15 @@ class RenderContext:
         The view's plan is a leaf: a persisted view would be inlined with its whole plan
         wherever it is read (the cache is matched only after analysis), so nested Lets —
         the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
-        df = self.session().sql(r.sql).localCheckpoint(eager=False)
+        try:
+            df = self.session().sql(r.sql).localCheckpoint(eager=False)
+        except Py4JJavaError as e:
+            if not _spark_unresolved_bug(e):
+                raise
+            # Spark's cache lookup canonicalizes a plan it has not finished resolving
+            # (UnresolvedException "Invalid call to qualifier on unresolved object", seen
+            # with several Lets over one source): the readers recompute the Let instead
+            return r
         return Rel(self.view(df, persist=False), r.arity)
 
     def checkpoint(self, df: DataFrame, arity: int) -> Rel:
@@ -182,6 +191,14 @@ def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | Non
 def _wrap(ctx: RenderContext, q: str, arity: int, where: list[str]) -> Rel:
     """Keep c0..c{arity-1}, diff of `q`'s rows satisfying `where`."""
     return _select(ctx, Rel(q, arity), [*cnames(arity), DIFF], where)
+
+
+def _spark_unresolved_bug(e: Py4JJavaError) -> bool:
+    """Is `e` Spark's internal UnresolvedException (a plan canonicalized before resolution)?"""
+    try:
+        return "UnresolvedException" in e.java_exception.getClass().getName()
+    except Exception:  # the JVM is gone: not this case
+        return False
 
 
 def consolidate(r: Rel, ctx: RenderContext) -> Rel:

@@ -73,6 +73,9 @@ def _window_value(a: AggregateExpr, w: str, over: str, framed: str) -> str:
             return f"{a.func}({first}.f1.f0, {int(offset.value)}, {first}.f1.f2) OVER ({over})"
         case "first_value" | "last_value":
             return f"{a.func}({first}.f1) OVER ({framed})"
+        case "lag" | "lead":
+            # a NULL offset gives NULL; a position outside the partition the default
+            return "(CASE WHEN __n IS NULL THEN NULL WHEN size(__s) > 0 THEN element_at(__s, 1).v ELSE __w.f0.f1.f2 END)"
         case "nth_value":
             args = _arg(a)
             assert args is not None and isinstance(args.exprs[1], Literal)
@@ -106,7 +109,10 @@ def _arg_type(a: AggregateExpr) -> SqlType:
 def _spark_framed(a: AggregateExpr) -> bool:
     """Does Spark's own window function compute `a` (frame and function alike)?"""
     assert a.window is not None
-    if a.func in RANK_LIKE or a.func in ("lag", "lead", "ntile"):
+    if a.func in ("lag", "lead"):
+        args = _arg(a)
+        return args is not None and isinstance(args.exprs[1], Literal)
+    if a.func in RANK_LIKE or a.func == "ntile":
         return True
     if not frames.native(a.window.frame, a.window.bounds):
         return False
@@ -178,9 +184,14 @@ def _joined_frames(keyed: str, kc: list[str], over: str, a: AggregateExpr, ctx: 
             value = f"CAST({value} AS {sql_type(bt)})"
         return frames.FrameRow(f"{t}.__pos", f"{t}.__grp", value, lo, hi)
 
-    on = [f"c.{k} <=> r.{k}" for k in kc] + [frames.in_frame(w.frame, o, coords("c"), coords("r"))]
-    n = "c.__w.f0.f1.f1" if a.func == "nth_value" else "NULL"
-    x = "r.__w.f0.f1.f0" if a.func == "nth_value" else "r.__w.f0.f1"
+    if a.func in ("lag", "lead"):
+        # the row `offset` positions before (lag) / after (lead) the current one
+        cond = f"r.__pos = c.__pos {'-' if a.func == 'lag' else '+'} c.__w.f0.f1.f1"
+    else:
+        cond = frames.in_frame(w.frame, o, coords("c"), coords("r"))
+    on = [f"c.{k} <=> r.{k}" for k in kc] + [cond]
+    n = "c.__w.f0.f1.f1" if a.func in ("nth_value", "lag", "lead") else "NULL"
+    x = "r.__w.f0.f1.f0" if a.func in ("nth_value", "lag", "lead") else "r.__w.f0.f1"
     pairs = (f"SELECT {', '.join(f'c.{k} AS {k}' for k in kc + ['__pos', '__w'])}, {n} AS __n, r.__pos AS __rpos, {x} AS __x, "
              f"CASE WHEN r.__pos IS NULL THEN NULL ELSE CAST(1 AS BIGINT) END AS diff "
              f"FROM ({numbered.sql}) AS c LEFT JOIN ({numbered.sql}) AS r ON {' AND '.join(on)}")
@@ -202,6 +213,9 @@ def _frame_value(a: AggregateExpr, exprs: list[str]) -> str:
             return "(CASE WHEN size(__s) > 0 THEN element_at(__s, 1).v END)"
         case "last_value":
             return "(CASE WHEN size(__s) > 0 THEN element_at(__s, -1).v END)"
+        case "lag" | "lead":
+            # a NULL offset gives NULL; a position outside the partition the default
+            return "(CASE WHEN __n IS NULL THEN NULL WHEN size(__s) > 0 THEN element_at(__s, 1).v ELSE __w.f0.f1.f2 END)"
         case "nth_value":
             bad = raise_error("[22016] argument of nth_value must be greater than zero", _result_type(a) or "string")
             return f"(CASE WHEN __n IS NULL THEN NULL WHEN __n <= 0 THEN {bad} WHEN size(__s) >= __n THEN element_at(__s, __n).v END)"

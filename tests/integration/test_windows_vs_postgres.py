@@ -64,6 +64,9 @@ QUERIES = [
     " array_agg(v) OVER (ORDER BY i, v ROWS 2 PRECEDING) FROM w",
     "SELECT i, sum(v * interval '1 sec') OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
     " avg(v * interval '1 sec') OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM w",
+    # lag / lead with a per-row offset (negative looks the other way; NULL gives NULL)
+    "SELECT i, v, lag(v, g) OVER (ORDER BY i, v), lead(v, g - 2, -1) OVER (PARTITION BY g ORDER BY i, v),"
+    " lag(v, CASE WHEN i > 2 THEN NULL ELSE 1 END, 0) OVER (ORDER BY i, v) FROM w",
     # window functions without FROM, over constant ORDER BY values
     "SELECT rank() OVER (ORDER BY length('abc')), row_number() OVER (), sum(1) OVER ()",
     # errors
@@ -75,6 +78,9 @@ QUERIES = [
     "SELECT sum(v) OVER (ORDER BY d RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM w",
     "SELECT sum(v) OVER (ORDER BY i GROUPS BETWEEN NULL PRECEDING AND 1 FOLLOWING) FROM w",
     "SELECT count() OVER () FROM w",
+    "SELECT generate_series(1, 3) OVER () FROM w",
+    "SELECT abs(i) OVER (ORDER BY v) FROM w",
+    "SELECT rank() OVER (PARTITION BY i, ORDER BY v) FROM w",
 ]
 
 

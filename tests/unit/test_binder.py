@@ -295,3 +295,11 @@ def test_unsupported_operators_are_named_as_written(planner: Planner, sql: str, 
     """An operator error names the operator the user wrote, never the parser's node name."""
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == ("42883", message)
+
+
+def test_collate_byte_order_collations_only(planner: Planner) -> None:
+    """COLLATE "C" / "POSIX" / "default" keep the value (text compares by bytes here);
+    other collations are refused, and non-text values have none."""
+    assert planner.names('SELECT x::text COLLATE "C" FROM "Q"') == ("x",)
+    assert planner.error('SELECT x::text COLLATE "de_DE" FROM "Q"').sqlstate == "0A000"
+    assert planner.error('SELECT x COLLATE "C" FROM "Q"').sqlstate == "42804"
