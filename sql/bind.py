@@ -95,6 +95,14 @@ from sql.types import (
 )
 
 
+def _has_empty_record(t: SqlType) -> bool:
+    """A record type with no fields, at any depth (Spark cannot ship one to the client; a
+    record whose fields are unknown has none either, hence Binder.empty_row)."""
+    if t.name == "record":
+        return not t.fields or any(_has_empty_record(f) for f in t.fields)
+    return t.element is not None and _has_empty_record(t.element)
+
+
 class Binder:
     def __init__(self, catalog: CatalogReader, param_types: list[SqlType | None] | None = None) -> None:
         self.catalog = catalog
@@ -109,6 +117,8 @@ class Binder:
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
+        # the statement wrote ROW() (a record of no fields; see _has_empty_record)
+        self.empty_row = False
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
         # self.outer[i] of a query that aggregates: its aggregate context (see bind_aggregates.outer_aggregate)
@@ -143,9 +153,12 @@ class Binder:
         """A query; the WITH names it binds are in scope only inside it."""
         saved = dict(self.ctes)
         try:
-            return self._bind_query(q, top)
+            b = self._bind_query(q, top)
         finally:
             self.ctes = saved
+        if top and self.empty_row and any(_has_empty_record(t) for t in b.types):
+            raise unsupported("a record with no fields (ROW()) in a query result")
+        return b
 
     def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")

@@ -288,7 +288,7 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         x = binder.scalar(e.this, scope)
         rhs = e.expression
         if isinstance(rhs, exp.Null):
-            if x.typ.name == "record" and x.typ.fields:
+            if x.typ.name == "record" and (x.typ.fields or x == CallVariadic("row", (), x.typ)):
                 return _record_is_null(x, bool(e.args.get("negate")))
             r: HirScalar = CallUnary("is_null", x, BOOL)
         elif isinstance(rhs, exp.Boolean):
@@ -532,6 +532,7 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     if name == "row" and isinstance(e, exp.Anonymous):
         # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
         fields = tuple(binder.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+        binder.empty_row = binder.empty_row or not fields
         return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
     if written == "log" and len(args) == 2:
         name = "log"  # log(b, x)
@@ -799,4 +800,6 @@ def _record_is_null(x: HirScalar, negate: bool) -> HirScalar:
     whole: HirScalar = CallUnary("is_null", x, BOOL)
     if negate:
         return CallVariadic("and", (CallUnary("not", whole, BOOL), *tests), BOOL)
+    if not tests:
+        return Literal(True, BOOL)  # ROW() IS NULL: every one of no fields is NULL
     return CallVariadic("or", (whole, CallVariadic("and", tuple(tests), BOOL)), BOOL)

@@ -424,20 +424,42 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
+def jsonb_equality_key(x: str) -> str:
+    """A text equal for exactly the jsonb values `=` finds equal (1.0 = 1); a text without a
+    '.' has no number a different text could equal, so it is its own key."""
+    return f"(CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END)"
+
+
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
-    """Evaluate the group key into columns k0..; keep the input columns."""
+    """Evaluate the group key into columns k0..; keep the input columns. A jsonb key groups by
+    its equality key (GROUP BY j puts 1.0 and 1 in one group, as jsonb `=` does), and its
+    value r_i is one of the group's values (see _key_reps)."""
     cols = cnames(r.arity)
     kc = [f"k{i}" for i in range(len(key))]
-    exprs = [*cols, DIFF, *[f"{render_scalar(k, cols)} AS {kc[i]}" for i, k in enumerate(key)]]
+    exprs = [*cols, DIFF]
+    for i, k in enumerate(key):
+        x = render_scalar(k, cols)
+        if k.typ.name == "jsonb":
+            exprs += [f"{jsonb_equality_key(x)} AS {kc[i]}", f"{x} AS r{i}"]
+        else:
+            exprs.append(f"{x} AS {kc[i]}")
     return Rel(f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}", r.arity), kc
 
 
-def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], where: list[str], outputs: list[str]) -> Rel:
-    """SELECT outputs, 1 AS diff FROM (SELECT kc, aggs FROM keyed GROUP BY kc) WHERE ..."""
-    q = f"SELECT {', '.join([*kc, *aggs])} FROM {ctx.sub(keyed)}"
+def _key_reps(key) -> dict[str, str]:
+    """The key columns grouped by an equality key -> the column holding their value."""
+    return {f"k{i}": f"r{i}" for i, k in enumerate(key) if k.typ.name == "jsonb"}
+
+
+def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], where: list[str], outputs: list[str],
+             reps: dict[str, str] | None = None) -> Rel:
+    """SELECT outputs, 1 AS diff FROM (SELECT kc, aggs FROM keyed GROUP BY kc) WHERE ...; a
+    key in `reps` outputs the least of its group's values (any one of them is right)."""
+    reps = reps or {}
+    q = f"SELECT {', '.join([*kc, *aggs, *[f'MIN({v}) AS {v}' for v in reps.values()]])} FROM {ctx.sub(keyed)}"
     if kc:
         q += " GROUP BY " + ", ".join(kc)
-    sel = [f"{o} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
+    sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
     return _select(ctx, Rel(q, 0), sel, where)
 
 
@@ -445,7 +467,7 @@ def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ct
     match rp:
         case lir.ReduceDistinct():
             keyed, kc = _keyed(r, key, ctx)
-            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc)
+            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc, _key_reps(key))
         case lir.ReduceAccumulable():
             return _accumulable(r, key, aggs, ctx)
         case lir.ReduceHierarchical(monotonic=True, must_consolidate=mc):
@@ -478,7 +500,7 @@ def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
             exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs)
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key))
 
 
 def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
@@ -508,7 +530,8 @@ def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: Rend
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
     msg = "tried to build a monotonic reduction on non-monotonic input"
     check = f"(CASE WHEN __mind > 0 THEN TRUE ELSE {raise_error(msg, 'boolean')} END)"
-    return _grouped(ctx, keyed, kc, exprs, ["__mind IS NOT NULL", check], [*kc, *[f"a{j}" for j in range(len(aggs))]])
+    return _grouped(ctx, keyed, kc, exprs, ["__mind IS NOT NULL", check], [*kc, *[f"a{j}" for j in range(len(aggs))]],
+                    _key_reps(key))
 
 
 def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: RenderContext) -> Rel:
@@ -518,15 +541,17 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     keyed, kc = _keyed(c, key, ctx)
     vs = [f"v{j}" for j in range(len(aggs))]
     hashed = "xxhash64(" + ", ".join(["0", *cols]) + ") AS __h"
-    first = [*kc, *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
+    reps = _key_reps(key)
+    first = [*kc, *reps.values(), *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
     vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
-        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"MIN({v}) AS {v}" for v in reps.values()],
+                 *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
         by = ", ".join([*kc, f"pmod(__h, {b})"])
         vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
     final = [f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
     # a global aggregate over empty input has no group
-    return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs])
+    return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs], reps)
 
 
 # aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
@@ -541,7 +566,7 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
         case "count", True if a.expr.typ.name == "jsonb":
             # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
             # without a '.' has no number a different text could equal
-            return f"COUNT(DISTINCT (CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END))"
+            return f"COUNT(DISTINCT {jsonb_equality_key(x)})"
         case "count", True:
             return f"COUNT(DISTINCT {x})"
         case "sum", False if a.typ.name == "interval":
@@ -640,7 +665,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
         else:
             exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
             outs.append(f"a{j}")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs)
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs, _key_reps(key))
 
 
 def order_sql(order: tuple[ColumnOrder, ...]) -> str:
