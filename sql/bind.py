@@ -28,6 +28,7 @@ from sql.bind_aggregates import (
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
 from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
+from sql.bind_jsonb import jsonb_binary
 from sql.bind_scalar import _flatten, assignment_castable, scalar_expr
 from sql.bind_windows import (
     _NO_WINDOWS,
@@ -565,6 +566,8 @@ class Binder:
         return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
+        if (j := jsonb_binary(self, op, a, b)) is not None:
+            return j
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
         if ta.name == "jsonb" and op in ("array_contains", "array_contained"):
             # jsonb @> jsonb / jsonb <@ jsonb

@@ -84,6 +84,26 @@ QUERIES = [
     # jsonb through joins and subqueries
     "SELECT kv.k, js.j -> kv.k FROM kv JOIN js ON js.id = kv.g",
     "SELECT id FROM js WHERE j -> 'a' ->> 'b' IS NULL AND j ? 'a'",
+    # || (objects merge, the right wins; anything else concatenates as arrays)
+    """SELECT id, j || '{"a": 0, "z": [1]}', j || '[9]', '[0]' || j, j || j FROM js""",
+    # - key / keys / index, #- path
+    "SELECT id, j - 'a', j - ARRAY['a', 'b'], j - '{}'::text[] FROM js WHERE jsonb_typeof(j) IN ('object', 'array')",
+    "SELECT id, j - 0, j - -1, j - 9, j - -9 FROM js WHERE jsonb_typeof(j) = 'array'",
+    "SELECT id, j #- '{b,2,z}', j #- '{a,b,c,-1}', j #- '{b,9}', j #- '{}' FROM js WHERE id IN (1, 6)",
+    "SELECT id, j #- '{2}', j #- '{-1}', j #- '{2,three}', j #- '{9}' FROM js WHERE id = 2",
+    # jsonb_set / jsonb_insert, create_missing and insert_after
+    """SELECT id, jsonb_set(j, '{b,0}', '"s"'), jsonb_set(j, '{new}', j), jsonb_set(j, '{new}', '1', false),"""
+    """ jsonb_set(j, '{a,b,c,-9}', '0') FROM js WHERE id IN (1, 6)""",
+    """SELECT id, jsonb_set(j, '{1}', '"s"'), jsonb_set(j, '{-1}', '"s"'), jsonb_set(j, '{9}', '[]'), jsonb_set(j, '{2,three}', 'null') FROM js WHERE id = 2""",
+    """SELECT id, jsonb_insert(j, '{1}', '"i"'), jsonb_insert(j, '{1}', '"i"', true), jsonb_insert(j, '{-1}', '0', true) FROM js WHERE id = 2""",
+    """SELECT id, jsonb_insert(j, '{b,1}', '"i"'), jsonb_insert(j, '{new}', '1') FROM js WHERE id = 1""",
+    # jsonb_strip_nulls, jsonb_pretty, the named operator functions
+    """SELECT id, jsonb_strip_nulls(j), jsonb_strip_nulls('[{"a": null, "b": [null, {"c": null}]}]') FROM js""",
+    "SELECT id, jsonb_pretty(j) FROM js",
+    """SELECT id, jsonb_extract_path(j, 'a', 'b'), jsonb_extract_path_text(j, 'b', '1'), jsonb_delete(j, 'a'),"""
+    """ jsonb_contains(j, '{"a": "dup"}'), jsonb_contained('{"a": "dup"}', j), jsonb_exists(j, 'aa') FROM js WHERE id IN (1, 6)""",
+    # subscripts (read): a one-element path each
+    "SELECT id, j['a'], j['b'][1], j[0], j[-1], j['a']['b']['c'][2], j['0'], j[NULL] FROM js",
 ]
 
 # queries that fail in both (the same SQLSTATE is expected)
@@ -97,6 +117,13 @@ EXPECTED_ERRORS = {
     "SELECT jsonb_build_object(NULL, 1) FROM js",
     "SELECT e.value FROM js, jsonb_array_elements(j) e",
     "SELECT k FROM js, jsonb_object_keys(j) k",
+    "SELECT j - 'a' FROM js",
+    "SELECT j - 0 FROM js WHERE id = 1",
+    "SELECT j #- '{a}' FROM js WHERE id = 2",
+    "SELECT jsonb_set(j, '{a}', '1') FROM js WHERE id = 4",
+    "SELECT jsonb_set(j, '{b,NULL}', '1') FROM js WHERE id = 1",
+    "SELECT jsonb_insert(j, '{a}', '1') FROM js WHERE id = 1",
+    "SELECT j[1:2] FROM js",
 }
 
 
