@@ -27,8 +27,8 @@ from sql.bind_aggregates import (
 )
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
-from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
 from sql.bind_jsonb import jsonb_binary
+from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
 from sql.bind_scalar import _flatten, assignment_castable, scalar_expr
 from sql.bind_windows import (
     _NO_WINDOWS,

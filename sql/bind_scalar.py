@@ -9,7 +9,15 @@ from sqlglot import exp
 
 from sql import datetime_typmods, func, func_names, srf
 from sql.bind_aggregates import _is_agg
-from sql.bind_jsonb import JSONB_FUNCTIONS, _JSONB_NODES, jsonb_build, jsonb_function, jsonb_operator, jsonb_subscript, to_jsonb
+from sql.bind_jsonb import (
+    _JSONB_NODES,
+    JSONB_FUNCTIONS,
+    jsonb_build,
+    jsonb_function,
+    jsonb_operator,
+    jsonb_subscript,
+    to_jsonb,
+)
 from sql.bind_names import sql_type_of
 from sql.bind_rows import is_row, row_comparison, row_not_distinct
 from sql.errors import (
