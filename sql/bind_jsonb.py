@@ -126,6 +126,7 @@ _FUNCTIONS: dict[str, list[tuple[tuple[SqlType, ...], str, SqlType]]] = {
     "jsonb_exists": [((JSONB, TEXT), "jsonb_exists", BOOL)],
     "jsonb_exists_any": [((JSONB, TEXT_ARRAY), "jsonb_exists_any", BOOL)],
     "jsonb_exists_all": [((JSONB, TEXT_ARRAY), "jsonb_exists_all", BOOL)],
+    "jsonb_object": [((TEXT_ARRAY,), "jsonb_object", JSONB), ((TEXT_ARRAY, TEXT_ARRAY), "jsonb_object_pairs", JSONB)],
 }
 JSONB_FUNCTIONS = frozenset(_FUNCTIONS) | {"jsonb_extract_path", "jsonb_extract_path_text"}
 
@@ -159,3 +160,29 @@ def jsonb_function(binder: Binder, name: str, args: list[HirScalar]) -> HirScala
                 return CallBinary(f, cargs[0], cargs[1], res)
             return CallVariadic(f, cargs, res)
     raise func._no_function(name, [a.typ for a in args])
+
+
+def jsonb_variadic(binder: Binder, name: str, fixed: list[HirScalar], arr: HirScalar) -> HirScalar:
+    """f(a, ..., VARIADIC arr): the array is the variadic parameter itself.
+    jsonb_extract_path(_text)(j, VARIADIC p) = j #> p (#>> p); jsonb_build_array /
+    jsonb_build_object(VARIADIC arr) = the call with arr's elements as arguments (NULL when arr
+    is NULL), for an array known when planning."""
+    if arr.typ.name == "unknown":
+        arr = binder.coerce(arr, TEXT_ARRAY)
+    if not func.is_array(arr.typ):
+        raise SqlError("42804", "VARIADIC argument must be an array")
+    if name in ("jsonb_extract_path", "jsonb_extract_path_text") and len(fixed) == 1 and _fits(fixed[0].typ, JSONB) \
+            and _fits(arr.typ, TEXT_ARRAY):
+        f, res = ("jsonb_get_path_text", TEXT) if name.endswith("_text") else ("jsonb_get_path", JSONB)
+        return CallBinary(f, binder.coerce(fixed[0], JSONB), binder.coerce(arr, TEXT_ARRAY), res)
+    if name in ("jsonb_build_array", "jsonb_build_object") and not fixed:
+        elem = arr.typ.element
+        assert elem is not None
+        if isinstance(arr, Literal):
+            if arr.value is None:
+                return Literal(None, JSONB)
+            return jsonb_build(binder, name, [Literal(v, elem) for v in arr.value])
+        if isinstance(arr, CallVariadic) and arr.func == "array_create":
+            return jsonb_build(binder, name, list(arr.exprs))
+        raise unsupported(f"{name}(VARIADIC ...) of an array not known when planning")
+    raise unsupported(f"VARIADIC arguments of {name}")

@@ -16,6 +16,7 @@ from sql.bind_jsonb import (
     jsonb_function,
     jsonb_operator,
     jsonb_subscript,
+    jsonb_variadic,
     to_jsonb,
 )
 from sql.bind_names import sql_type_of
@@ -477,6 +478,9 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         raise srf.not_allowed(written)
     if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
         raise unsupported(f"function {name}")
+    if raw_args and isinstance(raw_args[-1], exp.Variadic):
+        fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
+        return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)

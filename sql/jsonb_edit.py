@@ -204,3 +204,27 @@ def _pretty(v: Json, level: int) -> str:
 def pretty(j: str | None) -> str | None:
     """jsonb_pretty(j): one element per line, indented by four spaces a level."""
     return None if j is None else _pretty(parse(j), 0)
+
+
+def _object_key(k: str | None) -> str:
+    if k is None:
+        raise SqlError("22004", "null value not allowed for object key")
+    return k
+
+
+def object_from_array(a: list[str | None] | None) -> str | None:
+    """jsonb_object(text[]): alternating keys and values (string values; NULL is null)."""
+    if a is None:
+        return None
+    if len(a) % 2:
+        raise SqlError("2202E", "array must have even number of elements")
+    return dumps({_object_key(a[i]): a[i + 1] for i in range(0, len(a), 2)})
+
+
+def object_from_arrays(keys: list[str | None] | None, values: list[str | None] | None) -> str | None:
+    """jsonb_object(keys text[], values text[]): keys paired with values by position."""
+    if keys is None or values is None:
+        return None
+    if len(keys) != len(values):
+        raise SqlError("2202E", "mismatched array dimensions")
+    return dumps({_object_key(k): v for k, v in zip(keys, values, strict=True)})

@@ -92,11 +92,14 @@ _UDFS: dict[str, tuple[Callable, T.DataType]] = {
     "mz_jsonb_insert": (_guard(lambda j, p, v, a=False: jsonb_edit.insert(j, _list(p), v, a)), _S),
     "mz_jsonb_strip_nulls": (_guard(jsonb_edit.strip_nulls), _S),
     "mz_jsonb_pretty": (_guard(jsonb_edit.pretty), _S),
+    "mz_jsonb_object": (_guard(lambda a: jsonb_edit.object_from_array(_list(a))), _S),
+    "mz_jsonb_object_pairs": (_guard(lambda k, v: jsonb_edit.object_from_arrays(_list(k), _list(v))), _S),
 }
 
 # HIR functions rendered as a call of the ERR-guarded UDF mz_<name> (arguments in order)
 GUARDED = frozenset({"jsonb_concat", "jsonb_delete_key", "jsonb_delete_keys", "jsonb_delete_index",
-                     "jsonb_delete_path", "jsonb_set", "jsonb_insert", "jsonb_strip_nulls", "jsonb_pretty"})
+                     "jsonb_delete_path", "jsonb_set", "jsonb_insert", "jsonb_strip_nulls", "jsonb_pretty",
+                     "jsonb_object", "jsonb_object_pairs"})
 
 
 def register(spark: SparkSession) -> None:

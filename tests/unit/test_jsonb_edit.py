@@ -112,3 +112,42 @@ def test_integer_subscripts_are_as_written(planner: Planner) -> None:
 def test_binding_errors(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == (state, message)
+
+
+def test_object_from_arrays() -> None:
+    assert je.object_from_array(["a", "1", "b", "2", "3", None, "d e f", "a b c"]) == (
+        '{"3": null, "a": "1", "b": "2", "d e f": "a b c"}')
+    assert je.object_from_array([]) == "{}"
+    assert je.object_from_arrays(["a", "b", "", "d e f"], ["1", "2", "3", "a b c"]) == (
+        '{"": "3", "a": "1", "b": "2", "d e f": "a b c"}')
+    for call, state, message in (
+        (lambda: je.object_from_array(["a", "b", "c"]), "2202E", "array must have even number of elements"),
+        (lambda: je.object_from_arrays(["a", "b"], ["1"]), "2202E", "mismatched array dimensions"),
+        (lambda: je.object_from_arrays(["a", None], ["1", "2"]), "22004", "null value not allowed for object key"),
+    ):
+        with pytest.raises(SqlError) as e:
+            call()
+        assert (e.value.sqlstate, e.value.message) == (state, message)
+
+
+@pytest.mark.parametrize(("sql", "shown"), [
+    ("SELECT jsonb_build_array(VARIADIC NULL::text[]) FROM jt", "Map (null)"),
+    ("SELECT jsonb_build_array(VARIADIC '{a,b}'::text[]) FROM jt", 'jsonb_build_array("\\"a\\"", "\\"b\\"")'),
+    ("SELECT jsonb_build_object(VARIADIC ARRAY[1, 2]) FROM jt", 'jsonb_build_object("1", "2")'),
+    ("SELECT jsonb_extract_path(j, VARIADIC ARRAY['a', 'b']) FROM jt", 'jsonb_get_path(#0, "{a,b}")'),
+])
+def test_variadic_arguments(planner: Planner, sql: str, shown: str) -> None:
+    """f(VARIADIC arr): arr is the variadic parameter (the elements of an array known when
+    planning become the arguments of jsonb_build_*)."""
+    assert shown in planner.explain(sql)
+
+
+@pytest.mark.parametrize(("sql", "state", "message"), [
+    ("SELECT jsonb_build_object(VARIADIC '{a,b,c}'::text[]) FROM jt", "22023", "argument list must have even number of elements"),
+    ("SELECT jsonb_build_object(VARIADIC ARRAY[NULL, 'a']) FROM jt", "22023", "argument 1: key must not be null"),
+    ("SELECT jsonb_build_array(VARIADIC 1) FROM jt", "42804", "VARIADIC argument must be an array"),
+    ("SELECT concat(VARIADIC ARRAY['a']) FROM jt", "0A000", "VARIADIC arguments of concat not yet supported"),
+])
+def test_variadic_errors(planner: Planner, sql: str, state: str, message: str) -> None:
+    e = planner.error(sql)
+    assert (e.sqlstate, e.message) == (state, message)
