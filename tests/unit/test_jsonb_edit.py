@@ -151,3 +151,11 @@ def test_variadic_arguments(planner: Planner, sql: str, shown: str) -> None:
 def test_variadic_errors(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == (state, message)
+
+
+def test_subscripted_update_is_not_supported(planner: Planner) -> None:
+    """UPDATE ... SET j['a'] = v (Postgres' subscript assignment) is 0A000, never an error
+    about a column named \"\"."""
+    with pytest.raises(SqlError) as e:
+        planner.ddl("UPDATE jt SET j['a'] = '1' WHERE i = 1")
+    assert (e.value.sqlstate, e.value.message) == ("0A000", "UPDATE of a subscripted column (SET col[...] = ...) not yet supported")
