@@ -54,6 +54,7 @@ class QueriesMixin:
         return PlanFlags(
             enable_monotonic_oneshot_selects=session.flag("enable_monotonic_oneshot_selects"),
             enable_consolidate_after_union_negate=session.flag("enable_consolidate_after_union_negate"),
+            broadcast_join_threshold_rows=int(session.get("broadcast_join_threshold_rows")),
         )
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
@@ -75,7 +76,7 @@ class QueriesMixin:
         node produced."""
         ts = self._read_ts(session)
         m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
-        df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session))
+        df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session), sizes=self._sizes(m, ts))
         counts: dict[int, int] = {}
         self._run(session, df, ts, bound, record_counts=counts)
         return pipeline.explain_dataflow_text(df, node_ids=True, records=counts)
@@ -156,7 +157,7 @@ class QueriesMixin:
         if isinstance(m, Constant):
             rows = _finish_python(m.rows, f)
             return RowsResult(columns, _batched(rows))
-        df = pipeline.dataflow(m, f, flags=self._flags(session))
+        df = pipeline.dataflow(m, f, flags=self._flags(session), sizes=self._sizes(m, ts))
         return RowsResult(columns, self._run_lazily(session, df, ts, bound))
 
     def _run_lazily(self, session: Session, df: lir.Dataflow, ts: int, bound: BoundQuery) -> Iterator[list[tuple]]:

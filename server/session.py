@@ -38,6 +38,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "transaction_isolation": ("strict serializable", False),
     "enable_monotonic_oneshot_selects": ("on", False),
     "enable_consolidate_after_union_negate": ("on", False),
+    # join lookups of at most this many records (known exactly) are broadcast; 0: never
+    "broadcast_join_threshold_rows": ("100000", False),
     "mz_version": ("v0.1.0 (mzspark)", True),
     "idle_in_transaction_session_timeout": ("0", False),
     "max_query_result_size": ("1GB", False),
@@ -239,6 +241,10 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
+        elif key == "broadcast_join_threshold_rows":
+            if not value.strip().isdigit():
+                raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a non-negative integer value')
+            value = str(int(value))
         elif key == "max_query_result_size":
             parse_bytes(key, value)
         elif key == "transaction_isolation":

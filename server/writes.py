@@ -121,6 +121,9 @@ class WritesMixin:
             return item, out, "insert"
         if isinstance(stmt, (st.Update, st.Delete)):
             item = self._target(session, ast.this)
+            if ast.args.get("returning"):
+                # refused before anything is written: ignoring it would return no rows
+                raise unsupported("UPDATE/DELETE ... RETURNING")
             alias = ast.this.alias_or_name
             scope = Scope([ScopeColumn(alias, c.name, c.type, item.oid, i + 1) for i, c in enumerate(item.columns)])
             from sql.hir import HFilter, HGet

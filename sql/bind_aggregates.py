@@ -16,6 +16,7 @@ from sql.errors import (
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
     SqlError,
     unsupported,
 )
@@ -27,6 +28,7 @@ from sql.hir import (
 from sql.scalar import (
     TRUE,
     AggregateExpr,
+    CallUnary,
     CallVariadic,
     Column,
     ColumnOrder,
@@ -35,6 +37,9 @@ from sql.scalar import (
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
 from sql.types import (
+    BOOL,
+    FLOAT8,
+    INT8,
     JSONB,
     NUMERIC,
     TEXT,
@@ -140,6 +145,8 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
         with binder._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
             if name in ORDERED_AGGREGATES:
                 a = _ordered_aggregate(binder, name, raw_args, ordered, distinct, filter_where, agg.input_scope)
+            elif name in func.REGRESSION_AGGREGATES:
+                a = _regression_aggregate(binder, name, raw_args, distinct, filter_where, agg.input_scope)
             else:
                 if len(raw_args) > 1:
                     args = [binder.scalar(x, agg.input_scope) for x in raw_args]
@@ -213,11 +220,40 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     return AggregateExpr(name, rec, distinct, typ, order_by=order)
 
 
+def _regression_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], distinct: bool,
+                          filter_where: exp.Expression | None, scope: Scope) -> AggregateExpr:
+    """regr_*(y, x), covar_*(y, x), corr(y, x) over float8 (other numeric types cast): the
+    aggregate of `row(y, x)` for the rows where both are non-NULL (and FILTER holds), else
+    NULL (skipped); regr_count(y, x) = count(*) over those rows."""
+    args = [binder.scalar(x, scope) for x in raw_args]
+    if len(args) != 2 or any(_has_agg(x) for x in raw_args):
+        if any(_has_agg(x) for x in raw_args):
+            raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    if not all(x.typ.is_numeric or x.typ.name == "unknown" for x in args):
+        raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    y, x = (binder.coerce(a, FLOAT8) for a in args)
+    cond: HirScalar = CallVariadic("and", (CallUnary("not", CallUnary("is_null", y, BOOL), BOOL),
+                                          CallUnary("not", CallUnary("is_null", x, BOOL), BOOL)), BOOL)
+    if filter_where is not None:
+        if _has_agg(filter_where):
+            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+        cond = CallVariadic("and", (cond, binder._predicate(filter_where, scope, "FILTER")), BOOL)
+    if name == "regr_count":
+        return AggregateExpr("count", If(cond, TRUE, Literal(None, BOOL), BOOL), distinct, INT8)
+    rt = record_type((FLOAT8, FLOAT8))
+    return AggregateExpr(name, If(cond, CallVariadic("row", (y, x), rt), Literal(None, rt), rt), distinct, FLOAT8)
+
+
 def aggregate_arg(binder: Binder, name: str, arg: exp.Expression | None, scope: Scope, filter_where: exp.Expression | None,
                    grouping: bool = True) -> HirScalar:
     """The argument of an aggregate over `scope` (FILTER folded in). A grouping
     aggregate's argument cannot hold aggregates; a window aggregate's may (they group)."""
-    if name == "count" and (arg is None or isinstance(arg, exp.Star)):
+    if name == "count" and arg is None:
+        raise SqlError(WRONG_OBJECT_TYPE, "count(*) must be used to call a parameterless aggregate function")
+    if name == "count" and isinstance(arg, exp.Star):
         h: HirScalar = TRUE
     else:
         if grouping and _has_agg(arg):
@@ -270,7 +306,7 @@ ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_o
 _ANON_AGGS = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp", "var_samp": "var_samp",
               "var_pop": "var_pop", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop", "string_agg": "string_agg",
               "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or", "jsonb_agg": "jsonb_agg",
-              "jsonb_object_agg": "jsonb_object_agg"}
+              "jsonb_object_agg": "jsonb_object_agg", **{n: n for n in func.REGRESSION_AGGREGATES}}
 
 
 def _agg_call(e: exp.Expression) -> tuple[str, list[exp.Expression], list[exp.Ordered], bool]:

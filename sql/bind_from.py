@@ -184,8 +184,9 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
     if alias is not None and isinstance(t, exp.Subquery) and t.args.get("alias") is None:
         t = t.copy()
         t.set("alias", alias)
-    if isinstance(t, exp.Subquery) and isinstance(t.this, exp.Table) and t.this.args.get("joins"):
-        # a parenthesized join tree: ( a JOIN b ON ... ) [AS alias]
+    if isinstance(t, exp.Subquery) and _is_join_tree(t.this):
+        # a parenthesized join tree: ( a JOIN b ON ... ) [AS alias], where a is a table, a
+        # derived table or a nested join tree
         inner = t.this.copy()
         joins = inner.args.pop("joins")
         rel, scope = bind_table_expr(binder, inner)
@@ -247,6 +248,12 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
             names_l = aliased_names(names_l, [c.name for c in a.columns], f'table "{values_qualifier}"')
         return rel, Scope([ScopeColumn(values_qualifier, n, ty) for n, ty in zip(names_l, types, strict=True)])
     raise unsupported(f"FROM item {t.key}")
+
+
+def _is_join_tree(t: exp.Expression) -> bool:
+    """sqlglot hangs the JOINs of `( a JOIN b ON … )` on its first item a (a table, or a
+    derived table / nested tree, i.e. a Subquery); a query's own JOINs are its FROM's."""
+    return isinstance(t, (exp.Table, exp.Subquery)) and bool(t.args.get("joins"))
 
 
 def _is_table_function(t: exp.Expression) -> bool:

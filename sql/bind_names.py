@@ -91,6 +91,8 @@ def _figure_colname(e: exp.Expression) -> tuple[str | None, int]:
             return _query_output_name(e), _STRONG
         case exp.Exists():
             return "exists", _STRONG
+        case exp.AtTimeZone():  # a call of timezone(zone, x)
+            return "timezone", _STRONG
         case exp.Cast():
             name, strength = _figure_colname(e.this)
             return (name, strength) if strength == _STRONG else (_cast_type_name(e.args["to"]), _WEAK)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, srf
+from sql import datetime_typmods, func, func_names, srf, timezones
 from sql.bind_aggregates import _is_agg
 from sql.bind_jsonb import (
     _JSONB_NODES,
@@ -62,6 +62,7 @@ from sql.types import (
     NUMERIC,
     TEXT,
     UNKNOWN,
+    Interval,
     SqlType,
     record_type,
 )
@@ -274,6 +275,10 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return CallUnary("not", res, BOOL) if e.args.get("negate") else res
     if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
         return _similar_to(binder, e, scope)
+    if isinstance(e, exp.Collate):
+        return _collate(binder, e, scope)
+    if isinstance(e, exp.AtTimeZone):
+        return _at_time_zone(binder, e.this, e.args["zone"], scope)
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike)):
         return _regex_match(binder, e, scope)
     if isinstance(e, exp.StartsWith):  # a ^@ b = starts_with(a, b)
@@ -463,6 +468,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
                 raw_args.extend(v)
             elif isinstance(v, exp.Expression):
                 raw_args.append(v)
+    if name == "timezone" and len(raw_args) == 2:
+        return _at_time_zone(binder, raw_args[1], raw_args[0], scope)
     if name in func_names.SESSION_FUNCTIONS and not raw_args:
         session_value = getattr(binder.catalog, "session_value", None)
         if session_value is None:
@@ -578,6 +585,49 @@ def like_pattern(pattern: str, escape: str) -> str:
         out.append("\\\\" if c == "\\" else c)
         i += 1
     return "".join(out)
+
+
+# collations that order text by its bytes, as mzspark always does
+_BYTE_ORDER_COLLATIONS = frozenset({"c", "posix", "default", "ucs_basic"})
+
+
+def _collate(binder: Binder, e: exp.Collate, scope: Scope) -> HirScalar:
+    """x COLLATE "C" = x: text compares and sorts by its bytes here, which is what the C,
+    POSIX, ucs_basic and (in mzspark) default collations mean; other collations are 0A000."""
+    x = binder.scalar(e.this, scope)
+    coll = e.expression
+    name = coll.name if isinstance(coll, (exp.Identifier, exp.Column, exp.Literal)) else coll.sql()
+    if x.typ.name == "unknown":
+        x = binder.coerce(x, TEXT)
+    if not x.typ.is_string:
+        raise SqlError(DATATYPE_MISMATCH, f"collations are not supported by type {x.typ.pg_format()}")
+    if name.lower() not in _BYTE_ORDER_COLLATIONS:
+        raise unsupported(f'collation "{name}"')
+    return x
+
+
+def _at_time_zone(binder: Binder, x_e: exp.Expression, zone_e: exp.Expression, scope: Scope) -> HirScalar:
+    """x AT TIME ZONE z = timezone(z, x): a timestamptz becomes the wall-clock timestamp in z,
+    a timestamp the instant that is that wall clock in z (unknown and date inputs are
+    timestamptz, Postgres' preferred type); z a literal zone name or interval."""
+    x = binder.scalar(x_e, scope)
+    z = binder.scalar(zone_e, scope)
+    if x.typ.name in ("unknown", "date"):
+        x = binder.coerce(x, SqlType("timestamptz"))
+    if x.typ.name not in ("timestamp", "timestamptz"):
+        raise func_names.no_function("timezone", [z.typ, x.typ])
+    out = SqlType("timestamp" if x.typ.name == "timestamptz" else "timestamptz")
+    if not isinstance(z, Literal):
+        raise unsupported("AT TIME ZONE with a time zone that is not a literal")
+    if z.value is None:
+        return Literal(None, out)
+    if z.typ.name == "interval" and isinstance(z.value, Interval):
+        zid = timezones.interval_zone_id(z.value)
+    elif z.typ.is_string or z.typ.name == "unknown":
+        zid = timezones.zone_id(str(z.value))
+    else:
+        raise func_names.no_function("timezone", [z.typ, x.typ])
+    return CallBinary("timezone", Literal(zid, TEXT), x, out)
 
 
 def _regex_match(binder: Binder, e: exp.RegexpLike | exp.RegexpILike, scope: Scope) -> HirScalar:

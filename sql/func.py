@@ -603,6 +603,9 @@ AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_or", "bool_and", "any_v
 # Postgres' spellings that are another aggregate
 AGGREGATE_ALIASES = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp"}
 STATISTICAL_AGGREGATES = frozenset({"stddev_samp", "stddev_pop", "var_samp", "var_pop"})
+# two-argument float8 statistics (Postgres' float8_regr_accum family), `f(y, x)`
+REGRESSION_AGGREGATES = frozenset({"regr_count", "regr_sxx", "regr_syy", "regr_sxy", "regr_avgx", "regr_avgy", "regr_r2",
+                                   "regr_slope", "regr_intercept", "covar_pop", "covar_samp", "corr"})
 
 
 def array_of(t: SqlType) -> SqlType:

@@ -135,8 +135,11 @@ class HTopK:
 class WindowExpr:
     """`func(args) OVER (PARTITION BY partition_by ORDER BY order_by frame)` over the columns
     of an HWindow's input. `order[i]` orders by `order_by[order[i].column]`. func is one of
-    row_number, rank, dense_rank, lag, lead (args: value, offset, default), first_value,
-    last_value, or an aggregate (sum, count, min, max, avg; count(*) has arg `true`)."""
+    row_number, rank, dense_rank, percent_rank, cume_dist, ntile (args: buckets), lag, lead
+    (args: value, offset, default), first_value, last_value, nth_value (args: value, n), or
+    an aggregate (sum, count, min, max, avg, the variances, ...; count(*) has arg `true`).
+    `bounds`: for a RANGE offset frame, the (start, end) boundary values of each row
+    (ORDER BY value -/+ offset, in a type comparable with the ORDER BY value)."""
 
     func: str
     args: tuple[HirScalar, ...]
@@ -145,6 +148,11 @@ class WindowExpr:
     order: tuple[ColumnOrder, ...]
     frame: WindowFrame
     typ: SqlType
+    bounds: tuple[HirScalar | None, HirScalar | None] = (None, None)
+
+    def scalars(self) -> tuple[HirScalar, ...]:
+        """Every scalar the window function reads from its input."""
+        return (*self.args, *self.partition_by, *self.order_by, *(b for b in self.bounds if b is not None))
 
 
 @dataclass(frozen=True, slots=True)

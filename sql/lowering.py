@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any, assert_never
 
 from sql.errors import PROTOCOL_VIOLATION, SqlError, unsupported
+from sql.func import AGGREGATES
 from sql.hir import (
     Exists,
     HConstant,
@@ -76,6 +77,7 @@ from sql.mir import (
     mir_types,
 )
 from sql.scalar import (
+    RANK_LIKE,
     AggregateExpr,
     CallBinary,
     CallUnary,
@@ -425,7 +427,7 @@ class Lowerer:
         """inp (k outer + n local columns) ++ one column: w's value for each row. The row
         record carries all k + n columns; see AggregateExpr for the window aggregate's input
         and output shapes."""
-        for e in (*w.args, *w.partition_by, *w.order_by):
+        for e in w.scalars():
             if free_scalar_subqueries(e):
                 raise unsupported("subqueries inside window functions")
         ts = mir_types(inp)
@@ -434,18 +436,24 @@ class Lowerer:
         row = CallVariadic("row", tuple(Column(i, t) for i, t in enumerate(ts)), row_t)
         key = tuple(Column(i, ts[i]) for i in range(ctx.k)) + tuple(self.scalar(p, ctx) for p in w.partition_by)
         order_values = tuple(self.scalar(o, ctx) for o in w.order_by)
+        # RANGE offset frames: the boundary values follow the ORDER BY values in the record
+        bound_fields = [None if b is None else 1 + len(order_values) + k for k, b in enumerate(b for b in w.bounds if b is not None)]
+        bound_values = tuple(self.scalar(b, ctx) for b in w.bounds if b is not None)
+        it = iter(bound_fields)
+        bounds = (next(it) if w.bounds[0] is not None else None, next(it) if w.bounds[1] is not None else None)
+        order_values += bound_values
         args = tuple(self.scalar(a, ctx) for a in w.args)
-        if w.func in ("row_number", "rank", "dense_rank"):
+        if w.func in RANK_LIKE:
             first: Scalar = CallVariadic("list_create", (row,), list_type(row_t))
         else:
             arg = args[0] if len(args) == 1 else CallVariadic("row", args, record_type(tuple(a.typ for a in args)))
             first = CallVariadic("row", (row, arg), record_type((row_t, arg.typ)))
         agg_input = CallVariadic("row", (first,) + order_values, record_type((first.typ,) + tuple(o.typ for o in order_values)))
         elem_t = record_type((w.typ, row_t))
-        if w.func in ("sum", "count", "min", "max", "avg"):
-            func, spec = "window_agg", WindowSpec(w.order, w.frame, w.func)
+        if w.func in AGGREGATES:
+            func, spec = "window_agg", WindowSpec(w.order, w.frame, w.func, bounds)
         else:
-            func, spec = w.func, WindowSpec(w.order, w.frame)
+            func, spec = w.func, WindowSpec(w.order, w.frame, None, bounds)
         red = Reduce(inp, key, (AggregateExpr(func, agg_input, False, list_type(elem_t), spec),))
         g = len(key)
         unnested = FlatMap(red, "unnest_list", (Column(g, list_type(elem_t)),), (elem_t,))
@@ -652,7 +660,7 @@ def free_columns(r: HirRel, depth: int = 0) -> set[tuple[int, int]]:
             case HWindow(input=i, windows=ws):
                 walk(i, d)
                 for w in ws:
-                    for s in (*w.args, *w.partition_by, *w.order_by):
+                    for s in w.scalars():
                         scal(s, d)
             case HUnion(inputs=xs):
                 for y in xs:
@@ -710,7 +718,7 @@ def local_gets(r: HirRel) -> set[str]:
             case HWindow(input=i, windows=ws):
                 walk(i)
                 for w in ws:
-                    for s in (*w.args, *w.partition_by, *w.order_by):
+                    for s in w.scalars():
                         scal(s)
             case HUnion(inputs=xs):
                 for y in xs:

@@ -78,7 +78,8 @@ def agg_json(a: AggregateExpr) -> dict[str, Any]:
         w = a.window
         out["window"] = {
             "order_by": [order_json(o) for o in w.order_by],
-            "frame": {"units": w.frame.units, "start": list(w.frame.start), "end": list(w.frame.end)},
+            "frame": {"units": w.frame.units, "start": list(w.frame.start), "end": list(w.frame.end),
+                      "exclude": w.frame.exclude, "bounds": list(w.bounds)},
             "agg": w.agg,
         }
     return out

@@ -86,8 +86,9 @@ class ColumnOrder:
     nulls_last: bool = True
 
 
-# Window frame bounds: (kind, offset); offset is a non-negative row count for the
-# "preceding"/"following" kinds (ROWS frames only) and None for the others.
+# Window frame bounds: (kind, offset); offset is a non-negative row (ROWS) or peer group
+# (GROUPS) count for the "preceding"/"following" kinds, and None for the others and for
+# RANGE offsets (whose boundary values the window computes per row: WindowSpec.bounds).
 UNBOUNDED_PRECEDING = ("unbounded_preceding", None)
 CURRENT_ROW = ("current_row", None)
 UNBOUNDED_FOLLOWING = ("unbounded_following", None)
@@ -95,23 +96,30 @@ UNBOUNDED_FOLLOWING = ("unbounded_following", None)
 
 @dataclass(frozen=True, slots=True)
 class WindowFrame:
-    """`{ROWS | RANGE} BETWEEN start AND end`, Postgres semantics.
+    """`{ROWS | RANGE | GROUPS} BETWEEN start AND end [EXCLUDE ...]`, Postgres semantics.
 
     ROWS counts physical rows of the ordered partition (each copy of a duplicate row counts).
-    RANGE (only with UNBOUNDED/CURRENT ROW bounds here) extends CURRENT ROW to the current
-    row's *peers*: the rows equal to it on every ORDER BY key (all rows are peers when the
-    window has no ORDER BY). The default frame is RANGE UNBOUNDED PRECEDING .. CURRENT ROW.
+    RANGE extends CURRENT ROW to the current row's *peers*: the rows equal to it on every
+    ORDER BY key (all rows are peers when the window has no ORDER BY); `n PRECEDING` /
+    `n FOLLOWING` (one ORDER BY value v) reach the rows whose v lies within n of the current
+    row's (a NULL v: its NULL peers). GROUPS counts peer groups. A frame whose start lies
+    after its end is empty. `exclude` (no_others | current_row | group | ties) then removes
+    the current row, its peer group, or its peers but not itself. The default frame is
+    RANGE UNBOUNDED PRECEDING .. CURRENT ROW.
     """
 
-    units: str = "range"  # rows | range
+    units: str = "range"  # rows | range | groups
     start: tuple[str, int | None] = UNBOUNDED_PRECEDING
     end: tuple[str, int | None] = CURRENT_ROW
+    exclude: str = "no_others"
 
     def is_default(self) -> bool:
         return self == DEFAULT_FRAME
 
 
 DEFAULT_FRAME = WindowFrame()
+# window functions of a row's position among its peers, whose input is `row(list[<row>], ..)`
+RANK_LIKE = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,9 @@ class WindowSpec:
     order_by: tuple[ColumnOrder, ...]
     frame: WindowFrame = DEFAULT_FRAME
     agg: str | None = None
+    # RANGE offset frames: the input record's fields (1-based, after the ORDER BY values)
+    # holding the current row's start / end boundary value (None: not an offset bound)
+    bounds: tuple[int | None, int | None] = (None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,16 +354,21 @@ def explain_window(w: WindowSpec) -> str:
     parts = [w.agg] if w.agg else []
     parts.append(f"order_by=[{', '.join(explain_order(o) for o in w.order_by)}]")
     if not w.frame.is_default():
-        parts.append(explain_frame(w.frame))
+        parts.append(explain_frame(w.frame, w.bounds))
     return " ".join(parts)
 
 
-def explain_frame(f: WindowFrame) -> str:
-    def bound(b: tuple[str, int | None]) -> str:
+def explain_frame(f: WindowFrame, bounds: tuple[int | None, int | None] = (None, None)) -> str:
+    """`rows between 1 preceding and current row`; a RANGE offset bound names the input
+    record's field holding its boundary value (`range between f3 preceding and ..`)."""
+    def bound(b: tuple[str, int | None], field: int | None) -> str:
         kind, n = b
+        if field is not None:
+            return f"f{field} {kind}"
         return f"{n} {kind}" if n is not None else kind.replace("_", " ")
 
-    return f"{f.units} between {bound(f.start)} and {bound(f.end)}"
+    out = f"{f.units} between {bound(f.start, bounds[0])} and {bound(f.end, bounds[1])}"
+    return out if f.exclude == "no_others" else f"{out} exclude {f.exclude.replace('_', ' ')}"
 
 
 def record_get(x: _T, i: int, typ: SqlType) -> CallUnary[_T]:

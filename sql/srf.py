@@ -42,6 +42,9 @@ def _srf_calls(e: exp.Expr) -> list[exp.Anonymous]:
         if is_srf_call(x):
             out.append(x)  # type: ignore[arg-type]
             continue
+        if isinstance(x, exp.Window) and is_srf_call(x.this):
+            stack.extend(c for c in x.iter_expressions() if c is not x.this)  # `srf(..) OVER`: 42809 (bind_windows)
+            continue
         stack.extend(x.iter_expressions())
     return out
 

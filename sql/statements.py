@@ -238,6 +238,14 @@ class _Postgres(Postgres):
             self._retreat(index)
             return super()._parse_interval(require_interval, parse_function_unit)
 
+        def _parse_partition_by(self):  # type: ignore[no-untyped-def]
+            """PARTITION BY a list of expressions: a trailing comma (`PARTITION BY a, ORDER
+            BY b`) is a syntax error, which sqlglot's list parsing would drop."""
+            out = super()._parse_partition_by()
+            if out and self._prev is not None and self._prev.token_type == TokenType.COMMA:
+                self.raise_error("Expected an expression after ','")
+            return out
+
         def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
             """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
             string and drops what its pattern misses ('.001 second' -> '001' SECOND,

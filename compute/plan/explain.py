@@ -58,6 +58,8 @@ def _join_path_lines(path: lir.JoinPath, stage: str, pad: str, out: list[str]) -
         out.append(f"{pad}{stage}[{j}]")
         if not st.lookup_key:
             out.append(f"{pad}  cross_join")
+        if st.broadcast:
+            out.append(f"{pad}  broadcast rows<={st.lookup_rows}")
         out.append(f"{pad}  lookup={{ relation={st.lookup_relation}, key=[{_keys(st.lookup_key)}] }}")
         out.append(f"{pad}  stream={{ key=[{_keys(st.stream_key)}], thinning=({', '.join(f'#{c}' for c in st.thinning)}) }}")
     out.append(f"{pad}source={{ relation={path.source}, key=[{_keys(path.source_key)}] }}")

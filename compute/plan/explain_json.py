@@ -15,7 +15,7 @@ NODE = {"node_id": n, "op": <Constant|Get|Mfp|FlatMap|Join|Reduce|TopK|Negate|Th
     "local", "mfp";  Mfp: "mfp";  FlatMap: "func", "exprs"
   MFP = {"input_arity": n, "map": [SCALAR], "filter": [SCALAR], "project": [i]}
   Join: "strategy" (Linear|Delta), "equivalences", "paths": [{"source", "source_key",
-    "stages": [{"lookup_relation", "lookup_key", "stream_key", "thinning"}]}]
+    "stages": [{"lookup_relation", "lookup_key", "stream_key", "thinning", "lookup_rows", "broadcast"}]}]
   Reduce: "strategy" (Distinct|Accumulable|Hierarchical|Basic), "group_key", "aggregates",
     and for Hierarchical "monotonic", "must_consolidate", "buckets"
   TopK: "strategy" (MonotonicTop1|MonotonicTopK|Basic), "group_key", "order_key", "limit",
@@ -78,7 +78,8 @@ def plan_json(p: lir.Plan) -> dict[str, Any]:
             out |= {"op": "Join", "strategy": s, "equivalences": [[scalar_json(x) for x in cls] for cls in eq],
                     "paths": [{"source": p.source, "source_key": [scalar_json(k) for k in p.source_key],
                                "stages": [{"lookup_relation": st.lookup_relation, "lookup_key": [scalar_json(k) for k in st.lookup_key],
-                                           "stream_key": [scalar_json(k) for k in st.stream_key], "thinning": list(st.thinning)}
+                                           "stream_key": [scalar_json(k) for k in st.stream_key], "thinning": list(st.thinning),
+                                           "lookup_rows": st.lookup_rows, "broadcast": st.broadcast}
                                           for st in p.stages]} for p in n.paths]}
             inputs = ins
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):

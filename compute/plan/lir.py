@@ -73,12 +73,19 @@ class JoinStage:
     """One lookup of a join path: the stream (the inputs joined so far) meets an arrangement
     of `lookup_relation` by `lookup_key` (over that input's columns) = `stream_key` (over
     the join's concatenated input columns); `thinning`: the stream's other columns, which
-    ride along as values. No key: a cross product with that input."""
+    ride along as values. No key: a cross product with that input.
+
+    `lookup_rows`: an upper bound on the lookup input's records (sql.transforms.row_bounds;
+    None: unknown); `broadcast`: the lookup is small enough to be sent whole to every
+    worker, so the stream is joined where it is, without a shuffle (decided by
+    refine_broadcast_lookups)."""
 
     lookup_relation: int
     lookup_key: tuple[Scalar, ...]
     stream_key: tuple[Scalar, ...]
     thinning: tuple[int, ...]
+    lookup_rows: int | None = None
+    broadcast: bool = False
 
 
 @dataclass(frozen=True, slots=True)

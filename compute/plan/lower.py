@@ -10,17 +10,24 @@ with the stages of JoinImplementation's paths (an unimplemented join: Linear, in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import assert_never
 
 from compute.plan import lir
 from sql import mir
 from sql.scalar import Column, Scalar, columns_used, permute
 from sql.transforms.join_implementation import JoinGraph
+from sql.transforms.row_bounds import row_bound
 
 
 class _Ids:
-    def __init__(self) -> None:
+    """Node ids, and what the join stages' row bounds need: the storage sizes and the bounds
+    of the enclosing Let bindings."""
+
+    def __init__(self, sizes: Mapping[str, int]) -> None:
         self.next = 0
+        self.sizes = sizes
+        self.lets: dict[str, int | None] = {}
 
     def take(self) -> int:
         n = self.next
@@ -57,8 +64,10 @@ def _is_mfp(r: mir.Mir) -> bool:
     return isinstance(r, (mir.Map, mir.Filter, mir.Project))
 
 
-def lower(root: mir.Mir) -> lir.Plan:
-    ids = _Ids()
+def lower(root: mir.Mir, sizes: Mapping[str, int] | None = None) -> lir.Plan:
+    """`sizes`: the exact record counts of the storage collections at the read time (by id),
+    for the join stages' `lookup_rows`; without them every bound is unknown."""
+    ids = _Ids(sizes or {})
     return _lower(root, ids)
 
 
@@ -84,18 +93,29 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             return lir.Plan(ids.take(), lir.Get(i, n, t, "PassArrangements", lir.Mfp(len(t)), loc))
         case mir.Let(id=i, value=v, body=b):
             value = _lower(v, ids)
-            body = _lower(b, ids)
+            outer = ids.lets
+            ids.lets = {**outer, i: row_bound(v, ids.sizes, outer)}
+            try:
+                body = _lower(b, ids)
+            finally:
+                ids.lets = outer
             return lir.Plan(ids.take(), lir.Let(i, value, body))
         case mir.LetRec(ids=lids, values=vs, limits=lims, body=b):
-            values = tuple(_lower(v, ids) for v in vs)
-            body = _lower(b, ids)
+            outer = ids.lets
+            ids.lets = {**outer, **dict.fromkeys(lids)}  # fixpoints: unbounded
+            try:
+                values = tuple(_lower(v, ids) for v in vs)
+                body = _lower(b, ids)
+            finally:
+                ids.lets = outer
             return lir.Plan(ids.take(), lir.LetRec(lids, values, lims, body))
         case mir.Join(inputs=xs, equivalences=eq, implementation=impl, paths=mpaths):
             ins = tuple(_lower(x, ids) for x in xs)
             strategy = _JOIN_STRATEGY.get(impl) or "Linear"
             if not mpaths:  # not implemented (a transform test): inputs in their order
                 mpaths = ((tuple((i, ()) for i in range(len(xs)))),)
-            paths = tuple(_join_path(r, p) for p in mpaths)
+            bounds = [row_bound(x, ids.sizes, ids.lets) for x in xs]
+            paths = tuple(_join_path(r, p, bounds) for p in mpaths)
             return lir.Plan(ids.take(), lir.Join(ins, eq, strategy, tuple(mir.arity(x) for x in xs), paths))
         case mir.Reduce(input=i, group_key=k, aggregates=aggs, monotonic=m):
             inner = _lower(i, ids)
@@ -130,9 +150,10 @@ def _lower(r: mir.Mir, ids: _Ids) -> lir.Plan:
             assert_never(r)
 
 
-def _join_path(r: mir.Join, path) -> lir.JoinPath:
+def _join_path(r: mir.Join, path, bounds: list[int | None]) -> lir.JoinPath:
     """The stages of a MIR join path: each stage's keys on both sides (JoinImplementation's
-    lookup key, the stream's side of the same equivalences) and the stream's other columns."""
+    lookup key, the stream's side of the same equivalences), the stream's other columns and
+    the bound on the lookup input's records."""
     g = JoinGraph(r)
     offs = g.offs
     done = {path[0][0]}
@@ -141,7 +162,7 @@ def _join_path(r: mir.Join, path) -> lir.JoinPath:
         stream, lookup = g.stage_keys(done, inp)
         keyed = set().union(*(columns_used(k) for k in stream)) if stream else set()
         thinning = tuple(c for i in sorted(done) for c in range(offs[i], offs[i + 1]) if c not in keyed)
-        stages.append(lir.JoinStage(inp, lookup, stream, thinning))
+        stages.append(lir.JoinStage(inp, lookup, stream, thinning, bounds[inp]))
         done.add(inp)
     source = path[0][0]
     source_key = tuple(permute(k, {c: c - offs[source] for c in columns_used(k)}) for k in stages[0].stream_key) if stages else ()

@@ -32,6 +32,8 @@ class PlanFlags:
 
     enable_monotonic_oneshot_selects: bool = True
     enable_consolidate_after_union_negate: bool = True
+    # refine_broadcast_lookups: join lookups of at most this many records are broadcast
+    broadcast_join_threshold_rows: int = 100_000
 
 
 def to_mir_rel(rel: HirRel, now: int | None = None) -> Mir:
@@ -102,9 +104,10 @@ def lir_finishing(f: Finishing, arity: int) -> lir.Finishing | None:
 
 
 def dataflow(m: Mir, finishing: Finishing | None, *, name: str = "Explained Query", single_time: bool = True,
-             flags: PlanFlags = PlanFlags()) -> lir.Dataflow:
-    """MIR -> LIR -> finalize_dataflow."""
-    plan = lower_to_lir(m)
+             flags: PlanFlags = PlanFlags(), sizes: Mapping[str, int] | None = None) -> lir.Dataflow:
+    """MIR -> LIR -> finalize_dataflow. `sizes`: the exact record counts of the storage
+    collections at the read time (by id), for the join stages' bounds."""
+    plan = lower_to_lir(m, sizes)
     types = mir_types(m)
     fin = lir_finishing(finishing, len(types)) if finishing is not None else None
     sources = tuple(dict.fromkeys(storage_sources(plan)))
@@ -130,7 +133,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
     m = optimized_mir(bound, params, param_types, sizes=sizes)
     if stage == "optimized":
         return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
-    df = dataflow(m, bound.finishing, flags=flags)
+    df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
     return explain_lir_json(df) if fmt == "json" else explain_dataflow(df, node_ids="node_ids" in options)
 
 

@@ -21,24 +21,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import assert_never
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import limits
+from compute.render import float_stats, limits
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
-    FEATURE_NOT_SUPPORTED,
     INTERNAL_ERROR,
     PROGRAM_LIMIT_EXCEEDED,
     SqlError,
     unsupported,
 )
 from sql.mir import RecursionLimit
-from sql.scalar import AggregateExpr, CallVariadic, ColumnOrder, Literal
+from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
 DIFF = "diff"
@@ -121,7 +121,15 @@ class RenderContext:
         The view's plan is a leaf: a persisted view would be inlined with its whole plan
         wherever it is read (the cache is matched only after analysis), so nested Lets —
         the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
-        df = self.session().sql(r.sql).localCheckpoint(eager=False)
+        try:
+            df = self.session().sql(r.sql).localCheckpoint(eager=False)
+        except Py4JJavaError as e:
+            if not _spark_unresolved_bug(e):
+                raise
+            # Spark's cache lookup canonicalizes a plan it has not finished resolving
+            # (UnresolvedException "Invalid call to qualifier on unresolved object", seen
+            # with several Lets over one source): the readers recompute the Let instead
+            return r
         return Rel(self.view(df, persist=False), r.arity)
 
     def checkpoint(self, df: DataFrame, arity: int) -> Rel:
@@ -183,6 +191,14 @@ def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | Non
 def _wrap(ctx: RenderContext, q: str, arity: int, where: list[str]) -> Rel:
     """Keep c0..c{arity-1}, diff of `q`'s rows satisfying `where`."""
     return _select(ctx, Rel(q, arity), [*cnames(arity), DIFF], where)
+
+
+def _spark_unresolved_bug(e: Py4JJavaError) -> bool:
+    """Is `e` Spark's internal UnresolvedException (a plan canonicalized before resolution)?"""
+    try:
+        return "UnresolvedException" in e.java_exception.getClass().getName()
+    except Exception:  # the JVM is gone: not this case
+        return False
 
 
 def consolidate(r: Rel, ctx: RenderContext) -> Rel:
@@ -494,18 +510,22 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     shot, is its linear equivalent): the source, then one keyed join per stage, each ON the
     equivalences that the stage makes checkable (null-safe `<=>`, which Spark executes as
     join keys). Spark keeps this order (without cost-based reordering it only moves inputs
-    that share no condition with their predecessors, and every stage shares one) and
-    broadcasts the lookups its statistics find small."""
+    that share no condition with their predecessors, and every stage shares one). A stage
+    the planner marked `broadcast` (its lookup is small for certain) gets Spark's BROADCAST
+    hint: the lookup is collected and sent to the stream's tasks, so the stream is neither
+    shuffled nor sorted, and a chain of such stages runs in the stream's one pass."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
     order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
-    renamed = []
+    renamed, aliases = [], []
     for k, r in enumerate(rs):
         sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
-        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {ctx.alias()}")
+        aliases.append(ctx.alias())
+        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {aliases[-1]}")
+    broadcast = [aliases[st.lookup_relation] for st in paths[0].stages if st.broadcast] if paths else []
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
     have: set[int] = set()
@@ -532,7 +552,8 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
         have = cols
     diff = " * ".join(f"d{k}" for k in range(len(rs)))
     sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    q = f"SELECT {', '.join(sel)} FROM {source}"
+    hint = f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
+    q = f"SELECT {hint}{', '.join(sel)} FROM {source}"
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
@@ -671,6 +692,9 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             return f"{a.func}({x})"
         case "any_value", _:
             return f"any_value({x})"
+        case _ if _folded(a):
+            # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
+            return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
             return f"{a.func}(CAST({x} AS DOUBLE))"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
@@ -693,8 +717,15 @@ def _compare(order: tuple[ColumnOrder, ...]) -> str:
     return f"(l, r) -> {out}"
 
 
+def _folded(a: AggregateExpr) -> bool:
+    """Float statistics computed like Postgres' float8_accum / float8_regr_accum."""
+    return a.func in float_stats.FOLDED and a.typ.name == "float8"
+
+
 def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
+    if _folded(a):
+        return float_stats.fold(a.func, v)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
@@ -723,9 +754,11 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     """Consolidate, then evaluate every aggregate with diff weights (distinct ones ignore them);
     aggregates that see each unit of multiplicity get the rows expanded to diff = 1."""
     if any(a.window is not None for a in aggs):
-        return _window_reduce(r, key, aggs, ctx)
+        from compute.render.windows import window_reduce
+
+        return window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
-    if any(a.func in _EXPANDED and not a.distinct for a in aggs):
+    if any((a.func in _EXPANDED or _folded(a)) and not a.distinct for a in aggs):
         c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
@@ -733,108 +766,13 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS:
+        if a.func in _LISTS or _folded(a):
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:
             exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
             outs.append(f"a{j}")
     return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs)
-
-
-# Spark's frame offsets are INT; a ROWS offset of at least 2^31 - 1 reaches as far as one of
-# 2^31 - 1 (no partition has more rows), so larger offsets (PG allows bigint) are clamped.
-_ROW_OFFSET_MAX = 2**31 - 1
-
-
-def _frame_offset(b: tuple[str, int | None]) -> int | None:
-    """A bound's position relative to the current row (None: unbounded)."""
-    kind, n = b
-    return {"preceding": -(n or 0), "following": n or 0, "current_row": 0}.get(kind)
-
-
-def _check_frame(start: tuple[str, int | None], end: tuple[str, int | None]) -> None:
-    """A frame whose start lies after its end is empty in every row (PG: the aggregate of no
-    rows); Spark rejects such frames, so mzspark does too, with 0A000."""
-    s, e = _frame_offset(start), _frame_offset(end)
-    if s is not None and e is not None and s > e or start[0] == "unbounded_following" or end[0] == "unbounded_preceding":
-        raise unsupported("window frames that start after they end")
-
-
-def _frame_bound(b: tuple[str, int | None]) -> str:
-    kind, n = b
-    n = None if n is None else min(n, _ROW_OFFSET_MAX)
-    return {"unbounded_preceding": "UNBOUNDED PRECEDING", "unbounded_following": "UNBOUNDED FOLLOWING",
-            # `n PRECEDING` parses to -(n), which stays unfolded (ConstantFolding is excluded,
-            # see compute/render/spark.py) and Spark's frames need literal bounds
-            "current_row": "CURRENT ROW", "preceding": f"{-(n or 0)} FOLLOWING", "following": f"{n} FOLLOWING"}[kind]
-
-
-def _window_value(a: AggregateExpr, w: str, over: str, framed: str) -> str:
-    """The window function of a window aggregate over its input record `w` (see
-    sql.scalar.AggregateExpr): result of the current row copy."""
-    first = f"{w}.f0"
-    match a.func:
-        case "row_number" | "rank" | "dense_rank":
-            return f"{a.func}() OVER ({over})"
-        case "lag" | "lead":
-            args = a.expr.exprs[0].exprs[1] if isinstance(a.expr, CallVariadic) else None  # row(value, offset, default)
-            offset = args.exprs[1] if isinstance(args, CallVariadic) and args.func == "row" else None
-            if not isinstance(offset, Literal):
-                raise SqlError(FEATURE_NOT_SUPPORTED, f"{a.func} with a non-constant offset")
-            if offset.value is None:
-                return "NULL"
-            return f"{a.func}({first}.f1.f0, {int(offset.value)}, {first}.f1.f2) OVER ({over})"
-        case "first_value" | "last_value":
-            return f"{a.func}({first}.f1) OVER ({framed})"
-        case "window_agg":
-            assert a.window is not None
-            f = a.window.agg
-            x = f"{first}.f1"
-            if f == "count":
-                return f"count({x}) OVER ({framed})"
-            if f in ("sum", "min", "max"):
-                return f"{f}({x}) OVER ({framed})"
-            if f == "avg":
-                res = a.typ.fields[0].fields[0] if a.typ.fields and a.typ.fields[0].fields else None
-                st = sql_type(res) if res is not None else "decimal(38,10)"
-                return f"CAST(sum({x}) OVER ({framed}) AS {st}) / count({x}) OVER ({framed})"
-    raise SqlError(FEATURE_NOT_SUPPORTED, f"window function {a.func} has no rendering")
-
-
-def _window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
-    """Window aggregates (one partition per group): consolidate, one row per copy, Spark
-    window functions over the partition, then the list of `row(result, row)` per group."""
-    if len(aggs) != 1 or aggs[0].window is None:
-        raise SqlError(FEATURE_NOT_SUPPORTED, "a Reduce mixing window and other aggregates")
-    a = aggs[0]
-    assert a.window is not None
-    rows = expand(check_non_negative(consolidate(r, ctx), "Reduce", ctx), ctx)
-    cols = cnames(rows.arity)
-    kc = [f"k{i}" for i in range(len(key))]
-    keyed_exprs = [*[f"{render_scalar(k, cols)} AS {kc[i]}" for i, k in enumerate(key)], f"{render_scalar(a.expr, cols)} AS __w"]
-    keyed = f"SELECT {', '.join(keyed_exprs)} FROM {ctx.sub(rows)}"
-    part = f"PARTITION BY {', '.join(kc)} " if kc else ""
-    order = ", ".join(f"__w.f{o.column + 1} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in a.window.order_by) or "0"
-    over = f"{part}ORDER BY {order}"
-    fr = a.window.frame
-    if not fr.is_default():
-        _check_frame(fr.start, fr.end)
-    framed = over if fr.is_default() and a.window.order_by else f"{over} {fr.units.upper()} BETWEEN {_frame_bound(fr.start)} AND {_frame_bound(fr.end)}"
-    row = "element_at(__w.f0, 1)" if a.func in ("row_number", "rank", "dense_rank") else "__w.f0.f0"
-    elem_t = a.typ.fields[0] if a.typ.fields else None
-    res_t = elem_t.fields[0] if elem_t is not None and elem_t.fields else None
-    value = _window_value(a, "__w", over, framed)
-    if res_t is not None:
-        value = f"CAST({value} AS {sql_type(res_t)})"
-    elem = f"named_struct('f0', {value}, 'f1', {row}) AS __e"
-    elems = f"SELECT {', '.join([*kc, elem])} FROM ({keyed}) AS {ctx.alias()}"
-    q = f"SELECT {', '.join([*kc, 'collect_list(__e) AS __l'])} FROM ({elems}) AS {ctx.alias()}"
-    if kc:
-        q += " GROUP BY " + ", ".join(kc)
-    else:
-        q += " HAVING count(1) > 0"
-    return _select(ctx, Rel(q, 0), [*[f"{k} AS {cname(i)}" for i, k in enumerate(kc)], f"__l AS {cname(len(kc))}", "CAST(1 AS BIGINT) AS diff"])
 
 
 def order_sql(order: tuple[ColumnOrder, ...]) -> str:

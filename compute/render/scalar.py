@@ -16,7 +16,13 @@ from typing import assert_never
 
 from compute.render import limits, ordered_set
 from compute.render.jsonb import GUARDED, checked
-from compute.render.scalar_datetime import fit_typmod, make_date, make_timestamp, year_start
+from compute.render.scalar_datetime import (
+    at_time_zone,
+    fit_typmod,
+    make_date,
+    make_timestamp,
+    year_start,
+)
 from compute.render.types import spark_type, to_spark_value
 from sql import func, func_names
 from sql.errors import unsupported
@@ -188,6 +194,9 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         canon = f"concat_ws('-', substr({h}, 1, 8), substr({h}, 9, 4), substr({h}, 13, 4), substr({h}, 17, 4), substr({h}, 21, 12))"
         bad = raise_error("[22P02] invalid input syntax for type uuid")
         return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
+    if d == "interval" and s in ("text", "varchar", "bpchar", "name"):
+        # plan-time literals are parsed by sql.interval; Spark has no parser of Postgres' syntax
+        raise unsupported("casting a computed text value to interval")
     if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
         return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
@@ -729,6 +738,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
     if f in _COMPARISONS:
         return f"({a} {_COMPARISONS[f]} {b})"
     match f:
+        case "timezone":
+            return at_time_zone(a, b, to_local=t.name == "timestamp")
         case "add" | "sub" | "mul":
             if f == "sub" and at.name == "date" and bt.name == "date":
                 return f"datediff({a}, {b})"

@@ -101,3 +101,23 @@ def make_timestamp(xs: tuple[str, ...] | list[str], raise_error: Callable[[str, 
             f" WHEN {h} < 0 OR {h} > 24 OR {mi} < 0 OR {mi} > 59 OR {sec} < 0 OR {sec} > 60"
             f" OR ({h} = 24 AND ({mi} > 0 OR {sec} > 0)) THEN {bad}"
             f" WHEN {h} = 24 THEN {midnight} ELSE {ts} END)")
+
+
+def at_time_zone(zone: str, x: str, to_local: bool) -> str:
+    """timezone(zone, x) for a literal zone id (sql.timezones). timestamptz -> timestamp: the
+    wall clock in `zone` at instant x. timestamp -> timestamptz: the instant whose wall clock
+    in `zone` is x; in a spring-forward gap with the offset before the transition, in a
+    fall-back overlap with the one after it (Postgres' DetermineTimeZoneOffset) — the offset
+    a day later if it gives back x, else the offset a day earlier."""
+    if to_local:
+        return f"CAST(from_utc_timestamp({x}, {zone}) AS TIMESTAMP_NTZ)"
+    lu = f"CAST({x} AS TIMESTAMP)"
+
+    def off(instant: str) -> str:
+        return f"(unix_micros(from_utc_timestamp({instant}, {zone})) - unix_micros({instant}))"
+
+    def at(offset: str) -> str:
+        return f"timestamp_micros(unix_micros({lu}) - {offset})"
+
+    later, earlier = off(f"({lu} + INTERVAL 1 DAY)"), off(f"({lu} - INTERVAL 1 DAY)")
+    return f"(CASE WHEN {off(at(later))} = {later} THEN {at(later)} ELSE {at(earlier)} END)"

@@ -58,7 +58,11 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.sql.optimizer.inSetConversionThreshold", "1000")
             # Folding would evaluate (and raise) errors of rows that never exist at run time,
             # e.g. 45 / -count(*) on a global aggregate's empty-input default row.
-            .config("spark.sql.optimizer.excludedRules", "org.apache.spark.sql.catalyst.optimizer.ConstantFolding")
+            # OptimizeCsvJsonExprs fails ("head of empty list") on records of no fields, e.g.
+            # the row record of a window function over a select without FROM; it only prunes
+            # JSON / CSV parsing, which mzspark does not render.
+            .config("spark.sql.optimizer.excludedRules", "org.apache.spark.sql.catalyst.optimizer.ConstantFolding,"
+                    "org.apache.spark.sql.catalyst.optimizer.OptimizeCsvJsonExprs")
             .config("spark.driver.extraJavaOptions", "-Dlog4j2.level=error")
             # Every hash aggregate and sort of a running task holds at least one page, and a
             # one-partition query (tiny inputs) runs all its operators in one task: at the

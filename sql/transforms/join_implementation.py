@@ -18,7 +18,12 @@ product. The order is chosen greedily (linear in the stages, never exponential i
   which Spark can broadcast when small); for a delta join every input starts one path;
 - each next input is, among those connected to the stream: one whose lookup key covers a
   unique key of it (the stream does not grow), then one with the longest key (the most
-  equalities), then the lowest input number.
+  equalities), then the smallest estimate.
+
+Ties are broken by the inputs' own plans (`stable_key`: the text of the input, whose column
+references are local to it), and only then by input number, so the plan does not depend on
+the FROM order: `FROM a, b` and `FROM b, a` stream and look up the same inputs in the same
+order (only the join's output columns are laid out differently).
 
 Estimated rows come from `sizes` (the row counts of storage collections, by id, passed in as
 plain data) through Filters (an equality with a literal keeps 1/10, other predicates 1/2),
@@ -61,16 +66,17 @@ def _implement(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float]) -> m
 def _implement_join(r: mir.Join, sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
     comps = components(r)
     ests = [estimate(x, sizes, env) for x in r.inputs]
+    stable = [stable_key(x) for x in r.inputs]
     if len(comps) > 1 and (any(len(c) > 1 for c in comps) or r.equivalences):
         return _cross_components(r, comps, sizes, env)
     if len(comps) > 1:  # a plain cross product: the largest input streamed first
-        path = tuple((i, ()) for i in sorted(range(len(r.inputs)), key=lambda i: (-ests[i], i)))
+        path = tuple((i, ()) for i in sorted(range(len(r.inputs)), key=lambda i: (-ests[i], stable[i], i)))
         return r if r.implementation == "differential" and r.paths == (path,) else replace(r, implementation="differential", paths=(path,))
     if len(r.inputs) > 2 and all(isinstance(x, mir.ArrangeBy) for x in r.inputs):
         kind, starts = "delta", list(range(len(r.inputs)))
     else:
-        kind, starts = "differential", [max(range(len(r.inputs)), key=lambda i: (ests[i], -i))]
-    paths = tuple(order(r, s) for s in starts)
+        kind, starts = "differential", [min(range(len(r.inputs)), key=lambda i: (-ests[i], stable[i], i))]
+    paths = tuple(order(r, s, ests, stable) for s in starts)
     if kind == r.implementation and paths == r.paths:
         return r
     return replace(r, implementation=kind, paths=paths)
@@ -81,7 +87,8 @@ def _cross_components(r: mir.Join, comps: list[list[int]], sizes: Mapping[str, i
     component on its own, the largest first, crossed last."""
     offs = offsets(r)
     ests = [estimate(x, sizes, env) for x in r.inputs]
-    comps = sorted(comps, key=lambda c: (-max(ests[i] for i in c), c[0]))
+    stable = [stable_key(x) for x in r.inputs]
+    comps = sorted(comps, key=lambda c: (-max(ests[i] for i in c), min(stable[i] for i in c), c[0]))
     home = {i: k for k, comp in enumerate(comps) for i in comp}
     classes: list[list[tuple[Scalar, ...]]] = [[] for _ in comps]
     for cls in r.equivalences:
@@ -176,10 +183,18 @@ class JoinGraph:
         return tuple(stream), tuple(lookup)
 
 
-def order(r: mir.Join, start: int) -> Path:
+def stable_key(x: mir.Mir) -> str:
+    """A key of a join input that does not depend on its position among the join's inputs:
+    its plan's text (an input's column references are its own, not the join's)."""
+    return repr(x)
+
+
+def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list[str] | None = None) -> Path:
     """The greedy path from `start` (see the module docstring)."""
     g = JoinGraph(r)
     n = len(r.inputs)
+    ests = ests if ests is not None else [0.0] * n
+    stable = stable if stable is not None else [""] * n
     keys = [unique_keys(x) for x in r.inputs]
     done = {start}
     path: list[tuple[int, tuple[Scalar, ...]]] = [(start, ())]
@@ -187,19 +202,19 @@ def order(r: mir.Join, start: int) -> Path:
     near = [{j for ci in g.touching[i] for _, o in g.classes[ci] for j in o} for i in range(n)]
     frontier = set(near[start]) - done
     while len(done) < n:
-        best: tuple[tuple[int, int, int], int, tuple[Scalar, ...]] | None = None
+        best: tuple[tuple[int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
         for cand in sorted(frontier):
             _, key = g.stage_keys(done, cand)
             if not key:
                 continue
             cols = {k.index for k in key if isinstance(k, Column)}
             unique = any(u <= cols for u in keys[cand])
-            rank = (0 if unique else 1, -len(key), cand)
+            rank = (0 if unique else 1, -len(key), ests[cand], stable[cand], cand)
             if best is None or rank < best[0]:
                 best = (rank, cand, key)
         if best is None:  # not connected (a single component never gets here)
             cand = min(set(range(n)) - done)
-            best = ((1, 0, cand), cand, ())
+            best = ((1, 0, 0.0, "", cand), cand, ())
         path.append((best[1], best[2]))
         done.add(best[1])
         frontier = (frontier | near[best[1]]) - done

@@ -1,5 +1,6 @@
 """Aggregates compared row for row with a real PostgreSQL 15 on the same data: ordered-set
-and hypothetical-set aggregates (WITHIN GROUP), found missing by PostgreSQL's aggregates.sql.
+and hypothetical-set aggregates (WITHIN GROUP), float statistics (Youngs-Cramer) and the
+regr_* / covar_* / corr family, found missing or different by PostgreSQL's aggregates.sql.
 
 Numeric values compare by value (mzspark's unconstrained numeric does not keep Postgres'
 display scale); everything else compares exactly as psycopg decodes it.
@@ -22,6 +23,11 @@ SETUP = [
     "CREATE TABLE {s}.os (g int, x int, y float8, s text, n numeric)",
     "INSERT INTO {s}.os VALUES (1, 1, 1.5, 'a', 1.25), (1, 2, 2.5, 'b', 2), (1, 3, NULL, 'b', NULL), (1, 2, 0.25, NULL, 7),"
     " (2, NULL, 4, NULL, 3), (2, 5, 5, 'c', 3), (2, 5, 6, 'c', -1), (3, NULL, NULL, NULL, NULL)",
+    "CREATE TABLE {s}.regr (g int, x float8, y float8, r real, i int, n numeric)",
+    "INSERT INTO {s}.regr VALUES (1, 10, 150, 7.8, 56, 0.09561), (1, 20, 250, 99.097, 100, 324.78), (1, 30, 350, 0.09561, 0, 7.8),"
+    " (1, 80, 540, 324.78, 42, 99.097), (1, 100, 200, NULL, NULL, NULL), (1, NULL, 3, 1, 1, 1),"
+    " (2, 100000003, 1, 1, 100000003, 100000003), (2, 100000004, 2, 2, 100000004, 100000004),"
+    " (2, 100000006, 3, 3, 100000006, 100000006), (2, 100000007, 5, 4, 100000007, 100000007), (3, 5, 7, 1, 1, 1)",
     "CREATE TABLE {s}.one (x int)",
     "INSERT INTO {s}.one VALUES (1)",
 ]
@@ -55,7 +61,24 @@ ORDERED_SET = [
     "SELECT x, dense_rank(x) WITHIN GROUP (ORDER BY x) FROM os GROUP BY x",
 ]
 
+# float statistics as Postgres computes them (Youngs-Cramer: no cancellation with large
+# values); two-argument ones over the rows where both are non-NULL. Their last bits depend on
+# the order the values are folded in (Postgres: scan order), so they are compared as
+# aggregates.sql prints them, with extra_float_digits = 0 (15 significant digits).
+FLOAT_STATS = [
+    "SELECT g, var_pop(x), var_samp(x), stddev_pop(x), stddev_samp(x), var_pop(r), stddev_samp(r) FROM regr GROUP BY g",
+    "SELECT g, regr_count(y, x), regr_sxx(y, x), regr_syy(y, x), regr_sxy(y, x), regr_avgx(y, x), regr_avgy(y, x) FROM regr GROUP BY g",
+    "SELECT g, regr_r2(y, x), regr_slope(y, x), regr_intercept(y, x), covar_pop(y, x), covar_samp(y, x), corr(y, x) FROM regr GROUP BY g",
+    "SELECT regr_sxx(r, i), regr_syy(r, i), regr_sxy(r, i), corr(r, i), covar_samp(i, r), regr_slope(n, i) FROM regr",
+    "SELECT covar_pop(y, x) FILTER (WHERE x > 10), var_samp(DISTINCT x), corr(x, x) FROM regr WHERE g = 1",
+    "SELECT covar_pop(1::float8, 2::float8), covar_samp(3::float8, 4::float8), covar_pop(1::float8, 'inf'::float8),"
+    " covar_samp(3::float8, 'nan'::float8), var_pop('inf'::float8), var_samp('nan'::float8), corr(1::float8, 1::float8) FROM one",
+    "SELECT regr_count(y, x), regr_sxx(y, x), var_pop(x) FROM regr WHERE g > 9",
+]
+
 ERRORS = [
+    "SELECT var_pop(x) FROM (VALUES (1e300::float8), (-1e300)) v(x)",
+    "SELECT regr_sxx(s, x) FROM os",
     "SELECT percentile_cont(1.5) WITHIN GROUP (ORDER BY x) FROM os",
     "SELECT percentile_disc(array[0.5, -1]) WITHIN GROUP (ORDER BY x) FROM os",
     "SELECT rank(x) WITHIN GROUP (ORDER BY x) FROM os",
@@ -67,6 +90,8 @@ QUERIES = ORDERED_SET + ERRORS
 
 
 def _norm(v: object) -> object:
+    if isinstance(v, float) and v != v:
+        return "NaN"  # NaN == NaN, as Postgres orders and compares it
     if isinstance(v, Decimal):
         return v.normalize() if v.is_finite() else v
     if isinstance(v, list):
@@ -95,3 +120,17 @@ def test_same_result_as_postgres(both: tuple[psycopg.Connection, psycopg.Connect
     assert not isinstance(expected, str) or sql in ERRORS, f"the reference rejects the query: {expected}"
     assert isinstance(expected, str) or sql not in ERRORS, "the reference accepts the query"
     assert _rows(mz, sql) == expected
+
+
+@pytest.mark.parametrize("sql", FLOAT_STATS)
+def test_float_statistics_with_extra_float_digits_0(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    mz, pg = both
+    for conn in both:
+        conn.execute("SET extra_float_digits = 0")
+    try:
+        expected = _rows(pg, sql)
+        assert not isinstance(expected, str), f"the reference rejects the query: {expected}"
+        assert _rows(mz, sql) == expected
+    finally:
+        for conn in both:
+            conn.execute("SET extra_float_digits = 1")

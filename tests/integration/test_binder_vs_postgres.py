@@ -56,6 +56,11 @@ QUERIES = [
     "SELECT * FROM l FULL JOIN r USING (c) FULL JOIN s USING (c)",
     "SELECT * FROM (l JOIN r USING (c)) AS j",
     "SELECT j.c, j.x FROM (l JOIN r USING (c)) AS j",
+    # a parenthesized join tree whose first item is a derived table or another tree
+    "SELECT * FROM ((SELECT c / 2 AS h FROM l) d JOIN s ON h = s.c) j",
+    "SELECT * FROM ((SELECT c AS h FROM l) d JOIN s ON h = s.c)",
+    "SELECT * FROM ((SELECT c AS h FROM l) d JOIN s ON h = s.c) j, LATERAL (SELECT h) t(k)",
+    "SELECT * FROM (((SELECT c AS h FROM l) d JOIN s ON h = s.c) LEFT JOIN r ON r.c = h)",
     "SELECT c, count(*) FROM l FULL JOIN r USING (c) GROUP BY c",
     "SELECT * FROM l JOIN r USING (x)",
     "SELECT * FROM l JOIN r USING (c, c)",

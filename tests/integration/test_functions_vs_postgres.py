@@ -143,10 +143,27 @@ DATETIME = [
     "SELECT min(iv), max(iv), sum(iv), avg(iv), count(iv) FROM dt",
     "SELECT id > 2, min(iv), max(iv), sum(iv) FROM dt GROUP BY id > 2",
     "SELECT min(v), max(v), sum(v) FROM (VALUES ('1 mon'::interval), ('31 days'), ('29 days 23:00:00')) AS t(v), one",
+    # three Lets over one source in one query: Spark's cache lookup failed on the lazy
+    # checkpoint (UnresolvedException, XX000; oracle seed 4000536)
+    "SELECT min(m) FROM (SELECT min(1) AS m FROM fa AS a1 FULL JOIN fa AS a2 USING (b) WHERE ((DATE '2024-02-29' + a1.i4) "
+    "IN (DATE '1999-06-30', DATE '2024-01-15', DATE '2000-01-01')) UNION ALL SELECT min(1) AS m FROM fa AS a1 FULL JOIN fa "
+    "AS a2 USING (b) WHERE NOT ((DATE '2024-02-29' + a1.i4) IN (DATE '1999-06-30', DATE '2024-01-15', DATE '2000-01-01')) "
+    "UNION ALL SELECT min(1) AS m FROM fa AS a1 FULL JOIN fa AS a2 USING (b) WHERE (((DATE '2024-02-29' + a1.i4) IN "
+    "(DATE '1999-06-30', DATE '2024-01-15', DATE '2000-01-01'))) IS NULL) AS u",
+    # AT TIME ZONE / timezone(): IANA names (any case), POSIX numeric offsets, interval offsets,
+    # DST gaps and overlaps resolved as Postgres does, historical (LMT) offsets
+    "SELECT id, tz AT TIME ZONE 'America/New_York', ts AT TIME ZONE 'Europe/Moscow', timezone('asia/kolkata', tz), "
+    "tz AT TIME ZONE INTERVAL '-08:00', ts AT TIME ZONE '+05', tz AT TIME ZONE 'utc', d AT TIME ZONE 'Europe/Paris' FROM dt",
+    "SELECT v, v AT TIME ZONE 'Europe/Moscow', v AT TIME ZONE 'America/New_York', (v AT TIME ZONE 'Asia/Singapore') "
+    "AT TIME ZONE 'UTC' FROM (VALUES ('2011-03-27 02:00:00'::timestamp), ('2011-03-27 02:59:59'), ('2011-03-27 03:00:00'), "
+    "('2011-03-26 23:00:00'), ('2021-11-07 01:30:00'), ('2021-11-07 00:59:59'), ('2021-03-14 02:30:00'), "
+    "('1881-12-10 00:00:00'), ('2024-06-01 12:00:00')) AS t(v), one",
     # LIKE / ILIKE ... ESCAPE (was 0A000), and backslashes before ordinary characters
     "SELECT s, s LIKE 'a%' ESCAPE '#', 'h%' LIKE 'h#%' ESCAPE '#', 'h%wkeye' NOT LIKE 'h#%' ESCAPE '#', "
     "'maca' LIKE 'm%aca' ESCAPE '%', 'be_r' LIKE 'b_e__r' ESCAPE '_', 'I_DIO' ILIKE 'i$_d%o' ESCAPE '$', "
     "'a\\bc' LIKE 'a\\bc' ESCAPE '', 'abc' LIKE 'a\\bc', 'a%c' LIKE 'a\\%c', s LIKE 'a%' ESCAPE NULL FROM fa",
+    # byte-order collations are accepted (was 0A000 "expression IDENTIFIER")
+    "SELECT s COLLATE \"C\", s < 'b' COLLATE \"POSIX\", upper(s) COLLATE \"default\" FROM fa ORDER BY s COLLATE \"C\"",
     # POSIX regex match operators and ^@ (were refused as an internal function name)
     "SELECT s, s ~ 'b', s ~* '^B', s !~ 'a.$', s !~* 'A', s ^@ 'ab', 'x' ~ 'y', s ~ NULL FROM fa",
     # the sum/avg of no rows is a NULL interval (was a struct of NULL fields: XX000 on output)

@@ -476,6 +476,23 @@ _CREATED = re.compile(
 )
 
 
+_INHERITS = re.compile(r"\binherits\s*\(([^()]*)\)|\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.]+))")
+
+
+def inherited_parents(sql: str) -> set[str]:
+    """The tables a CREATE … INHERITS (p, …) / PARTITION OF p statement makes a child of: rows
+    written into the child are read through the parent, so once the child is outside the
+    comparison the parents' contents may differ too."""
+    n = normalize(sql)
+    if not _CREATED.match(n):
+        return set()
+    out = set()
+    for m in _INHERITS.finditer(n):
+        names = m.group(1).split(",") if m.group(1) is not None else [m.group(2)]
+        out |= {x.strip().split(".")[-1].strip('"') for x in names if x.strip()}
+    return out
+
+
 def created_name(sql: str) -> str | None:
     """The (unqualified, lowercased) name a CREATE statement creates."""
     m = _CREATED.match(normalize(sql))

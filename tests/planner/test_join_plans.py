@@ -101,3 +101,81 @@ def test_uncorrelated_in_is_a_semijoin_on_distinct_values(gs: GoldenSession) -> 
     plan = explain(gs, "SELECT v FROM fact WHERE d1 IN (SELECT id FROM dim1 WHERE name > 'a')", "OPTIMIZED")
     assert plan.count("Distinct") == 1, plan  # of the subquery's ids, nothing of fact
     assert "Join on=(#0 = #4)" in plan or "Join on=(#0 = #" in plan, plan
+
+
+def _normalized(plan: str, order: tuple[str, ...]) -> str:
+    """The join's stages with FROM positions (relation=i) replaced by table names and column
+    references dropped: which input is streamed and which are looked up, in which order, and
+    how (the inputs themselves are listed in FROM order)."""
+    plan = re.sub(r"relation=(\d+)", lambda m: f"relation={order[int(m.group(1))]}", plan)
+    plan = re.sub(r"#\d+", "#", plan)
+    return "\n".join(line for line in plan.splitlines() if re.search(r"relation=|broadcast|cross_join|_stage", line))
+
+
+def test_star_join_plan_is_the_same_in_every_from_order(gs: GoldenSession) -> None:
+    """Tied inputs (three dimensions of equal size, each looked up by one key) are ordered by
+    their own plans, not by FROM position: all 24 orders stream fact and look up dim1, dim2,
+    dim3 in the same order."""
+    plans = set()
+    for order in itertools.permutations(["dim1", "dim2", "dim3", "fact"]):
+        plans.add(_normalized(explain(gs, STAR.format(", ".join(order))), order))
+    assert len(plans) == 1, "\n\n".join(sorted(plans))
+    (plan,) = plans
+    stages = re.findall(r"lookup=\{ relation=(\w+)", plan)
+    assert stages[::-1] == ["dim1", "dim2", "dim3"], plan  # EXPLAIN prints the last stage first
+
+
+def test_chain_plan_is_the_same_in_every_from_order(gs: GoldenSession) -> None:
+    rng = random.Random(5)
+    names = [f"c{i}" for i in range(10)]
+    preds = " AND ".join(f"{names[i]}.b = {names[i + 1]}.a" for i in range(9))
+    plans = set()
+    for _ in range(6):
+        order = tuple(rng.sample(names, len(names)))
+        plans.add(_normalized(explain(gs, f"SELECT count(*) FROM {', '.join(order)} WHERE {preds}"), order))
+    assert len(plans) == 1, "\n\n".join(sorted(plans))
+
+
+def test_small_lookups_are_broadcast(gs: GoldenSession) -> None:
+    """The dimensions (3 rows each, known exactly) are below the threshold: every stage is a
+    broadcast, with the bound shown; the fact table is streamed, never broadcast."""
+    plan = explain(gs, STAR.format("dim1, dim2, dim3, fact"))
+    assert plan.count("broadcast rows<=3") == 3, plan
+    gs.run("SET broadcast_join_threshold_rows = 2")
+    try:
+        plan = explain(gs, STAR.format("dim1, dim2, dim3, fact"))
+        assert "broadcast" not in plan, plan
+    finally:
+        gs.run("RESET broadcast_join_threshold_rows")
+
+
+def test_broadcast_rule() -> None:
+    from compute.plan.refinements.refine_broadcast_lookups import broadcast_lookup
+
+    assert broadcast_lookup(10, 100_000)
+    assert broadcast_lookup(100_000, 100_000)
+    assert not broadcast_lookup(100_001, 100_000)
+    assert not broadcast_lookup(None, 100_000)  # unknown size: never
+    assert not broadcast_lookup(0, 0)  # threshold 0: off
+
+
+def test_row_bounds_are_upper_bounds() -> None:
+    from sql import mir
+    from sql.scalar import CallBinary, Column, Literal
+    from sql.transforms.row_bounds import row_bound
+    from sql.types import BOOL, INT4
+
+    t = mir.Get("u1", "t", (INT4, INT4))
+    u = mir.Get("u2", "u", (INT4,))
+    sizes = {"u1": 50, "u2": 7}
+    eq = CallBinary("eq", Column(0, INT4), Literal(1, INT4), BOOL)
+    assert row_bound(t, sizes) == 50
+    assert row_bound(mir.Filter(t, (eq,)), sizes) == 50  # a filter's selectivity is a guess: not used
+    assert row_bound(mir.Reduce(t, (), ()), sizes) == 1
+    assert row_bound(mir.Reduce(t, (Column(0, INT4),), ()), sizes) == 50
+    assert row_bound(mir.TopK(t, (), (), 5, 2), sizes) == 7
+    assert row_bound(mir.Union((t, u)), sizes) == 57
+    assert row_bound(mir.Join((t, u), ()), sizes) == 350
+    assert row_bound(mir.Let("l0", u, mir.Get("l0", "l0", (INT4,), local=True)), sizes) == 7
+    assert row_bound(mir.Get("u3", "v", (INT4,)), sizes) is None  # a size the catalog does not know
+    assert row_bound(mir.Union((t, mir.Get("u3", "v", (INT4,)))), sizes) is None

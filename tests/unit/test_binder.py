@@ -142,6 +142,14 @@ def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, mess
     assert (e.sqlstate, e.message) == (state, message)
 
 
+def test_parenthesized_join_tree_over_a_derived_table(planner: Planner) -> None:
+    """( (SELECT …) d JOIN r ON … ) j: the tree joins both items (sqlglot hangs the JOIN on
+    the derived table d), so j has the columns of d and r."""
+    b = planner.bound("SELECT * FROM ((SELECT c AS h FROM l) d JOIN r ON h = r.c) j")
+    assert list(b.names) == ["h", "y", "c"]
+    assert _top_join(b.rel).kind == "inner"
+
+
 # ---- 4. WITH scoping -------------------------------------------------------------------------
 
 def test_inner_with_shadows_only_inside_its_query(planner: Planner) -> None:
@@ -287,3 +295,11 @@ def test_unsupported_operators_are_named_as_written(planner: Planner, sql: str, 
     """An operator error names the operator the user wrote, never the parser's node name."""
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == ("42883", message)
+
+
+def test_collate_byte_order_collations_only(planner: Planner) -> None:
+    """COLLATE "C" / "POSIX" / "default" keep the value (text compares by bytes here);
+    other collations are refused, and non-text values have none."""
+    assert planner.names('SELECT x::text COLLATE "C" FROM "Q"') == ("x",)
+    assert planner.error('SELECT x::text COLLATE "de_DE" FROM "Q"').sqlstate == "0A000"
+    assert planner.error('SELECT x COLLATE "C" FROM "Q"').sqlstate == "42804"

@@ -265,6 +265,21 @@ def test_divergence_tracking() -> None:
     assert _run_all(["CREATE TABLE p (a int) PARTITION BY RANGE (a)", "INSERT INTO p VALUES (1)"],
                     {"INSERT INTO p VALUES (1)": Outcome(False, sqlstate="23514", message="no partition")}, {}) == [
         Cls.NA, Cls.BLOCKED]
+    # a child table outside the comparison (INHERITS) diverges its parent's contents: reads of
+    # the parent are blocked (PostgreSQL reads the child's rows through it), inserts are not
+    assert _run_all(["create temp table c () inherits (par)", "insert into par values (1)", "select * from par"],
+                    {"select * from par": ok1}, {"select * from par": Outcome(True, ("a",), (), 0, has_rows=True)}) == [
+        Cls.NA, Cls.SAME, Cls.BLOCKED]
+
+
+def test_inherited_parents() -> None:
+    from tests.pg_regress.classify import inherited_parents
+
+    assert inherited_parents("create temp table t2a () inherits (t2)") == {"t2"}
+    assert inherited_parents("CREATE TABLE c (x int) INHERITS (a, public.B)") == {"a", "b"}
+    assert inherited_parents("create table p1 partition of p for values in (1)") == {"p"}
+    assert inherited_parents("create table t (a int)") == set()
+    assert inherited_parents("select 1 from inherits (x)") == set()
 
 
 def test_setup_table_writes_are_dirty() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from compute.plan import lir
+from compute.plan.refinements.refine_broadcast_lookups import refine_broadcast_lookups
 from compute.plan.refinements.refine_single_time_consolidation import (
     refine_single_time_consolidation,
 )
@@ -27,4 +28,5 @@ REFINEMENTS: tuple[Refinement, ...] = (
     refine_union_negate_consolidation,
     refine_single_time_operator_selection,
     refine_single_time_consolidation,
+    refine_broadcast_lookups,
 )
