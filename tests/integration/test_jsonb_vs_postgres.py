@@ -102,6 +102,12 @@ QUERIES = [
     "SELECT id, jsonb_pretty(j) FROM js",
     """SELECT id, jsonb_extract_path(j, 'a', 'b'), jsonb_extract_path_text(j, 'b', '1'), jsonb_delete(j, 'a'),"""
     """ jsonb_contains(j, '{"a": "dup"}'), jsonb_contained('{"a": "dup"}', j), jsonb_exists(j, 'aa') FROM js WHERE id IN (1, 6)""",
+    # jsonb_object from one array of alternating keys and values, or from keys and values
+    """SELECT jsonb_object('{a,1,b,NULL,a,3,"d e f",""}'), jsonb_object('{}'), jsonb_object(ARRAY[t, 'x'], ARRAY['1', t]) FROM js WHERE id = 4""",
+    # f(VARIADIC arr): the array is the variadic parameter
+    """SELECT jsonb_build_array(VARIADIC NULL::text[]), jsonb_build_array(VARIADIC '{a,NULL}'::text[]),"""
+    """ jsonb_build_object(VARIADIC ARRAY[1, 2, 3, 4]), jsonb_build_object(VARIADIC ARRAY['a', NULL]) FROM js WHERE id = 1""",
+    "SELECT id, jsonb_extract_path(j, VARIADIC ARRAY['b', '2']), jsonb_extract_path_text(j, VARIADIC '{a}') FROM js",
     # subscripts (read): a one-element path each
     "SELECT id, j['a'], j['b'][1], j[0], j[-1], j['a']['b']['c'][2], j['0'], j[NULL] FROM js",
 ]
@@ -124,6 +130,8 @@ EXPECTED_ERRORS = {
     "SELECT jsonb_set(j, '{b,NULL}', '1') FROM js WHERE id = 1",
     "SELECT jsonb_insert(j, '{a}', '1') FROM js WHERE id = 1",
     "SELECT j[1:2] FROM js",
+    "SELECT jsonb_object('{a,b,c}') FROM js",
+    "SELECT jsonb_object('{a,NULL}', '{1,2}') FROM js",
 }
 
 
