@@ -65,8 +65,10 @@ def to_jsonb(binder: Binder, h: HirScalar) -> HirScalar:
 
 def jsonb_key(binder: Binder, h: HirScalar) -> HirScalar:
     """An object key: text (other types through their text form)."""
-    if h.typ.name in ("int2", "int4", "int8") or h.typ.is_string or h.typ.name == "unknown":
+    if h.typ.name in ("int2", "int4", "int8", "bool") or h.typ.is_string or h.typ.name == "unknown":
         return binder.coerce(h, TEXT, explicit=True)
+    if func.is_array(h.typ) or h.typ.name in ("record", "jsonb", "list", "map"):
+        raise SqlError("22023", "key value must be scalar, not array, composite, or json")
     raise unsupported(f"jsonb object keys of type {h.typ.pg_format()}")
 
 

@@ -159,3 +159,9 @@ def test_subscripted_update_is_not_supported(planner: Planner) -> None:
     with pytest.raises(SqlError) as e:
         planner.ddl("UPDATE jt SET j['a'] = '1' WHERE i = 1")
     assert (e.value.sqlstate, e.value.message) == ("0A000", "UPDATE of a subscripted column (SET col[...] = ...) not yet supported")
+
+
+@pytest.mark.parametrize("key", ["'{a,b}'::text[]", "j", "row(1)"])
+def test_object_keys_must_be_scalar(planner: Planner, key: str) -> None:
+    e = planner.error(f"SELECT jsonb_build_object({key}, 2) FROM jt")
+    assert (e.sqlstate, e.message) == ("22023", "key value must be scalar, not array, composite, or json")
