@@ -143,6 +143,8 @@ class WritesMixin:
                 return item, rel, "delete"
             assigns: dict[int, Any] = {}
             for eq in ast.expressions:
+                if isinstance(eq.this, exp.Bracket):
+                    raise unsupported("UPDATE of a subscripted column (SET col[...] = ...)")
                 col = eq.this.name
                 idx = next((i for i, c in enumerate(item.columns) if c.name == col), None)
                 if idx is None:

@@ -29,6 +29,7 @@ from sql.bind_aggregates import (
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
 from sql.bind_grouping import bind_group_by
+from sql.bind_jsonb import jsonb_binary
 from sql.bind_limit import row_count, with_ties
 from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
 from sql.bind_rows import is_record, record_comparison
@@ -586,6 +587,8 @@ class Binder:
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         if op in ("eq", "ne", "lt", "le", "gt", "ge") and is_record(a) and is_record(b):
             return record_comparison(self, op, a, b)
+        if (j := jsonb_binary(self, op, a, b)) is not None:
+            return j
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
         if ta.name == "jsonb" and op in ("array_contains", "array_contained"):
             # jsonb @> jsonb / jsonb <@ jsonb

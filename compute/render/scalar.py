@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import assert_never
 
 from compute.render import limits, ordered_set
-from compute.render.jsonb import checked
+from compute.render.jsonb import GUARDED, checked
 from compute.render.scalar_datetime import (
     at_time_zone,
     fit_typmod,
@@ -631,6 +631,8 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
 
 def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
     """to_jsonb, jsonb_typeof, jsonb_array_length (None: not one of them)."""
+    if f in GUARDED:
+        return checked(f"mz_{f}({x})")
     match f:
         case "to_jsonb":
             n = xt.name
@@ -660,6 +662,8 @@ def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
 
 def _jsonb_binary(f: str, a: str, b: str, at: SqlType) -> str | None:
     """jsonb operators of two operands (None: not one of them)."""
+    if f in GUARDED:
+        return checked(f"mz_{f}({a}, {b})")
     if f.startswith(("jsonb_get_", "jsonb_exists", "jsonb_contains")):
         return f"mz_{f}({a}, {b})"
     if f in ("eq", "ne") and at.name == "jsonb":
@@ -872,6 +876,8 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return "(" + f" {f.upper()} ".join(xs) + ")"
         case "array_create":
             return f"array({', '.join(xs)})"
+        case "jsonb_set" | "jsonb_insert":
+            return checked(f"mz_{f}({', '.join(xs)})")
         case "jsonb_build_array":
             return f"concat('[', array_join(array({', '.join(xs)}), ', ', 'null'), ']')" if xs else "'[]'"
         case "jsonb_build_object":
