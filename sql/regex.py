@@ -161,7 +161,7 @@ def nullable(text: str) -> bool:
 
 def mode(flags: str) -> str:
     """Java inline flags: Postgres' default `.` matches newlines (DOTALL); i / c: the last wins."""
-    return "(?si)" if flags.rfind("i") > flags.rfind("c") else "(?s)"
+    return "(?siu)" if flags.rfind("i") > flags.rfind("c") else "(?s)"
 
 
 def nth_match(b: Body, a: RegexArgs) -> tuple[str, int]:

@@ -37,15 +37,17 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
             pat, g = regex.nth_match(b, a)
             if a.subexpr > len(b.groups):
                 return "CAST(NULL AS STRING)"
-            got = f"regexp_extract({{v}}, {quote(pat)}, {g + a.subexpr})"
-            if a.subexpr:
-                got = f"nullif({got}, '')"  # a subexpression that cannot match '' matched nothing
-            return _let(x, lambda v: f"CASE WHEN regexp_like({v}, {quote(pat)}) THEN {got.format(v=v)} END")
+
+            def substr(v: str) -> str:
+                got = f"regexp_extract({v}, {quote(pat)}, {g + a.subexpr})"
+                if a.subexpr:
+                    got = f"nullif({got}, '')"  # a subexpression that cannot match '' matched nothing
+                return f"CASE WHEN regexp_like({v}, {quote(pat)}) THEN {got} END"
+            return _let(x, substr)
         case "regexp_replace_from":
             if a.n == 0:
                 rep = regex.java_replacement(a.replacement or "", 0, len(b.groups), len(b.groups))
-                head = f"substr({{v}}, 1, {a.start - 1})"
-                return _let(x, lambda v: f"concat({head.format(v=v)}, regexp_replace(substr({v}, {a.start}), "
+                return _let(x, lambda v: f"concat(substr({v}, 1, {a.start - 1}), regexp_replace(substr({v}, {a.start}), "
                                          f"{quote(flat)}, {quote(rep)}))")
             pat, whole = regex.nth_match(b, a)
             rep = "$1" + regex.java_replacement(a.replacement or "", whole, len(b.groups), whole + len(b.groups))
