@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, srf, timezones
+from sql import datetime_typmods, func, func_names, regex, srf, timezones
 from sql.bind_aggregates import _is_agg
 from sql.bind_jsonb import (
     _JSONB_NODES,
@@ -588,6 +588,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     cargs = tuple(binder.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
     if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
         return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
+    if name in regex.REGEX_FUNCTIONS or (name == "regexp_replace" and len(cargs) > 3 and cargs[3].typ.name == "int4"):
+        return regex.bind_call(name, cargs)  # type: ignore[return-value]
     if name in ("regexp_replace", "regexp_match"):
         lits = cargs[1:]
         if not all(isinstance(x, Literal) and x.value is not None for x in lits):

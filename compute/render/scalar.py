@@ -16,6 +16,7 @@ from typing import assert_never
 
 from compute.render import limits, ordered_set
 from compute.render.jsonb import GUARDED, checked
+from compute.render.regex import render_regex
 from compute.render.scalar_datetime import (
     at_time_zone,
     fit_typmod,
@@ -142,6 +143,9 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return _to_char(r(a), pattern)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
             return _regexp_match(r(a), pattern)
+        case CallVariadic(func=("regexp_count" | "regexp_instr" | "regexp_substr" | "regexp_like" | "regexp_split_to_array"
+                                | "regexp_replace_from") as f, exprs=(a, *lits)):
+            return render_regex(f, r(a), tuple(lits))
         case CallVariadic(func="regexp_match", exprs=(a, Literal(value=str() as pattern), Literal(value=str() as flags))):
             return _regexp_match(r(a), pattern, flags)
         case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):

@@ -196,6 +196,23 @@ MISC = [
     "SELECT s, regexp_replace('foobarbaz', 'b(..)', 'X\\1Y'), regexp_replace('foobarbaz', 'b(..)', 'X\\1Y', 'g'),"
     " regexp_replace('AbAB', 'ab', '-', 'gi'), regexp_replace(s, '[aeiou]', '*'), regexp_replace('a1b22', '[[:digit:]]+', '#', 'g') FROM fa",
     "SELECT s, regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('abc', 'x'), regexp_match(s, '[a-c]'), regexp_match('ABC', 'b', 'i') FROM fa",
+    # Postgres 15's regexp_count / regexp_instr / regexp_substr / regexp_like, regexp_replace
+    # with start and N, regexp_split_to_array (N-th matches, start positions, flags, NULL sources)
+    "SELECT s, regexp_count(s, '[a-c]'), regexp_count('123123123123', '123', 3), regexp_count('ABCABC', 'Abc', 1, 'i'),"
+    " regexp_count('aaa', 'a*'), regexp_count(E'a\\n', 'a$'), regexp_count('123123', '123', 33) FROM fa",
+    "SELECT s, regexp_like(s, '^[a-c]'), regexp_like('Steven', '^Ste(v|ph)en$'), regexp_like('a' || chr(10) || 'd', 'a.d'),"
+    " regexp_like('ABC', 'b', 'i'), regexp_like('ABC', 'b', 'ic') FROM fa",
+    "SELECT s, regexp_instr(s, '[a-c]'), regexp_instr('abcabcabc', 'a.c', 2), regexp_instr('abcabcabc', 'a.c', 1, 3),"
+    " regexp_instr('abcabcabc', 'a.c', 1, 4), regexp_instr('abcabcabc', 'A.C', 1, 2, 1, 'i'), regexp_instr('aab', 'a+', 1, 2),"
+    " regexp_instr('1234567890', '(123)(4(56)(78))', 1, 1, 0, 'i', 5), regexp_instr('abcabc', '^a', 4) FROM fa",
+    "SELECT s, regexp_substr(s, '[a-c]+'), regexp_substr('abcabcabc', 'a.c', 2), regexp_substr('abcabcabc', 'A.C', 1, 2, 'i'),"
+    " regexp_substr('1234567890', '(123)(4(56)(78))', 1, 1, 'i', 3), regexp_substr('foo', 'foo(bar)?', 1, 1, '', 1),"
+    " regexp_substr('1234567890', '(123)(4(56)(78))', 1, 1, 'i', 5), regexp_substr('a+b+', 'a|b', 1, 2) FROM fa",
+    "SELECT s, regexp_replace(s, '[a-c]', 'X', 2), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 2, 'i'),"
+    " regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 7, 0, 'i'), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 1, 'g'),"
+    " regexp_replace('foobarbaz', 'b(.)', '<\\1\\&>', 1, 2), regexp_replace('aaa', 'a', 'X', 2, 0) FROM fa",
+    "SELECT s, regexp_split_to_array(s, 'b'), regexp_split_to_array('123456', '1'), regexp_split_to_array('123456', '6'),"
+    " regexp_split_to_array('thE QUick', 'e', 'i'), regexp_split_to_array('a  b c', '\\s+') FROM fa",
     "SELECT id, s::uuid, s::uuid::text FROM uu",
     "SELECT a.id, b.id, a.s::uuid = b.s::uuid, a.s::uuid < b.s::uuid FROM uu a, uu b",
     "SELECT s::uuid FROM uubad",
@@ -264,12 +281,18 @@ SYNTAX += [
 QUERIES = AGGREGATES + ARRAYS + DATETIME + MISC + SRFS + SYNTAX
 
 
+REGEX_ERRORS = ["SELECT regexp_count('abc', 'b', 0) FROM one", "SELECT regexp_instr('abc', 'b', 1, 0) FROM one",
+                "SELECT regexp_instr('abc', 'b', 1, 1, 2) FROM one", "SELECT regexp_substr('abc', 'b', 1, 1, '', -1) FROM one",
+                "SELECT regexp_like('abc', 'b', 'g') FROM one", "SELECT regexp_substr('abc', 'b', 1, 1, 'g') FROM one",
+                "SELECT regexp_replace('abc', 'b', 'x', 1, -1, 'i') FROM one", "SELECT regexp_replace('abc', 'b', 'x', '1') FROM one",
+                "SELECT regexp_split_to_array('abc', 'b', 'g') FROM one", "SELECT regexp_count('abc', 'b', 1, 'z') FROM one"]
+QUERIES += REGEX_ERRORS
 POWER_ERRORS = ["SELECT power(0.0, -1) FROM one", "SELECT (-8.0) ^ 0.5 FROM one", "SELECT power(0::float8, -1) FROM one",
                 "SELECT power((-8)::float8, 0.5) FROM one", "SELECT 1e300::float8 ^ 2 FROM one"]
 QUERIES += POWER_ERRORS
 
 # queries that fail in both (the same SQLSTATE is expected)
-EXPECTED_ERRORS = {*POWER_ERRORS, *UNICODE_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
+EXPECTED_ERRORS = {*POWER_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
 
 
 def _norm(v: object) -> object:
