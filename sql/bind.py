@@ -21,12 +21,15 @@ from sql.bind_aggregates import (
     _OuterAggregate,
     agg_level,
     aggregate,
+    grouping_call,
     key_or_error,
     outer_aggregate,
     star_in_agg,
 )
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_grouping import bind_group_by
+from sql.bind_jsonb import jsonb_binary
 from sql.bind_limit import row_count, with_ties
 from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
 from sql.bind_rows import is_record, record_comparison
@@ -51,6 +54,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.grouping_sets import grouping_sets_rel
 from sql.hir import (
     Exists,
     Finishing,
@@ -92,6 +96,14 @@ from sql.types import (
 )
 
 
+def _has_empty_record(t: SqlType) -> bool:
+    """A record type with no fields, at any depth (Spark cannot ship one to the client; a
+    record whose fields are unknown has none either, hence Binder.empty_row)."""
+    if t.name == "record":
+        return not t.fields or any(_has_empty_record(f) for f in t.fields)
+    return t.element is not None and _has_empty_record(t.element)
+
+
 class Binder:
     def __init__(self, catalog: CatalogReader, param_types: list[SqlType | None] | None = None) -> None:
         self.catalog = catalog
@@ -106,6 +118,8 @@ class Binder:
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
+        # the statement wrote ROW() (a record of no fields; see _has_empty_record)
+        self.empty_row = False
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
         # self.outer[i] of a query that aggregates: its aggregate context (see bind_aggregates.outer_aggregate)
@@ -140,9 +154,12 @@ class Binder:
         """A query; the WITH names it binds are in scope only inside it."""
         saved = dict(self.ctes)
         try:
-            return self._bind_query(q, top)
+            b = self._bind_query(q, top)
         finally:
             self.ctes = saved
+        if top and self.empty_row and any(_has_empty_record(t) for t in b.types):
+            raise unsupported("a record with no fields (ROW()) in a query result")
+        return b
 
     def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
@@ -230,14 +247,15 @@ class Binder:
         )
         select_scope = scope
         if has_agg:
-            keys: list[HirScalar] = []
             with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in GROUP BY")):
-                for g in (group.expressions if group else []):
-                    keys.append(self._group_key(g, scope, items))
-            self._agg = _AggCtx(scope, keys)
+                gb = bind_group_by(self, group, scope, items)
+            keys = gb.keys
+            self._agg = _AggCtx(scope, keys, sets=gb.sets)
             try:
                 with self._windows(win):
-                    exprs = [star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                    exprs = [Column(gb.ties[j], keys[gb.ties[j]].typ) if j in gb.ties
+                             else star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope)
+                             for j, (_, e, i) in enumerate(items)]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
                 with self._windows(win):
                     order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
@@ -255,7 +273,10 @@ class Binder:
                 else:
                     positions.append(input_arity + mapped.index(k))
             rel = HMap(rel, mapped) if mapped else rel
-            rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            if gb.sets is None:
+                rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            else:
+                rel = grouping_sets_rel(rel, tuple(positions), tuple(k.typ for k in keys), gb.sets, tuple(agg.aggregates))
             if having_pred is not None:
                 rel = HFilter(rel, (having_pred,))
             select_scope = Scope()
@@ -427,25 +448,6 @@ class Binder:
             return names.index(e.name)
         return self.scalar(e, scope)
 
-    def _group_key(self, g: exp.Expression, scope: Scope, items) -> HirScalar:
-        if isinstance(g, exp.Literal) and not g.is_string:
-            k = int(g.this)
-            if not 1 <= k <= len(items):
-                raise SqlError("42P10", f"GROUP BY position {k} is not in select list")
-            _, e, star = items[k - 1]
-            return Column(star, scope.columns[star].typ) if e is None else self.scalar(e, scope)
-        if isinstance(g, exp.Column) and not g.table:
-            try:
-                scope.lookup(g.name, None)
-            except SqlError:
-                for n, e, _ in items:
-                    if n == g.name and e is not None:
-                        return self.scalar(e, scope)
-                raise
-        if _has_agg(g):
-            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
-        return self.scalar(g, scope)
-
     def _bind_setop(self, q: exp.Expression, top: bool) -> BoundQuery:
         bind_with(self, q)
         left = self.bind_query(q.this, top=False)
@@ -551,6 +553,8 @@ class Binder:
             return outer_aggregate(self, e, level)
         agg = self._agg
         if agg is not None:
+            if isinstance(e, exp.Grouping):
+                return grouping_call(self, e, agg, lambda i: Column(i, INT8))
             if _is_agg(e):
                 return aggregate(self, e, agg, out_scope=scope)
             if isinstance(e, exp.Filter) and _is_agg(e.this):
@@ -568,11 +572,12 @@ class Binder:
                     return scalar_expr(self, e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
+                if not _refs_columns(h):
+                    # constants and outer references are the same for every row of a group
+                    return h
                 if isinstance(e, exp.Column):
                     c = agg.input_scope.columns[h.index] if isinstance(h, Column) else ScopeColumn(e.table or None, e.name, h.typ)
                     return key_or_error(self, h, c)
-                if not _refs_columns(h):
-                    return h
         return scalar_expr(self, e, scope)
 
     def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
@@ -582,6 +587,8 @@ class Binder:
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
         if op in ("eq", "ne", "lt", "le", "gt", "ge") and is_record(a) and is_record(b):
             return record_comparison(self, op, a, b)
+        if (j := jsonb_binary(self, op, a, b)) is not None:
+            return j
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
         if ta.name == "jsonb" and op in ("array_contains", "array_contained"):
             # jsonb @> jsonb / jsonb <@ jsonb

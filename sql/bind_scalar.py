@@ -7,9 +7,18 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, srf, timezones
+from sql import datetime_typmods, func, func_names, regex, srf, timezones
 from sql.bind_aggregates import _is_agg
-from sql.bind_jsonb import _JSONB_NODES, jsonb_build, jsonb_operator, to_jsonb
+from sql.bind_jsonb import (
+    _JSONB_NODES,
+    JSONB_FUNCTIONS,
+    jsonb_build,
+    jsonb_function,
+    jsonb_operator,
+    jsonb_subscript,
+    jsonb_variadic,
+    to_jsonb,
+)
 from sql.bind_names import sql_type_of
 from sql.bind_rows import compare_fields, is_row, row_comparison, row_fields, row_not_distinct
 from sql.errors import (
@@ -288,7 +297,7 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         x = binder.scalar(e.this, scope)
         rhs = e.expression
         if isinstance(rhs, exp.Null):
-            if x.typ.name == "record" and x.typ.fields:
+            if x.typ.name == "record" and (x.typ.fields or x == CallVariadic("row", (), x.typ)):
                 return _record_is_null(x, bool(e.args.get("negate")))
             r: HirScalar = CallUnary("is_null", x, BOOL)
         elif isinstance(rhs, exp.Boolean):
@@ -427,6 +436,8 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
 def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
     """a[i] (1-based; NULL out of range). sqlglot stores literal subscripts 0-based."""
     arr = binder.scalar(e.this, scope)
+    if arr.typ.name == "jsonb":
+        return _jsonb_subscript(binder, arr, e, scope)
     if not func.is_array(arr.typ):
         raise SqlError(DATATYPE_MISMATCH, f"cannot subscript type {arr.typ.pg_format()} because it does not support subscripting")
     if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
@@ -441,6 +452,23 @@ def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
     elem = arr.typ.element
     assert elem is not None
     return CallBinary("array_index", arr, binder.coerce(i, INT4, explicit=True), elem)
+
+
+def _jsonb_subscript(binder: Binder, j: HirScalar, e: exp.Bracket, scope: Scope) -> HirScalar:
+    """j[s]. sqlglot shifts an integer literal subscript to 0-based (j[0] as j[-1]) unless
+    it typed the subscripted expression as something other than an array (a jsonb cast)."""
+    if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
+        raise SqlError(DATATYPE_MISMATCH, "jsonb subscript does not support slices")
+    ix = e.expressions[0]
+    neg = isinstance(ix, exp.Neg) and isinstance(ix.this, exp.Literal) and not ix.this.is_string
+    lit = ix.this if neg else ix
+    seen = e.this.type.this if e.this.type is not None else exp.DataType.Type.UNKNOWN
+    shift = 1 if seen in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY) else 0
+    if isinstance(lit, exp.Literal) and not lit.is_string and str(lit.this).lstrip("-").isdigit():
+        sub: HirScalar = Literal((-int(str(lit.this)) if neg else int(str(lit.this))) + shift, INT4)
+    else:
+        sub = binder.scalar(ix, scope)
+    return jsonb_subscript(binder, j, sub)
 
 
 def _array_quantified(binder: Binder, op: str, lhs: HirScalar, arr_e: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
@@ -524,14 +552,20 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         raise srf.not_allowed(written)
     if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
         raise unsupported(f"function {name}")
+    if raw_args and isinstance(raw_args[-1], exp.Variadic):
+        fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
+        return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
     if name == "to_jsonb" and len(args) == 1:
         return to_jsonb(binder, args[0])
+    if name in JSONB_FUNCTIONS:
+        return jsonb_function(binder, name, args)
     if name == "row" and isinstance(e, exp.Anonymous):
         # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
         fields = tuple(binder.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+        binder.empty_row = binder.empty_row or not fields
         return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
     if written == "log" and len(args) == 2:
         name = "log"  # log(b, x)
@@ -554,6 +588,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     cargs = tuple(binder.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
     if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
         return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
+    if name in regex.REGEX_FUNCTIONS or (name == "regexp_replace" and len(cargs) > 3 and cargs[3].typ.name == "int4"):
+        return regex.bind_call(name, cargs)  # type: ignore[return-value]
     if name in ("regexp_replace", "regexp_match"):
         lits = cargs[1:]
         if not all(isinstance(x, Literal) and x.value is not None for x in lits):
@@ -799,4 +835,6 @@ def _record_is_null(x: HirScalar, negate: bool) -> HirScalar:
     whole: HirScalar = CallUnary("is_null", x, BOOL)
     if negate:
         return CallVariadic("and", (CallUnary("not", whole, BOOL), *tests), BOOL)
+    if not tests:
+        return Literal(True, BOOL)  # ROW() IS NULL: every one of no fields is NULL
     return CallVariadic("or", (whole, CallVariadic("and", tuple(tests), BOOL)), BOOL)

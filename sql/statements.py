@@ -241,6 +241,62 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_select_query(self, nested=False, table=False, parse_subquery_alias=True, parse_set_operation=True):  # type: ignore[no-untyped-def]
+            """`WITH .. VALUES ..`: the VALUES list is the query's body (sqlglot reads a
+            statement there, not a VALUES list); a bare list becomes `SELECT * FROM (VALUES ..)`,
+            whose columns keep VALUES' names column1, column2, .."""
+            index = self._index
+            cte = self._parse_with() if self._match(TokenType.WITH, advance=False) else None
+            if cte is None or not self._match(TokenType.VALUES, advance=False):
+                self._retreat(index)
+                return super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            body = super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            if isinstance(body, exp.Values):
+                body = exp.select("*").from_(exp.Subquery(this=body), copy=False)
+            if body is None or "with_" not in body.arg_types:
+                self.raise_error("syntax error")
+                return body
+            body.set("with_", cte)
+            return body
+
+        def _parse_cte(self):  # type: ignore[no-untyped-def]
+            """PostgreSQL's `name AS (query) [SEARCH ..] [CYCLE ..]` per CTE, kept in the CTE's
+            args `search` / `cycle` (sqlglot reads one column, after the last CTE only)."""
+            cte = super()._parse_cte()
+            if isinstance(cte, exp.CTE):
+                if self._match_text_seq("SEARCH"):
+                    cte.set("search", self._parse_pg_search())
+                if self._match_text_seq("CYCLE"):
+                    cte.set("cycle", self._parse_pg_cycle())
+            return cte
+
+        def _parse_pg_search(self) -> exp.RecursiveWithSearch:
+            """SEARCH {DEPTH | BREADTH} FIRST BY col, .. SET col"""
+            kind = self._match_texts(("DEPTH", "BREADTH")) and self._prev.text.upper()
+            if not kind or not self._match_text_seq("FIRST", "BY"):
+                self.raise_error("Expected DEPTH FIRST BY or BREADTH FIRST BY")
+            cols = self._parse_csv(self._parse_id_var)
+            if not self._match_text_seq("SET"):
+                self.raise_error("Expected SET")
+            return self.expression(exp.RecursiveWithSearch(kind=kind, this=exp.Tuple(expressions=cols), expression=self._parse_id_var()))
+
+        def _parse_pg_cycle(self) -> exp.RecursiveWithSearch:
+            """CYCLE col, .. SET col [TO value DEFAULT value] USING col"""
+            cols = self._parse_csv(self._parse_id_var)
+            if not self._match_text_seq("SET"):
+                self.raise_error("Expected SET")
+            mark = self._parse_id_var()
+            to = default = None
+            if self._match_text_seq("TO"):
+                to = self._parse_primary()
+                if not self._match(TokenType.DEFAULT):
+                    self.raise_error("Expected DEFAULT")
+                default = self._parse_primary()
+            if not self._match_text_seq("USING"):
+                self.raise_error("Expected USING")
+            return self.expression(exp.RecursiveWithSearch(kind="CYCLE", this=exp.Tuple(expressions=cols), expression=mark,
+                                                           to=to, default=default, using=self._parse_id_var()))
+
         def _parse_interval(self, require_interval=True, parse_function_unit=True):  # type: ignore[no-untyped-def]
             """INTERVAL(p) 'text' is a typed literal of type interval(p) (sqlglot reads an
             interval of value (p) plus the interval 'text')."""

@@ -102,6 +102,14 @@ QUERIES = [
     "SELECT count(*), sum(n) FROM t",
     "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t, t AS u WHERE n < 5) SELECT * FROM t",
     "WITH RECURSIVE t(n) AS (SELECT n FROM t) SELECT * FROM t",
+    # an outer join in the recursive term, the recursive reference on its preserved side
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT t.n + 1 FROM t LEFT JOIN l ON l.c = t.n WHERE t.n < 4) SELECT * FROM t",
+    "WITH RECURSIVE t(n, x) AS (SELECT 1, 0 UNION ALL SELECT t.n + 1, l.x FROM l RIGHT JOIN t ON l.c = t.n WHERE t.n < 4) "
+    "SELECT * FROM t",
+    # WITH .. VALUES: the VALUES list is the body (columns column1, ..), also in a subquery
+    "WITH cte(foo) AS (VALUES (42)) VALUES ((SELECT foo FROM cte))",
+    "WITH c AS (SELECT 1 AS a) VALUES (1, 'x'), (2, 'y') UNION ALL SELECT a, 'z' FROM c",
+    "SELECT (WITH cte(foo) AS (VALUES (x)) VALUES ((SELECT foo FROM cte))) FROM l",
     # ORDER BY of a set operation: result column names or positions only
     "SELECT c FROM l UNION SELECT y FROM r ORDER BY c DESC",
     "SELECT c FROM l UNION SELECT y FROM r ORDER BY c + 1",

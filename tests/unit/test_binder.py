@@ -255,12 +255,27 @@ def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: 
     assert lr.names == ("t_working", "t", "t_started") and b.names == ("n",)
 
 
+def test_with_recursive_outer_join_with_the_reference_preserved(planner: Planner) -> None:
+    b = planner.bound("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT t.n + 1 FROM t LEFT JOIN l ON l.c = t.n "
+                      "WHERE t.n < 5) SELECT * FROM t")
+    assert any(isinstance(x, HLetRec) for x in _walk(b.rel))
+
+
 @pytest.mark.parametrize("sql, state", [
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t, t AS u) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT n FROM t) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT (SELECT max(n) FROM t)) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT count(*) FROM t) SELECT * FROM t", "42P19"),
-    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "0A000"),
+    # the recursive reference on the nullable side of an outer join (PostgreSQL's 42P19)
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM t RIGHT JOIN l ON t.n = l.c) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM t FULL JOIN l ON t.n = l.c) SELECT * FROM t", "42P19"),
+    # SEARCH / CYCLE (per CTE, any number of columns) are refused, never ignored
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "0A000"),
+    ("WITH RECURSIVE t(n, m) AS (SELECT 1, 2 UNION ALL SELECT n + 1, m FROM t) SEARCH BREADTH FIRST BY n, m SET s "
+     "CYCLE n, m SET c TO 'Y' DEFAULT 'N' USING p, u AS (SELECT 1) SELECT * FROM t", "0A000"),
+    ("WITH t(n) AS (SELECT 1) CYCLE n SET c USING p SELECT * FROM t", "42601"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "42601"),
 ])
 def test_with_recursive_refusals(planner: Planner, sql: str, state: str) -> None:
     assert planner.error(sql).sqlstate == state
