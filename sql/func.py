@@ -6,6 +6,7 @@ literal folding, in sql.literal.
 
 from __future__ import annotations
 
+from sql import regex
 from sql.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, SqlError
 from sql.types import (
     BOOL,
@@ -323,6 +324,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t, t, t, INT4], INT4
     if name == "starts_with" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
         return [TEXT, TEXT], BOOL
+    if name in regex.REGEX_FUNCTIONS or name == "regexp_replace":
+        typed = regex.function_type(name, args)
+        if typed is not None:
+            return typed
     if name in ("regexp_replace", "regexp_match") and all(a.is_string or a.name == "unknown" for a in args):
         if name == "regexp_replace" and n in (3, 4):
             return [TEXT] * n, TEXT
@@ -718,5 +723,5 @@ SCALAR_FUNCTIONS = frozenset(
      "cos", "tan", "asin", "acos", "atan", "atan2", "radians", "degrees", "gcd", "lcm", "div", "mod", "power", "pow",
      "width_bucket", "starts_with", "regexp_replace", "regexp_match", "greatest", "least", "jsonb_typeof",
      "jsonb_array_length", "now", "mz_now", "substring"}
-    | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
+    | regex.REGEX_FUNCTIONS | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
 )

@@ -81,7 +81,8 @@ def as_written(written: str, typing: Callable[[str, list[SqlType]], T], name: st
 
 # strict functions the binder needs a literal argument of (unit, pattern, format): a NULL
 # literal there makes the whole call NULL
-LITERAL_ARGUMENT_FUNCTIONS = frozenset({"regexp_replace", "regexp_match", "extract", "date_part", "date_trunc",
+LITERAL_ARGUMENT_FUNCTIONS = frozenset({"regexp_replace", "regexp_match", "regexp_count", "regexp_instr",
+                                        "regexp_substr", "regexp_like", "regexp_split_to_array", "extract", "date_part", "date_trunc",
                                         "to_char"})
 
 # Scalar functions (by canonical name) that Postgres does not declare STRICT: NULL arguments

@@ -179,6 +179,14 @@ MISC = [
     # record_out text and Postgres' row null tests (every field NULL / every field not NULL)
     "SELECT CAST(ROW('Jim', 'Beam') AS text), ROW(1, NULL, 'a b', '', 'x\"y')::text FROM one",
     "SELECT ROW(NULL, NULL) IS NULL, ROW(1, NULL) IS NULL, ROW(1, NULL) IS NOT NULL, ROW(1, 2) IS NOT NULL FROM one",
+    "SELECT ROW() IS NULL FROM one",
+    # left / right with a negative n: all but the last / first |n| characters
+    "SELECT i, left('ahoj', i), right('ahoj', i), left(s, i), right(s || 'xy', i) FROM fa, generate_series(-5, 5) AS t(i)",
+    # quote_literal of a value holding a backslash is an E'' literal; it is strict, quote_nullable is not
+    r"SELECT quote_literal(E'\\'), quote_literal('a''b\c'), quote_literal(NULL), quote_nullable(NULL), quote_nullable('x')",
+    # round / trunc to a scale that is not a constant (Spark's round wants a constant one)
+    "SELECT i, round((-2.5 * 10 ^ i)::numeric, -i), round((0.5 * 10 ^ i)::numeric, -i), round(1234.5678, i),"
+    " trunc((2.57 * 10 ^ i)::numeric, -i), round(n, i4 / 10 - 3) FROM fa, generate_series(-5, 5) AS t(i)",
     "SELECT i4, round(i4 / 7.0, 3), round(n, 1), trunc(n, 1), trunc(-1.2399, 2), round(-2.5), round(2.5) FROM fa",
     "SELECT i4, mod(i4, 7), mod(-7, 3), div(i4, 7), div(-7.5, 2), i4 % 7 FROM fa",
     "SELECT power(2, 10), round(power(2.0, 0.5), 8), sqrt(16), round(sqrt(2.0), 8), exp(0), ln(1), log(100), log(2, 8), log(10, 1000) FROM one",
@@ -188,6 +196,23 @@ MISC = [
     "SELECT s, regexp_replace('foobarbaz', 'b(..)', 'X\\1Y'), regexp_replace('foobarbaz', 'b(..)', 'X\\1Y', 'g'),"
     " regexp_replace('AbAB', 'ab', '-', 'gi'), regexp_replace(s, '[aeiou]', '*'), regexp_replace('a1b22', '[[:digit:]]+', '#', 'g') FROM fa",
     "SELECT s, regexp_match('foobarbequebaz', '(bar)(beque)'), regexp_match('abc', 'x'), regexp_match(s, '[a-c]'), regexp_match('ABC', 'b', 'i') FROM fa",
+    # Postgres 15's regexp_count / regexp_instr / regexp_substr / regexp_like, regexp_replace
+    # with start and N, regexp_split_to_array (N-th matches, start positions, flags, NULL sources)
+    "SELECT s, regexp_count(s, '[a-c]'), regexp_count('123123123123', '123', 3), regexp_count('ABCABC', 'Abc', 1, 'i'),"
+    " regexp_count('aaa', 'a*'), regexp_count(E'a\\n', 'a$'), regexp_count('123123', '123', 33) FROM fa",
+    "SELECT s, regexp_like(s, '^[a-c]'), regexp_like('Steven', '^Ste(v|ph)en$'), regexp_like('a' || chr(10) || 'd', 'a.d'),"
+    " regexp_like('ABC', 'b', 'i'), regexp_like('ABC', 'b', 'ic') FROM fa",
+    "SELECT s, regexp_instr(s, '[a-c]'), regexp_instr('abcabcabc', 'a.c', 2), regexp_instr('abcabcabc', 'a.c', 1, 3),"
+    " regexp_instr('abcabcabc', 'a.c', 1, 4), regexp_instr('abcabcabc', 'A.C', 1, 2, 1, 'i'), regexp_instr('aab', 'a+', 1, 2),"
+    " regexp_instr('1234567890', '(123)(4(56)(78))', 1, 1, 0, 'i', 5), regexp_instr('abcabc', '^a', 4) FROM fa",
+    "SELECT s, regexp_substr(s, '[a-c]+'), regexp_substr('abcabcabc', 'a.c', 2), regexp_substr('abcabcabc', 'A.C', 1, 2, 'i'),"
+    " regexp_substr('1234567890', '(123)(4(56)(78))', 1, 1, 'i', 3), regexp_substr('foo', 'foo(bar)?', 1, 1, '', 1),"
+    " regexp_substr('1234567890', '(123)(4(56)(78))', 1, 1, 'i', 5), regexp_substr('a+b+', 'a|b', 1, 2) FROM fa",
+    "SELECT s, regexp_replace(s, '[a-c]', 'X', 2), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 2, 'i'),"
+    " regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 7, 0, 'i'), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 1, 'g'),"
+    " regexp_replace('foobarbaz', 'b(.)', '<\\1\\&>', 1, 2), regexp_replace('aaa', 'a', 'X', 2, 0) FROM fa",
+    "SELECT s, regexp_split_to_array(s, 'b'), regexp_split_to_array('123456', '1'), regexp_split_to_array('123456', '6'),"
+    " regexp_split_to_array('thE QUick', 'e', 'i'), regexp_split_to_array('a  b c', '\\s+') FROM fa",
     "SELECT id, s::uuid, s::uuid::text FROM uu",
     "SELECT a.id, b.id, a.s::uuid = b.s::uuid, a.s::uuid < b.s::uuid FROM uu a, uu b",
     "SELECT s::uuid FROM uubad",
@@ -233,10 +258,21 @@ SYNTAX = [
     " octet_length('abc'::bytea) FROM one",
 ]
 
+# E'' strings: a \\u escape of a surrogate must be a high one followed by a low one (42601)
+UNICODE_ERRORS = [r"SELECT E'wrong: \udb99' FROM one", r"SELECT E'wrong: \udb99xy' FROM one",
+                  r"SELECT E'wrong: \udb99\u0061' FROM one", r"SELECT E'wrong: \U0000db99\U00000061' FROM one",
+                  r"SELECT E'wrong: \U002FFFFF' FROM one", r"SELECT E'\udc00' FROM one", r"SELECT E'\u0000' FROM one"]
+SYNTAX += [r"SELECT E'\ud83d\ude00', E'\U0001F600', E'\uD83D\uDE00x' FROM one", *UNICODE_ERRORS]
+
 SYNTAX += [
     # jsonb values are DISTINCT by value (1.0 = 1.00 = 1), as jsonb `=` compares them
     "SELECT count(DISTINCT j), count(j) FROM (VALUES ('{\"a\": 1.0}'::jsonb), ('{\"a\": 1.00}'), ('{\"a\": 1}'),"
     " ('[1, 2.50]'), ('[1, 2.5]'), ('\"1.0\"'), ('\"1.00\"'), (NULL)) AS t(j), one",
+    # GROUP BY / DISTINCT over jsonb group by value too; a group prints one of its values
+    "SELECT count(*), sum(c), max(m), min(m) FROM (SELECT j, count(*) AS c, max(k) AS m FROM (VALUES ('{\"a\": 1.0}'::jsonb, 1),"
+    " ('{\"a\": 1.00}', 2), ('{\"a\": 1}', 3), ('[1, 2.50]', 4), ('[1, 2.5]', 5), ('\"1.0\"', 6), (NULL, 7)) AS t(j, k) GROUP BY j) s, one",
+    "SELECT count(*) FROM (SELECT DISTINCT j FROM (VALUES ('{\"a\": 1.0}'::jsonb), ('{\"a\": 1}'), ('2'), ('2.0')) AS t(j)) s, one",
+    "SELECT j, count(*), max(k) FROM (VALUES ('{\"a\": 1.0}'::jsonb, 1), ('{\"a\": 1.0}', 2), ('[2.50]', 3), ('\"x\"', 4)) AS t(j, k), one GROUP BY j",
     # float variance without cancellation; `1e9+1` is 1e9 + 1
     "SELECT g, var_pop(v), var_samp(v), stddev(v) FROM (VALUES (1, 100000003::float8), (1, 100000004), (1, 100000005),"
     " (1, 100000006), (1, 100000007), (2, 1e9), (2, 1e9+1)) AS t(g, v), one GROUP BY g",
@@ -245,12 +281,18 @@ SYNTAX += [
 QUERIES = AGGREGATES + ARRAYS + DATETIME + MISC + SRFS + SYNTAX
 
 
+REGEX_ERRORS = ["SELECT regexp_count('abc', 'b', 0) FROM one", "SELECT regexp_instr('abc', 'b', 1, 0) FROM one",
+                "SELECT regexp_instr('abc', 'b', 1, 1, 2) FROM one", "SELECT regexp_substr('abc', 'b', 1, 1, '', -1) FROM one",
+                "SELECT regexp_like('abc', 'b', 'g') FROM one", "SELECT regexp_substr('abc', 'b', 1, 1, 'g') FROM one",
+                "SELECT regexp_replace('abc', 'b', 'x', 1, -1, 'i') FROM one", "SELECT regexp_replace('abc', 'b', 'x', '1') FROM one",
+                "SELECT regexp_split_to_array('abc', 'b', 'g') FROM one", "SELECT regexp_count('abc', 'b', 1, 'z') FROM one"]
+QUERIES += REGEX_ERRORS
 POWER_ERRORS = ["SELECT power(0.0, -1) FROM one", "SELECT (-8.0) ^ 0.5 FROM one", "SELECT power(0::float8, -1) FROM one",
                 "SELECT power((-8)::float8, 0.5) FROM one", "SELECT 1e300::float8 ^ 2 FROM one"]
 QUERIES += POWER_ERRORS
 
 # queries that fail in both (the same SQLSTATE is expected)
-EXPECTED_ERRORS = {*POWER_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
+EXPECTED_ERRORS = {*POWER_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
 
 
 def _norm(v: object) -> object:
@@ -298,6 +340,60 @@ def test_several_srfs_in_one_select_list_are_refused(both: tuple[psycopg.Connect
     rather than answer with the cross product."""
     mz, _ = both
     assert _rows(mz, "SELECT generate_series(1, 2), generate_series(1, 3) FROM one") == "error 0A000"
+
+
+def _text_rows(conn: psycopg.Connection, sql: str) -> list[tuple]:
+    """Rows as the server's own text output (no client-side decoding of floats and bytea)."""
+    from psycopg.types.string import TextLoader
+
+    cur = conn.cursor()
+    for name in ("float4", "float8", "bytea"):
+        cur.adapters.register_loader(name, TextLoader)
+    return sorted(cur.execute(sql).fetchall(), key=repr)
+
+
+OUTPUT_SETTINGS = [
+    ("SET extra_float_digits = 0", "SELECT f8, sqrt(abs(f8)), cbrt(f8), f4, f4 / 3, exp(ln(abs(f8) + 1)),"
+     " 'NaN'::float8, (-0.0)::float8, 1e-7::float8 FROM fa"),
+    ("SET extra_float_digits = -3", "SELECT f8, sqrt(abs(f8)), f4 / 3, ARRAY[f8 / 7] FROM fa"),
+    ("SET extra_float_digits = 3", "SELECT f8, sqrt(abs(f8)), f4 / 3 FROM fa"),
+    ("SET bytea_output = escape", "SELECT E'De\\\\000dBeEf'::bytea, E'De\\\\123dBeEf'::bytea, E'\\\\xDe00BeEf'::bytea,"
+     " E'\\\\x De Ad Be Ef '::bytea, 'a\\\\\\\\b'::bytea, ARRAY['\\x00ff'::bytea] FROM one"),
+    ("SET bytea_output = hex", "SELECT E'De\\\\000dBeEf'::bytea, 'DeAdBeEf'::bytea FROM one"),
+]
+
+
+@pytest.mark.parametrize("setting, sql", OUTPUT_SETTINGS)
+def test_output_settings(both: tuple[psycopg.Connection, psycopg.Connection], setting: str, sql: str) -> None:
+    """extra_float_digits (<= 0: %.{15 + n}g / %.{6 + n}g) and bytea_output (hex | escape)
+    change how results print; bytea input reads the escape format (\\ooo, \\\\)."""
+    mz, pg = both
+    try:
+        for conn in both:
+            conn.execute(setting)
+        assert _text_rows(mz, sql) == _text_rows(pg, sql)
+    finally:
+        for conn in both:
+            conn.execute("RESET extra_float_digits")
+            conn.execute("RESET bytea_output")
+
+
+def test_insert_default_values(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """INSERT … DEFAULT VALUES: one row of defaults, also into a table of no columns."""
+    for conn in both:
+        conn.execute("CREATE TABLE dv_none ()")
+        conn.execute("CREATE TABLE dv_some (a int DEFAULT 3, b text)")
+        conn.execute("INSERT INTO dv_none DEFAULT VALUES")
+        conn.execute("INSERT INTO dv_some DEFAULT VALUES")
+    mz, pg = both
+    for q in ("SELECT count(*) FROM dv_none", "SELECT * FROM dv_some"):
+        assert _rows(mz, q) == _rows(pg, q)
+
+
+def test_empty_row_in_a_result_is_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """ROW() (no fields) cannot be shipped from Spark: a clean 0A000, never an internal error."""
+    mz, _ = both
+    assert _rows(mz, "SELECT ROW() FROM one") == "error 0A000"
 
 
 def test_numeric_power_overflow_is_an_error(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:

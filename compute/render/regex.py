@@ -1,0 +1,56 @@
+"""Spark SQL of Postgres 15's regexp_count / regexp_instr / regexp_substr / regexp_like /
+regexp_split_to_array and regexp_replace(..., start, N): Java regexes built by sql.regex
+(anchored N-th-match regexes, see there) run by Spark's regexp_* functions."""
+
+from __future__ import annotations
+
+from sql import regex
+
+
+def render_regex(name: str, x: str, lits: tuple) -> str:
+    """The Spark SQL of a normalized regex call on source text `x` (NULL when x is)."""
+    from compute.render.scalar import _let, quote
+
+    a = regex.args_of(lits)
+    b = regex.check(name, a)
+    flat = regex.mode(a.flags) + b.text
+    match name:
+        case "regexp_like":
+            # Spark's regexp_like finds the pattern anywhere (Java's find), like Postgres
+            return f"regexp_like({x}, {quote(flat)})"
+        case "regexp_count":
+            src = x if a.start == 1 else f"substr({x}, {a.start})"
+            return f"regexp_count({src}, {quote(flat)})"
+        case "regexp_split_to_array":
+            return f"split({x}, {quote(flat)}, -1)"
+        case "regexp_instr":
+            pat, g = regex.nth_match(b, a)
+            if a.subexpr > len(b.groups):
+                return f"CASE WHEN {x} IS NOT NULL THEN 0 END"
+
+            def instr(v: str) -> str:
+                end = f" + length(regexp_extract({v}, {quote(pat)}, {g}))" if a.endoption else ""
+                return (f"CASE WHEN {v} IS NULL THEN CAST(NULL AS INT) WHEN regexp_like({v}, {quote(pat)})"
+                        f" THEN length(regexp_extract({v}, {quote(pat)}, 1)) + 1{end} ELSE 0 END")
+            return _let(x, instr)
+        case "regexp_substr":
+            pat, g = regex.nth_match(b, a)
+            if a.subexpr > len(b.groups):
+                return "CAST(NULL AS STRING)"
+
+            def substr(v: str) -> str:
+                got = f"regexp_extract({v}, {quote(pat)}, {g + a.subexpr})"
+                if a.subexpr:
+                    got = f"nullif({got}, '')"  # a subexpression that cannot match '' matched nothing
+                return f"CASE WHEN regexp_like({v}, {quote(pat)}) THEN {got} END"
+            return _let(x, substr)
+        case "regexp_replace_from":
+            if a.n == 0:
+                rep = regex.java_replacement(a.replacement or "", 0, len(b.groups), len(b.groups))
+                return _let(x, lambda v: f"concat(substr({v}, 1, {a.start - 1}), regexp_replace(substr({v}, {a.start}), "
+                                         f"{quote(flat)}, {quote(rep)}))")
+            pat, whole = regex.nth_match(b, a)
+            rep = "$1" + regex.java_replacement(a.replacement or "", whole, len(b.groups), whole + len(b.groups))
+            # the text after the N-th match is kept by regexp_replace (the regex is anchored at ^)
+            return f"regexp_replace({x}, {quote(pat)}, {quote(rep)})"
+    raise AssertionError(name)

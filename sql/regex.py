@@ -1,0 +1,256 @@
+"""PostgreSQL 15's regexp_count / regexp_instr / regexp_substr / regexp_like, regexp_replace
+with start and N, and regexp_split_to_array: typing, argument checks (Postgres' errors), and
+the Java regexes the renderer runs them with.
+
+Pure: the pattern, flags and integer arguments are literals (0A000 otherwise). The N-th match
+from `start` is found by one anchored Java regex,
+    ^( .{start-1} (?>.*?(?>B)){N-1} .*? ) (B)
+whose atomic groups commit each earlier match to the leftmost one (Postgres' and Java's
+find loop), so group 1 is the text before the N-th match and the last group is the match.
+After an empty match the find loop steps one character on, which the atomic copies cannot
+express: N > 1 with a pattern that can match the empty string is 0A000."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sql.errors import SqlError, unsupported
+from sql.types import BOOL, INT4, TEXT, SqlType
+
+REGEX_FUNCTIONS = frozenset({"regexp_count", "regexp_instr", "regexp_substr", "regexp_like", "regexp_split_to_array"})
+
+# Postgres' argument lists after the source and pattern ("i" = integer, "t" = text)
+_SIGNATURES = {"regexp_count": "it", "regexp_instr": "iiiti", "regexp_substr": "iiti", "regexp_like": "t",
+               "regexp_split_to_array": "t"}
+_RESULTS = {"regexp_count": INT4, "regexp_instr": INT4, "regexp_substr": TEXT, "regexp_like": BOOL,
+            "regexp_split_to_array": SqlType("_text")}
+_PG_FLAGS = set("bceginmpqstwx")
+INVALID_PARAMETER_VALUE = "22023"
+
+
+def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType] | None:
+    """(argument types, result type) of a regex function call, None when no signature fits;
+    regexp_replace here only in its start form (a 4th argument of integer type)."""
+    def ok(t: SqlType, kind: str) -> bool:
+        return t.name == "unknown" or (t.is_string if kind == "t" else t.name in ("int2", "int4"))
+
+    if name == "regexp_replace":
+        sig, rtype = "tiit", TEXT
+        if len(args) < 4 or args[3].name == "unknown" or not 4 <= len(args) <= 6:
+            return None
+        rest = args[2:]
+    elif name in _SIGNATURES:
+        sig, rtype, rest = _SIGNATURES[name], _RESULTS[name], args[2:]
+        if len(rest) > len(sig):
+            return None
+    else:
+        return None
+    if len(args) < 2 or not all(ok(t, "t") for t in args[:2]) or not all(ok(t, k) for t, k in zip(rest, sig, strict=False)):
+        return None
+    return [TEXT, TEXT] + [TEXT if k == "t" else INT4 for k in sig[:len(rest)]], rtype
+
+
+@dataclass(frozen=True)
+class RegexArgs:
+    """A call's literal arguments with Postgres' defaults filled in."""
+    pattern: str
+    start: int = 1
+    n: int = 1
+    endoption: int = 0
+    flags: str = ""
+    subexpr: int = 0
+    replacement: str | None = None
+
+
+def parse_args(name: str, values: list) -> RegexArgs:
+    """The literal arguments after the source, checked as Postgres checks them (22023)."""
+    pat, rest = values[0], values[1:]
+
+    def at(i: int, default: object) -> object:
+        return rest[i] if i < len(rest) else default
+
+    match name:
+        case "regexp_count":
+            fields = {"start": at(0, 1), "flags": at(1, "")}
+        case "regexp_instr":
+            fields = {"start": at(0, 1), "n": at(1, 1), "endoption": at(2, 0), "flags": at(3, ""), "subexpr": at(4, 0)}
+        case "regexp_substr":
+            fields = {"start": at(0, 1), "n": at(1, 1), "flags": at(2, ""), "subexpr": at(3, 0)}
+        case "regexp_replace":
+            # regexp_replace(source, pattern, replacement, start [, N [, flags]]): N = 0 replaces all
+            fields = {"replacement": at(0, ""), "start": at(1, 1), "n": at(2, 1), "flags": at(3, "")}
+        case _:  # regexp_like, regexp_split_to_array
+            fields = {"flags": at(0, "")}
+    a = RegexArgs(pat, **fields)  # type: ignore[arg-type]
+    for c in a.flags:
+        if c not in _PG_FLAGS:
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid regular expression option: "{c}"')
+    for param, v, least in (("start", a.start, 1), ("n", a.n, 0 if name == "regexp_replace" else 1),
+                            ("endoption", a.endoption, 0), ("subexpr", a.subexpr, 0)):
+        if v < least or (param == "endoption" and v > 1):
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{param}": {v}')
+    if "g" in a.flags and name != "regexp_replace":
+        # regexp_replace(..., start, N, 'g'): N > 0 wins, N = 0 replaces all anyway
+        raise SqlError(INVALID_PARAMETER_VALUE, f'{name}() does not support the "global" option')
+    if set(a.flags) - set("gics"):
+        raise unsupported(f"regular expression flags {a.flags!r}")
+    return a
+
+
+@dataclass(frozen=True)
+class Body:
+    """A Postgres pattern as Java regex text B (without flags) and its capture groups."""
+    text: str
+    groups: tuple[tuple[int, int], ...]  # (start, end) of each group's content in text
+    caret: bool  # a ^ outside brackets: means string start, so no substring tricks
+
+
+def body(pattern: str) -> Body:
+    """B: java_regex's translation with `$` as `\\z` (Postgres' $ is the string end only; Java's
+    also matches before a final newline); \\b and \\B (backspace / other in Postgres, word
+    boundaries in Java) are 0A000."""
+    from sql.func import java_regex
+
+    jp = java_regex(pattern)
+    out: list[str] = []
+    opens: list[int] = []
+    spans: dict[int, tuple[int, int]] = {}
+    order: list[int] = []
+    caret, i, n = False, 0, len(jp)
+    while i < n:
+        c = jp[i]
+        if c == "\\" and i + 1 < n:
+            if jp[i + 1] in "bB":
+                raise unsupported(f"regular expression escape \\{jp[i + 1]}")
+            out.append(jp[i:i + 2])
+            i += 2
+            continue
+        if c == "[":
+            j = i + 1
+            j += jp[j:j + 1] == "^"
+            j += jp[j:j + 1] == "]"
+            while j < n and jp[j] != "]":
+                if jp[j] == "[":
+                    raise unsupported("regular expression with [ inside a bracket expression")
+                j += 2 if jp[j] == "\\" else 1
+            out.append(jp[i:j + 1])
+            i = j + 1
+            continue
+        if c == "(":
+            opens.append(len("".join(out)) + 1)
+            order.append(opens[-1])
+        elif c == ")" and opens:
+            s = opens.pop()
+            spans[s] = (s, len("".join(out)))
+        elif c == "^":
+            caret = True
+        out.append("\\z" if c == "$" else c)
+        i += 1
+    return Body("".join(out), tuple(spans[s] for s in order if s in spans), caret)
+
+
+def nullable(text: str) -> bool:
+    """Can Java regex `text` match the empty string? (conservative: True when unsure)"""
+    py = re.sub(r"\\p\{\w+\}", "a", text).replace("\\z", "\\Z")
+    try:
+        return re.fullmatch(py, "") is not None
+    except re.error:
+        return True
+
+
+def mode(flags: str) -> str:
+    """Java inline flags: Postgres' default `.` matches newlines (DOTALL); i / c: the last wins."""
+    return "(?siu)" if flags.rfind("i") > flags.rfind("c") else "(?s)"
+
+
+def nth_match(b: Body, a: RegexArgs) -> tuple[str, int]:
+    """(Java regex, index of the group holding the match): group 1 is the text before the N-th
+    match at or after `start` (see the module docstring)."""
+    if a.n > 1 and nullable(b.text):
+        raise unsupported("the N-th match of a regular expression that can match the empty string")
+    skip = f".{{{a.start - 1}}}" if a.start > 1 else ""
+    copies = f"(?>.*?(?>{b.text}))" * (a.n - 1)
+    return f"{mode(a.flags)}^({skip}{copies}.*?)({b.text})", 2 + (a.n - 1) * len(b.groups)
+
+
+def from_start(b: Body, a: RegexArgs) -> None:
+    """Searching substr(x, start) is searching x from start only without ^ (string start)."""
+    if a.start > 1 and b.caret:
+        raise unsupported("a regular expression with ^ searched from a start position")
+
+
+def java_replacement(repl: str, whole: int, groups: int, total: int) -> str:
+    """Postgres' replacement as Java's: \\& is group `whole` (B's match), \\k group whole + k
+    (empty when B has no group k, as in Postgres); 0A000 where Java would read a following
+    literal digit into the group number."""
+    out, i = [], 0
+    while i < len(repl):
+        c = repl[i]
+        if c == "\\" and i + 1 < len(repl):
+            nxt = repl[i + 1]
+            if nxt.isdigit() or nxt == "&":
+                k = 0 if nxt == "&" else int(nxt)
+                if k <= groups:
+                    g = whole + k
+                    if i + 2 < len(repl) and repl[i + 2].isdigit() and g * 10 + int(repl[i + 2]) <= total:
+                        raise unsupported("a regexp_replace replacement with a digit after a group reference")
+                    out.append(f"${g}")
+            else:
+                out.append("\\" + nxt if nxt in "\\$" else nxt)
+            i += 2
+            continue
+        out.append("\\$" if c == "$" else c)
+        i += 1
+    return "".join(out)
+
+
+def check(name: str, a: RegexArgs) -> Body:
+    """Every 0A000 the renderer would meet, raised at bind time; B of the pattern."""
+    b = body(a.pattern)
+    match name:
+        case "regexp_count":
+            from_start(b, a)
+        case "regexp_instr" | "regexp_substr":
+            nth_match(b, a)
+            if a.subexpr and name == "regexp_instr" and a.subexpr <= len(b.groups):
+                raise unsupported("regexp_instr of a parenthesized subexpression")
+            if a.subexpr and a.subexpr <= len(b.groups):
+                s, e = b.groups[a.subexpr - 1]
+                if nullable(b.text[s:e]):
+                    raise unsupported("regexp_substr of a subexpression that can match the empty string")
+        case "regexp_replace_from":
+            if a.n == 0:
+                from_start(b, a)
+            else:
+                _, whole = nth_match(b, a)
+                java_replacement(a.replacement or "", whole, len(b.groups), whole + len(b.groups))
+        case "regexp_split_to_array":
+            if nullable(b.text):
+                raise unsupported("regexp_split_to_array with a pattern that can match the empty string")
+    return b
+
+
+def bind_call(name: str, args: tuple) -> object:
+    """The call with its literal arguments checked and normalized to
+    name(x, pattern, start, N, endoption, flags, subexpr[, replacement])."""
+    from sql.scalar import CallVariadic, Literal
+
+    if not all(isinstance(x, Literal) and x.value is not None for x in args[1:]):
+        raise unsupported(f"{name} with a pattern, flags or position that is not a literal")
+    values = [x.value for x in args[1:]]
+    a = parse_args(name, values)
+    if name == "regexp_replace":
+        name = "regexp_replace_from"
+    check(name, a)
+    lits: tuple[Literal, ...] = (Literal(a.pattern, TEXT), Literal(a.start, INT4), Literal(a.n, INT4), Literal(a.endoption, INT4),
+            Literal(a.flags, TEXT), Literal(a.subexpr, INT4))
+    if a.replacement is not None:
+        lits += (Literal(a.replacement, TEXT),)
+    return CallVariadic(name, (args[0], *lits), _RESULTS.get(name, TEXT))
+
+
+def args_of(lits: tuple) -> RegexArgs:
+    """The RegexArgs of a normalized call's literal arguments (after the source)."""
+    vals = [x.value for x in lits]
+    return RegexArgs(vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], vals[6] if len(vals) > 6 else None)
