@@ -59,6 +59,7 @@ from sql.types import (
     BOOL,
     INT4,
     INT8,
+    JSONB,
     NUMERIC,
     TEXT,
     TYPE_ALIASES,
@@ -404,6 +405,9 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         raise SqlError(UNDEFINED_FUNCTION,
                        f"operator does not exist: {a.typ.pg_format()} {_UNSUPPORTED_OPERATORS[type(e)]} {b.typ.pg_format()}",
                        hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    if isinstance(e, exp.ParseJSON) and e.args.get("is_literal"):
+        # json 'text': a typed literal of json, which is jsonb here (no text-preserving json)
+        return binder.coerce(binder.scalar(e.this, scope), JSONB, explicit=True)
     if isinstance(e, exp.Func):
         return _function(binder, e, scope)
     if isinstance(e, exp.IntDiv):

@@ -105,6 +105,7 @@ QUERIES = [
     # jsonb_object from one array of alternating keys and values, or from keys and values
     """SELECT jsonb_object('{a,1,b,NULL,a,3,"d e f",""}'), jsonb_object('{}'), jsonb_object(ARRAY[t, 'x'], ARRAY['1', t]) FROM js WHERE id = 4""",
     "SELECT id, jsonb_build_object(id > 2, id, true, 0) FROM js",
+    """SELECT jsonb_build_array('e', json '{"y": [1,2,3], "x": 3}') FROM js WHERE id = 1""",
     # f(VARIADIC arr): the array is the variadic parameter
     """SELECT jsonb_build_array(VARIADIC NULL::text[]), jsonb_build_array(VARIADIC '{a,NULL}'::text[]),"""
     """ jsonb_build_object(VARIADIC ARRAY[1, 2, 3, 4]), jsonb_build_object(VARIADIC ARRAY['a', NULL]) FROM js WHERE id = 1""",

@@ -165,3 +165,9 @@ def test_subscripted_update_is_not_supported(planner: Planner) -> None:
 def test_object_keys_must_be_scalar(planner: Planner, key: str) -> None:
     e = planner.error(f"SELECT jsonb_build_object({key}, 2) FROM jt")
     assert (e.sqlstate, e.message) == ("22023", "key value must be scalar, not array, composite, or json")
+
+
+def test_json_typed_literal_is_jsonb(planner: Planner) -> None:
+    """json '...' is a typed literal (jsonb here), not a function parsejson."""
+    assert '"{\\"a\\": [1, 2]}"' in planner.explain("""SELECT json '{"a":[1,2]}' FROM jt""")
+    assert planner.error("SELECT json '{' FROM jt").sqlstate == "22P02"
