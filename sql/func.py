@@ -145,7 +145,9 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         return (FLOAT8, FLOAT8, FLOAT8) if op not in COMPARE else (FLOAT8, FLOAT8, BOOL)
     if op in ARITH:
         if na in _NUM_RANK and nb in _NUM_RANK:
-            t = unify([a, b])
+            # Postgres' numeric operators take and return numeric without a typmod:
+            # numeric(10,2) * numeric(10,2) keeps all four fractional digits
+            t = SqlType(unify([a, b]).name)
             return t, t, t
         dt = _datetime_arith(op, a, b)
         if dt is not None:

@@ -162,6 +162,11 @@ DATETIME = [
     "SELECT s, s LIKE 'a%' ESCAPE '#', 'h%' LIKE 'h#%' ESCAPE '#', 'h%wkeye' NOT LIKE 'h#%' ESCAPE '#', "
     "'maca' LIKE 'm%aca' ESCAPE '%', 'be_r' LIKE 'b_e__r' ESCAPE '_', 'I_DIO' ILIKE 'i$_d%o' ESCAPE '$', "
     "'a\\bc' LIKE 'a\\bc' ESCAPE '', 'abc' LIKE 'a\\bc', 'a%c' LIKE 'a\\%c', s LIKE 'a%' ESCAPE NULL FROM fa",
+    # arithmetic on numeric(p,s) values is unconstrained numeric (was cast back to (p,s): 3.33 * 3.33
+    # = 11.09, and a sum past p digits overflowed; oracle seed 4001941)
+    "SELECT (n / 7)::numeric(10,2) * (n / 7)::numeric(10,2), 3.33::numeric(10,2) * 3.33::numeric(10,2), "
+    "99999999.99::numeric(10,2) + 99999999.99::numeric(10,2), min(n::numeric(10,2) * n::numeric(10,2)) OVER () FROM fa",
+    "SELECT g, min((n / 7)::numeric(10,2) * (n / 7)::numeric(10,2)), max(n::numeric(10,2) + 99999999.99::numeric(10,2)) FROM fa GROUP BY g",
     # byte-order collations are accepted (was 0A000 "expression IDENTIFIER")
     "SELECT s COLLATE \"C\", s < 'b' COLLATE \"POSIX\", upper(s) COLLATE \"default\" FROM fa ORDER BY s COLLATE \"C\"",
     # POSIX regex match operators and ^@ (were refused as an internal function name)

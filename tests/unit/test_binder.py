@@ -402,3 +402,13 @@ def test_collate_byte_order_collations_only(planner: Planner) -> None:
     assert planner.names('SELECT x::text COLLATE "C" FROM "Q"') == ("x",)
     assert planner.error('SELECT x::text COLLATE "de_DE" FROM "Q"').sqlstate == "0A000"
     assert planner.error('SELECT x COLLATE "C" FROM "Q"').sqlstate == "42804"
+
+
+def test_numeric_arithmetic_drops_the_typmod() -> None:
+    """numeric(p,s) op numeric(p,s) is plain numeric, as Postgres' numeric operators are."""
+    from sql import func
+    from sql.types import SqlType, numeric_typmod
+
+    t = SqlType("numeric", numeric_typmod(10, 2))
+    for op in ("add", "sub", "mul", "div"):
+        assert func.binary_op(op, t, t) == (SqlType("numeric"),) * 3
