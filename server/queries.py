@@ -219,6 +219,8 @@ class QueriesMixin:
         types = df.types
         try:
             sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
+            if fin is not None and fin.limit is not None and not fin.order_by and isinstance(df.plan.node, lir.LetRec):
+                ctx.row_goal = fin.offset + fin.limit
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
                 out = oneshot.consolidate(out, ctx)

@@ -255,10 +255,8 @@ class Session:
         elif key == "timezone" and value.upper() not in ("UTC", "GMT", "+00:00", "Z", "ETC/UTC", "UNIVERSAL"):
             raise timezone_refusal(value)
         elif key == "bytea_output":
-            v = value.strip().lower()
-            if v == "escape":
-                raise SqlError(FEATURE_NOT_SUPPORTED, "bytea_output = escape is not supported", hint="bytea values are sent in hex format.")
-            if v != "hex":
+            v = value.strip().strip("'").lower()
+            if v not in ("hex", "escape"):
                 raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "bytea_output": "{value}"',
                                hint="Available values: escape, hex.")
             value = v

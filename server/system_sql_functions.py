@@ -191,7 +191,7 @@ _FUNCTIONS.update({
     "pg_char_to_encoding": _macro("pg_char_to_encoding", INT4, (1,), arg_types=(NAME,)),
     "quote_ident": _macro("quote_ident", TEXT, (1,), arg_types=(TEXT,)),
     "quote_literal": _macro("quote_literal", TEXT, (1,), arg_types=(TEXT,)),
-    "quote_nullable": _macro("quote_literal", TEXT, (1,), arg_types=(TEXT,)),
+    "quote_nullable": _macro("quote_nullable", TEXT, (1,), arg_types=(TEXT,)),
     "pg_size_pretty": _macro("size_pretty", TEXT, (1,), arg_types=(INT8,)),
     "cardinality": _macro("cardinality", INT4, (1,)),
     "to_regclass": _macro("regclass_in", SqlType("regclass"), (1,), extra=_vis, arg_types=(TEXT,)),

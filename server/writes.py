@@ -40,7 +40,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
-from sql.hir import HirRel, HMap, HProject
+from sql.hir import HConstant, HirRel, HMap, HProject
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Constant
 from sql.optimize import optimize
@@ -98,23 +98,29 @@ class WritesMixin:
             if len(set(cols_given)) != len(cols_given):
                 raise SqlError(DUPLICATE_COLUMN, "column specified more than once")
             src = ast.expression
-            target_types = [item.columns[names.index(c)].type for c in cols_given]
-            self._seed_value_params(b, src, target_types)
-            b.values_hint = target_types
-            try:
-                bq = b.bind_query(src, top=False)
-            finally:
-                b.values_hint = None
-            rel = b._finish_nested(bq)
-            if len(bq.types) > len(cols_given):
+            if src is None and ast.args.get("default"):
+                # INSERT … DEFAULT VALUES: one row of the columns' defaults
+                rel = HConstant(((),), ())
+                bq_types: tuple[SqlType, ...] = ()
+            else:
+                target_types = [item.columns[names.index(c)].type for c in cols_given]
+                self._seed_value_params(b, src, target_types)
+                b.values_hint = target_types
+                try:
+                    bq = b.bind_query(src, top=False)
+                finally:
+                    b.values_hint = None
+                rel = b._finish_nested(bq)
+                bq_types = bq.types
+            if len(bq_types) > len(cols_given):
                 raise SqlError(SYNTAX_ERROR, "INSERT has more expressions than target columns")
-            cols_given = cols_given[: len(bq.types)]
-            n_in = len(bq.types)
+            cols_given = cols_given[: len(bq_types)]
+            n_in = len(bq_types)
             exprs = []
             for col in item.columns:
                 if col.name in cols_given:
                     k = cols_given.index(col.name)
-                    exprs.append(b.assignment_cast(ColRef(k, bq.types[k]), col.type, col.name))
+                    exprs.append(b.assignment_cast(ColRef(k, bq_types[k]), col.type, col.name))
                 else:
                     exprs.append(self._default(b, col))
             out = HProject(HMap(rel, tuple(exprs)), tuple(range(n_in, n_in + len(exprs))))
@@ -137,6 +143,8 @@ class WritesMixin:
                 return item, rel, "delete"
             assigns: dict[int, Any] = {}
             for eq in ast.expressions:
+                if isinstance(eq.this, exp.Bracket):
+                    raise unsupported("UPDATE of a subscripted column (SET col[...] = ...)")
                 col = eq.this.name
                 idx = next((i for i, c in enumerate(item.columns) if c.name == col), None)
                 if idx is None:

@@ -21,13 +21,18 @@ from sql.bind_aggregates import (
     _OuterAggregate,
     agg_level,
     aggregate,
+    grouping_call,
     key_or_error,
     outer_aggregate,
     star_in_agg,
 )
 from sql.bind_cte import bind_with, bind_wmr
 from sql.bind_from import bind_from
+from sql.bind_grouping import bind_group_by
+from sql.bind_jsonb import jsonb_binary
+from sql.bind_limit import row_count, with_ties
 from sql.bind_names import _output_name, sql_type_of  # noqa: F401 (sql_type_of re-exported)
+from sql.bind_rows import is_record, record_comparison
 from sql.bind_scalar import _flatten, assignment_castable, scalar_expr
 from sql.bind_windows import (
     _NO_WINDOWS,
@@ -49,6 +54,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.grouping_sets import grouping_sets_rel
 from sql.hir import (
     Exists,
     Finishing,
@@ -90,6 +96,14 @@ from sql.types import (
 )
 
 
+def _has_empty_record(t: SqlType) -> bool:
+    """A record type with no fields, at any depth (Spark cannot ship one to the client; a
+    record whose fields are unknown has none either, hence Binder.empty_row)."""
+    if t.name == "record":
+        return not t.fields or any(_has_empty_record(f) for f in t.fields)
+    return t.element is not None and _has_empty_record(t.element)
+
+
 class Binder:
     def __init__(self, catalog: CatalogReader, param_types: list[SqlType | None] | None = None) -> None:
         self.catalog = catalog
@@ -104,6 +118,8 @@ class Binder:
         self.values_hint: list[SqlType] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
+        # the statement wrote ROW() (a record of no fields; see _has_empty_record)
+        self.empty_row = False
         # enclosing scopes of the query being bound, innermost last (for correlation)
         self.outer: list[Scope] = []
         # self.outer[i] of a query that aggregates: its aggregate context (see bind_aggregates.outer_aggregate)
@@ -138,9 +154,12 @@ class Binder:
         """A query; the WITH names it binds are in scope only inside it."""
         saved = dict(self.ctes)
         try:
-            return self._bind_query(q, top)
+            b = self._bind_query(q, top)
         finally:
             self.ctes = saved
+        if top and self.empty_row and any(_has_empty_record(t) for t in b.types):
+            raise unsupported("a record with no fields (ROW()) in a query result")
+        return b
 
     def _bind_query(self, q: exp.Expression, top: bool) -> BoundQuery:
         w = q.args.get("with_") or q.args.get("with")
@@ -228,14 +247,15 @@ class Binder:
         )
         select_scope = scope
         if has_agg:
-            keys: list[HirScalar] = []
             with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in GROUP BY")):
-                for g in (group.expressions if group else []):
-                    keys.append(self._group_key(g, scope, items))
-            self._agg = _AggCtx(scope, keys)
+                gb = bind_group_by(self, group, scope, items)
+            keys = gb.keys
+            self._agg = _AggCtx(scope, keys, sets=gb.sets)
             try:
                 with self._windows(win):
-                    exprs = [star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope) for _, e, i in items]
+                    exprs = [Column(gb.ties[j], keys[gb.ties[j]].typ) if j in gb.ties
+                             else star_in_agg(self, cast(int, i), scope) if e is None else self.scalar(e, scope)
+                             for j, (_, e, i) in enumerate(items)]
                 having_pred = self._predicate(having.this, scope, "HAVING") if having is not None else None
                 with self._windows(win):
                     order_exprs = self._order_exprs(order, scope, items, exprs, bool(distinct)) if order else []
@@ -253,7 +273,10 @@ class Binder:
                 else:
                     positions.append(input_arity + mapped.index(k))
             rel = HMap(rel, mapped) if mapped else rel
-            rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            if gb.sets is None:
+                rel = HReduce(rel, tuple(positions), tuple(agg.aggregates))
+            else:
+                rel = grouping_sets_rel(rel, tuple(positions), tuple(k.typ for k in keys), gb.sets, tuple(agg.aggregates))
             if having_pred is not None:
                 rel = HFilter(rel, (having_pred,))
             select_scope = Scope()
@@ -317,16 +340,14 @@ class Binder:
             # DISTINCT ON (k) = TopK(group_key=k, order_key=ORDER BY, limit=1)
             rel = HTopK(rel, tuple(dict.fromkeys(on_positions)), tuple(orders), 1, 0)
         types = tuple(e.typ for e in exprs)
-        limit, offset = self._limit_offset(s)
-        fin = Finishing(tuple(orders), limit, offset, tuple(range(n)))
+        rel, fin = self._finish_rows(rel, tuple(orders), s, tuple(range(n)))
         bq = BoundQuery(rel, fin, names, types, origins)
         return bq if top else bq
 
     def _apply_modifiers(self, b: BoundQuery, q: exp.Expression, top: bool) -> BoundQuery:
         """ORDER BY/LIMIT/OFFSET attached to a parenthesized query."""
         order = q.args.get("order")
-        limit, offset = self._limit_offset(q)
-        if not order and limit is None and not offset:
+        if not order and q.args.get("limit") is None and q.args.get("offset") is None:
             return b
         rel = self._finish_nested(b)
         orders = []
@@ -334,8 +355,17 @@ class Binder:
             for o in order.expressions:
                 idx = self._output_ref(o.this, b.names)
                 orders.append(ColumnOrder(idx, bool(o.args.get("desc")), not o.args.get("nulls_first")))
-        n = len(b.types)
-        return BoundQuery(rel, Finishing(tuple(orders), limit, offset, tuple(range(n))), b.names, b.types, b.origins)
+        rel, fin = self._finish_rows(rel, tuple(orders), q, tuple(range(len(b.types))))
+        return BoundQuery(rel, fin, b.names, b.types, b.origins)
+
+    def _finish_rows(self, rel: HirRel, orders: tuple[ColumnOrder, ...], q: exp.Expression,
+                     project: tuple[int, ...]) -> tuple[HirRel, Finishing]:
+        """The Finishing of q's ORDER BY (`orders`, over rel's columns) and row count
+        clauses; FETCH FIRST .. WITH TIES filters rel instead (see with_ties)."""
+        rc = row_count(self, q)
+        if rc.with_ties and rc.limit is not None:
+            return with_ties(rel, orders, rc.limit, rc.offset), Finishing(orders, None, 0, project)
+        return rel, Finishing(orders, rc.limit, rc.offset, project)
 
     def _output_ref(self, e: exp.Expression, names: tuple[str, ...]) -> int:
         if isinstance(e, exp.Literal) and not e.is_string:
@@ -365,31 +395,22 @@ class Binder:
             rel = HProject(rel, f.project)
         return rel
 
-    def _limit_offset(self, q: exp.Expression) -> tuple[int | None, int]:
-        limit = None
-        offset = 0
-        if (lim := q.args.get("limit")) is not None:
-            with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in LIMIT")):
-                v = self._const_int(lim.expression, "LIMIT")
-            limit = v
-        if (off := q.args.get("offset")) is not None:
-            with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in OFFSET")):
-                offset = self._const_int(off.expression, "OFFSET") or 0
-        return limit, offset
-
-    def _const_int(self, e: exp.Expression, what: str) -> int | None:
-        h = self.scalar(e, Scope())
-        if isinstance(h, Literal):
-            if h.value is None:
+    def const_int(self, e: exp.Expression, what: str) -> int | None:
+        """The value of a LIMIT / OFFSET / FETCH count: a constant bigint (None: NULL)."""
+        with self._windows(None, (WINDOWING_ERROR, f"window functions are not allowed in {what}")):
+            h = self.scalar(e, Scope())
+        if not _is_constant(h):
+            raise unsupported(f"non-constant {what}")
+        try:
+            v = _constant_value(h)
+            if v is None:
                 return None
-            try:
-                v = int(cast_value(h.value, h.typ, INT8))
-            except SqlError:
-                raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type bigint, not type {h.typ.pg_format()}") from None
-            if v < 0:
-                raise SqlError("2201W" if what == "LIMIT" else "2201X", f"{what} must not be negative")
-            return v
-        raise unsupported(f"non-constant {what}")
+            v = int(cast_value(v, h.typ, INT8))
+        except SqlError:
+            raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type bigint, not type {h.typ.pg_format()}") from None
+        if v < 0:
+            raise SqlError("2201W" if what == "LIMIT" else "2201X", f"{what} must not be negative")
+        return v
 
     def _order_exprs(self, order: exp.Order, scope: Scope, items, exprs, distinct: bool):
         out: list[tuple[HirScalar | int, bool, bool]] = []
@@ -427,25 +448,6 @@ class Binder:
             return names.index(e.name)
         return self.scalar(e, scope)
 
-    def _group_key(self, g: exp.Expression, scope: Scope, items) -> HirScalar:
-        if isinstance(g, exp.Literal) and not g.is_string:
-            k = int(g.this)
-            if not 1 <= k <= len(items):
-                raise SqlError("42P10", f"GROUP BY position {k} is not in select list")
-            _, e, star = items[k - 1]
-            return Column(star, scope.columns[star].typ) if e is None else self.scalar(e, scope)
-        if isinstance(g, exp.Column) and not g.table:
-            try:
-                scope.lookup(g.name, None)
-            except SqlError:
-                for n, e, _ in items:
-                    if n == g.name and e is not None:
-                        return self.scalar(e, scope)
-                raise
-        if _has_agg(g):
-            raise SqlError(GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
-        return self.scalar(g, scope)
-
     def _bind_setop(self, q: exp.Expression, top: bool) -> BoundQuery:
         bind_with(self, q)
         left = self.bind_query(q.this, top=False)
@@ -475,7 +477,6 @@ class Binder:
         names = left.names
         base = BoundQuery(rel, Finishing((), None, 0, tuple(range(len(types)))), names, types)
         order = q.args.get("order")
-        limit, offset = self._limit_offset(q)
         orders = []
         if order:
             for o in order.expressions:
@@ -483,7 +484,23 @@ class Binder:
                 desc = bool(o.args.get("desc"))
                 nf = o.args.get("nulls_first")
                 orders.append(ColumnOrder(idx, desc, not nf if nf is not None else not desc))
-        return BoundQuery(rel, Finishing(tuple(orders), limit, offset, base.finishing.project), names, types)
+        rel, fin = self._finish_rows(rel, tuple(orders), q, base.finishing.project)
+        return BoundQuery(rel, fin, names, types)
+
+    def derived_rel(self, b: BoundQuery) -> tuple[HirRel, tuple[SqlType, ...]]:
+        """A FROM subquery's or WITH query's rows: its unknown-typed (literal) output columns
+        resolve as text, as in Postgres, so the outer query sees text."""
+        types = tuple(TEXT if t.name == "unknown" else t for t in b.types)
+        rel = self._finish_nested(b)
+        if types == b.types:
+            return rel, types
+        match rel:
+            case HProject(input=HMap(input=inp, scalars=ss), outputs=outs):
+                # a literal column becomes a text literal (not a cast of the unknown one)
+                base = len(hir_types(inp))
+                lits = {o - base for o in outs if o >= base and isinstance(ss[o - base], Literal) and ss[o - base].typ.name == "unknown"}
+                rel = HProject(HMap(inp, tuple(self.coerce(x, TEXT) if i in lits else x for i, x in enumerate(ss))), outs)
+        return self._cast_rel(rel, hir_types(rel), types), types
 
     def _cast_rel(self, rel: HirRel, have: tuple[SqlType, ...], want: tuple[SqlType, ...]) -> HirRel:
         if have == want:
@@ -536,6 +553,8 @@ class Binder:
             return outer_aggregate(self, e, level)
         agg = self._agg
         if agg is not None:
+            if isinstance(e, exp.Grouping):
+                return grouping_call(self, e, agg, lambda i: Column(i, INT8))
             if _is_agg(e):
                 return aggregate(self, e, agg, out_scope=scope)
             if isinstance(e, exp.Filter) and _is_agg(e.this):
@@ -553,11 +572,12 @@ class Binder:
                     return scalar_expr(self, e, scope)
                 if h in agg.keys:
                     return Column(agg.keys.index(h), h.typ)
+                if not _refs_columns(h):
+                    # constants and outer references are the same for every row of a group
+                    return h
                 if isinstance(e, exp.Column):
                     c = agg.input_scope.columns[h.index] if isinstance(h, Column) else ScopeColumn(e.table or None, e.name, h.typ)
                     return key_or_error(self, h, c)
-                if not _refs_columns(h):
-                    return h
         return scalar_expr(self, e, scope)
 
     def _same(self, a: HirScalar, b: HirScalar) -> HirScalar:
@@ -565,6 +585,10 @@ class Binder:
         return CallVariadic("coalesce", (self._binary("eq", a, b), both_null), BOOL)
 
     def _binary(self, op: str, a: HirScalar, b: HirScalar) -> HirScalar:
+        if op in ("eq", "ne", "lt", "le", "gt", "ge") and is_record(a) and is_record(b):
+            return record_comparison(self, op, a, b)
+        if (j := jsonb_binary(self, op, a, b)) is not None:
+            return j
         ta, tb, tr = func.binary_op(op, a.typ, b.typ)
         if ta.name == "jsonb" and op in ("array_contains", "array_contained"):
             # jsonb @> jsonb / jsonb <@ jsonb
@@ -613,6 +637,47 @@ class Binder:
             raise SqlError(DATATYPE_MISMATCH, f'column "{column}" is of type {t.pg_format()} but expression is of type {src.pg_format()}',
                            hint="You will need to rewrite or cast the expression.")
         return self.coerce(h, t, explicit=True)
+
+
+_STRICT_ARITHMETIC = frozenset({"add", "sub", "mul", "div", "mod", "neg"})
+
+
+def _is_constant(h: HirScalar) -> bool:
+    """Literals, their casts, and arithmetic that has a NULL operand (hence is NULL)."""
+    match h:
+        case Literal():
+            return True
+        case CallUnary(func="cast", expr=x):
+            return _is_constant(x)
+        case CallUnary(func=f, expr=x) | CallBinary(func=f, expr1=x) if f in _STRICT_ARITHMETIC and _constant_null(h):
+            return True
+        case _:
+            return False
+
+
+def _constant_null(h: HirScalar) -> bool:
+    """h is NULL whatever the row: a NULL literal, its cast, or strict arithmetic over one."""
+    match h:
+        case Literal(value=None):
+            return True
+        case CallUnary(func=f, expr=x) if f == "cast" or f in _STRICT_ARITHMETIC:
+            return _constant_null(x)
+        case CallBinary(func=f, expr1=x, expr2=y) if f in _STRICT_ARITHMETIC:
+            return _constant_null(x) or _constant_null(y)
+        case _:
+            return False
+
+
+def _constant_value(h: HirScalar) -> Any:
+    """The value of an _is_constant scalar (None for NULL)."""
+    if _constant_null(h):
+        return None
+    match h:
+        case Literal(value=v):
+            return v
+        case CallUnary(func="cast", expr=x, typ=t):
+            return cast_value(_constant_value(x), x.typ, t)
+    raise unsupported("a non-constant row count")
 
 
 def _refs_columns(h: HirScalar) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -21,6 +21,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.func_names import pg_function_name
+from sql.grouping_sets import GroupingSet, absent_mask, grouping_value
 from sql.hir import (
     HirScalar,
     OuterColumn,
@@ -39,6 +40,7 @@ from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # 
 from sql.types import (
     BOOL,
     FLOAT8,
+    INT4,
     INT8,
     JSONB,
     NUMERIC,
@@ -52,9 +54,21 @@ if TYPE_CHECKING:
 
 @dataclass
 class _AggCtx:
+    """A query level that aggregates. Its output columns are its keys, then (with grouping
+    sets) the grouping-set id column, then its aggregates."""
+
     input_scope: Scope
     keys: list[HirScalar]
     aggregates: list[AggregateExpr] = field(default_factory=list)
+    # binding an aggregate's arguments: an aggregate of this level met inside them (in a
+    # subquery) is nested in it
+    in_arguments: bool = False
+    sets: list[GroupingSet] | None = None  # None: a plain GROUP BY
+
+    @property
+    def base(self) -> int:
+        """The output column of the first aggregate."""
+        return len(self.keys) + (0 if self.sets is None else 1)
 
 
 def star_in_agg(binder: Binder, i: int, scope: Scope) -> HirScalar:
@@ -112,10 +126,14 @@ def outer_aggregate(binder: Binder, e: exp.Expression, level: int) -> HirScalar:
         raise unsupported("ordered-set aggregates of an outer query level")
     if outer_agg is None:
         raise _OuterAggregate(idx)
+    if outer_agg.in_arguments:
+        raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
     saved = (binder.outer, binder._outer_agg, binder._agg)
     binder.outer = binder.outer[:idx]
     binder._outer_agg = {i: a for i, a in binder._outer_agg.items() if i < idx}
     try:
+        if isinstance(e, exp.Grouping):
+            return grouping_call(binder, e, outer_agg, lambda i: OuterColumn(level, i, INT8))
         if isinstance(e, exp.Filter):
             col = aggregate(binder, e.this, outer_agg, e.expression.this)
         else:
@@ -141,6 +159,7 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
         raise SqlError(UNDEFINED_FUNCTION, f"function {pg_function_name(e)} without WITHIN GROUP does not exist")
     name, raw_args, ordered, distinct = _agg_call(e)
     binder._agg = None
+    agg.in_arguments = True
     try:
         with binder._windows(None, (GROUPING_ERROR, "aggregate function calls cannot contain window function calls")):
             if name in ORDERED_AGGREGATES:
@@ -153,12 +172,20 @@ def aggregate(binder: Binder, e: exp.Expression, agg: _AggCtx, filter_where: exp
                     raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
                                    hint="No function matches the given name and argument types. You might need to add explicit type casts.")
                 h = aggregate_arg(binder, name, raw_args[0] if raw_args else None, agg.input_scope, filter_where)
+                # an ORDER BY does not change this aggregate, but is bound (and checked) all the same
+                for o in ordered:
+                    if _has_agg(o.this):
+                        raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+                    binder.scalar(o.this, agg.input_scope)
                 a = AggregateExpr(name, h, distinct, func.aggregate_type(name, h.typ))
     finally:
         binder._agg = agg
+        agg.in_arguments = False
+    if _outer_level_only(a.expr):
+        raise unsupported("aggregates whose arguments read only outer queries through a subquery")
     if a not in agg.aggregates:
         agg.aggregates.append(a)
-    return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
+    return Column(agg.base + agg.aggregates.index(a), a.typ)
 
 
 def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], ordered: list[exp.Ordered], distinct: bool,
@@ -167,6 +194,7 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     if any(_has_agg(a) for a in raw_args) or any(_has_agg(o) for o in ordered):
         raise SqlError(GROUPING_ERROR, "aggregate function calls cannot be nested")
     args = [binder.scalar(x, scope) for x in raw_args]
+    written = list(args)  # before the arguments are coerced to the aggregate's types
     cond = None
     if filter_where is not None:
         if _has_agg(filter_where):
@@ -203,10 +231,13 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     keys = [binder.coerce(k, TEXT) if k.typ.name == "unknown" else k for k in keys]
     if distinct:
         # Postgres: with DISTINCT, the ORDER BY expressions must be arguments; the
-        # duplicates removed are of the whole argument list, sorted by the first
-        if any(k not in args for k in keys):
+        # duplicates removed are of the whole argument list, sorted by the first. An ORDER BY
+        # expression matches an argument as written (`string_agg(DISTINCT v, ',' ORDER BY v)`
+        # with v varchar: the argument is coerced to text, the sort key is still v)
+        raw_keys = keys if written == args else [binder.scalar(o.this, scope) for o in ordered]
+        if any(k not in written for k in raw_keys):
             raise SqlError("42P10", "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
-        order = tuple(ColumnOrder(args.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(keys, ordered, strict=True))
+        order = tuple(ColumnOrder(written.index(k), bool(o.args.get("desc")), _nulls_last(o)) for k, o in zip(raw_keys, ordered, strict=True))
         fields = list(args)
         if not order:
             order = (ColumnOrder(0),)
@@ -218,6 +249,38 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
     if cond is not None:
         rec = If(cond, rec, Literal(None, rt), rt)
     return AggregateExpr(name, rec, distinct, typ, order_by=order)
+
+
+def _outer_level_only(h: HirScalar) -> bool:
+    """Does the argument hold a subquery, and read only enclosing queries' columns (directly or
+    from inside its subqueries)? Postgres then makes it an aggregate of the innermost query
+    it reads (`SELECT (SELECT max((SELECT .. WHERE i.a = o.a))) FROM t o` aggregates over o),
+    which is not bound here (agg_level sees no names inside subqueries)."""
+    from sql.hir import Exists, OuterColumn, Select
+    from sql.lowering import free_columns
+    from sql.scalar import CallBinary, children
+
+    levels: set[int] = set()
+    subqueries = False
+
+    def walk(e: HirScalar) -> None:
+        nonlocal subqueries
+        match e:
+            case Column():
+                levels.add(0)
+            case OuterColumn(level=lv):
+                levels.add(lv)
+            case Exists(rel=r) | Select(rel=r):
+                subqueries = True
+                levels.update(lv - 1 for lv, _ in free_columns(r, 0))
+            case CallUnary() | CallBinary() | CallVariadic() | If():
+                for c in children(e):  # type: ignore[arg-type]
+                    walk(c)
+            case _:
+                pass
+
+    walk(h)
+    return subqueries and bool(levels) and min(levels) > 0
 
 
 def _regression_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression], distinct: bool,
@@ -396,3 +459,38 @@ def _window_parts(e: exp.Window) -> list[exp.Expression]:
     parts.extend(call.iter_expressions())
     parts.extend(c for c in e.iter_expressions() if c is not e.this)
     return parts
+
+
+def grouping_call(binder: Binder, e: exp.Grouping, agg: _AggCtx, ref: Callable[[int], HirScalar]) -> HirScalar:
+    """GROUPING(a1, ..., an): an integer whose bit n-1-j is 1 when aj is not grouped in the
+    row's grouping set; the set is read from the set-id column (`ref(index)`), so the value
+    is CASE id WHEN m THEN grouping_value(m) ... END; 0 under a plain GROUP BY."""
+    args = list(e.expressions)
+    if len(args) > 31:
+        raise SqlError("54023", "GROUPING must have fewer than 32 arguments")
+    not_key = SqlError(GROUPING_ERROR, "arguments to GROUPING must be grouping expressions of the associated query level")
+    idx: list[int] = []
+    for a in args:
+        if _has_agg(a):
+            raise not_key
+        saved = binder._agg
+        binder._agg = None
+        try:
+            with binder._windows(None):
+                h = binder.scalar(a, agg.input_scope)
+        finally:
+            binder._agg = saved
+        if h not in agg.keys:
+            raise not_key
+        idx.append(agg.keys.index(h))
+    if agg.sets is None:
+        return Literal(0, INT4)
+    n = len(agg.keys)
+    values = {m: grouping_value(tuple(idx), m) for m in dict.fromkeys(absent_mask(s, n) for s in agg.sets)}
+    gid = ref(n)
+    masks = list(values)
+    out: HirScalar = Literal(values[masks[-1]], INT4)
+    if len(set(values.values())) > 1:
+        for m in reversed(masks[:-1]):
+            out = If(binder._binary("eq", gid, Literal(m, INT8)), Literal(values[m], INT4), out, INT4)
+    return out

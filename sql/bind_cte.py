@@ -45,9 +45,13 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
     if not w:
         return
     recursive = bool(w.args.get("recursive"))
+    if w.args.get("search") or w.args.get("cycle"):
+        raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
     seen: set[str] = set()
     for cte in w.expressions:
         name = cte.alias_or_name
+        if cte.args.get("search") or cte.args.get("cycle"):
+            _search_cycle(cte, name, recursive)
         if name in seen:
             raise SqlError("42712", f'WITH query name "{name}" specified more than once')
         seen.add(name)
@@ -55,11 +59,19 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
             binder.ctes[name] = recursive_cte(binder, cte, name)
             continue
         b = binder.bind_query(cte.this, top=False)
-        rel = binder._finish_nested(b)
+        rel, _ = binder.derived_rel(b)
         names = list(b.names)
         cols = cte.args.get("alias").columns if cte.args.get("alias") else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
+
+
+def _search_cycle(cte: exp.CTE, name: str, recursive: bool) -> None:
+    """SEARCH / CYCLE clauses of a CTE: only on a recursive query (else PostgreSQL's 42601);
+    their sequence and path columns are records and arrays of records, which we do not have."""
+    if not recursive or not _reads(cte.this, name):
+        raise SqlError("42601", "WITH query is not recursive")
+    raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
 
 
 def _reads(q: exp.Expression, name: str) -> bool:
@@ -84,8 +96,6 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
     for bad in ("order", "limit", "offset", "with_", "with"):
         if q.args.get(bad):
             raise unsupported(f"{bad.upper().rstrip('_')} on a recursive query")
-    if cte.args.get("search") or cte.args.get("cycle"):
-        raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
     step_q = q.expression
     while isinstance(step_q, exp.Subquery) and not step_q.args.get("order") and not step_q.args.get("limit"):
         step_q = step_q.this
@@ -111,8 +121,8 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
         step = binder.bind_query(step_q, top=False)
     finally:
         binder.ctes = saved
-    if any(j.args.get("side") for j in step_q.find_all(exp.Join)):
-        raise unsupported("outer joins in the recursive term of WITH RECURSIVE")
+    for j in step_q.find_all(exp.Join):
+        _check_outer_join(j, refs, name)
     if _aggregates(step_q):
         raise SqlError("42P19", f'aggregate functions are not allowed in a recursive query\'s recursive term of "{name}"')
     base_rel = wmr_cast(binder, name, binder._finish_nested(base), base.types, types)
@@ -129,6 +139,38 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
     rel = HLetRec(tuple(ids), (f"{name}_working", name, f"{name}_started"), (types, types, (BOOL,)),
                   (w_value, acc_value, HConstant(((True,),), (BOOL,))), None, acc)
     return rel, names, len(binder.outer)
+
+
+def _check_outer_join(j: exp.Join, refs: list[exp.Table], name: str) -> None:
+    """PostgreSQL refuses the recursive reference on the nullable side of an outer join
+    (42P19). On the preserved side the step still yields nothing from an empty working
+    table, which is all the iteration needs."""
+    side = (j.args.get("side") or "").upper()
+    if not side:
+        return
+    sel = j.parent
+    if not isinstance(sel, exp.Select) or j not in (sel.args.get("joins") or []):
+        raise unsupported("outer joins in the recursive term of WITH RECURSIVE")
+    joins = sel.args["joins"]
+    before = [sel.args.get("from_") or sel.args.get("from"), *joins[: joins.index(j)]]
+
+    def inside(nodes: list) -> bool:  # type: ignore[type-arg]
+        return any(n is not None and any(r is n or any(a is n for a in _ancestors(r)) for r in refs) for n in nodes)
+
+    nullable = {"LEFT": inside([j]), "RIGHT": inside(before), "FULL": inside([j, *before])}.get(side)
+    if nullable is None:
+        raise unsupported("outer joins in the recursive term of WITH RECURSIVE")
+    if nullable:
+        raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within an outer join')
+
+
+def _ancestors(node: exp.Expression) -> list[Any]:
+    out: list[Any] = []
+    p: Any = node.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out
 
 
 def _under_subquery(node: exp.Expression, root: exp.Expression) -> bool:

@@ -116,6 +116,10 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[H
             binder.outer.pop()
     else:
         r2, s2 = bind_table_expr(binder, j.this)
+    if join_kind in ("left", "full"):
+        s2 = _outer_nullable(s2)
+    if join_kind in ("right", "full"):
+        scope = _outer_nullable(scope)
     joined = concat(scope, s2)
     on = j.args.get("on")
     using = [ident.name for ident in j.args.get("using") or []]
@@ -133,6 +137,11 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[H
             raise SqlError(SYNTAX_ERROR, f"{join_kind.upper()} JOIN requires an ON or USING clause")
         pred = TRUE
     return HJoin(rel, r2, pred, join_kind, lateral), joined
+
+
+def _outer_nullable(scope: Scope) -> Scope:
+    """The scope of a join side whose rows the join may NULL-extend."""
+    return Scope([replace(c, outer_nullable=True) for c in scope.columns], scope.star)
 
 
 def _using_side(scope: Scope, name: str, which: str) -> int:
@@ -232,13 +241,13 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
             b = binder.bind_query(t, top=False)
         finally:
             binder._agg = saved
-        rel = binder._finish_nested(b)
+        rel, types = binder.derived_rel(b)
         sub_qualifier = t.alias_or_name or None
         names = list(b.names)
         a = t.args.get("alias")
         if a is not None and a.columns:
             names = aliased_names(names, [c.name for c in a.columns], f'table "{sub_qualifier}"')
-        return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, b.types, strict=True)])
+        return rel, Scope([ScopeColumn(sub_qualifier, n, ty) for n, ty in zip(names, types, strict=True)])
     if isinstance(t, exp.Values):
         rel, value_names, types = binder._bind_values(t)
         values_qualifier = t.alias_or_name or None

@@ -85,6 +85,8 @@ def _figure_colname(e: exp.Expression) -> tuple[str | None, int]:
     name if that is strong, else by the type; CASE by its ELSE if strong, else "case";
     operators not at all (`?column?`)."""
     match e:
+        case exp.Column(this=exp.Star()) if e.table:
+            return e.table, _STRONG  # t.* names its item, as in `(t.*)::text`
         case exp.Column():
             return e.name, _STRONG
         case exp.Subquery() | exp.Select() | exp.Union() | exp.Except() | exp.Intersect() | exp.Values():
@@ -146,10 +148,24 @@ def _query_output_name(q: exp.Expression) -> str:
         return _query_output_name(q.this)
     if isinstance(q, exp.Values):
         return "column1"
+    if _star_over_values(q):
+        return "column1"
     if isinstance(q, exp.Select) and q.expressions and not isinstance(q.expressions[0], exp.Star) \
             and not (isinstance(q.expressions[0], exp.Column) and isinstance(q.expressions[0].this, exp.Star)):
         return _output_name(q.expressions[0])
     return "?column?"
+
+
+def _star_over_values(q: exp.Expression) -> bool:
+    """`SELECT * FROM (VALUES ..)` without column aliases (as `WITH .. VALUES ..` is read)."""
+    if not (isinstance(q, exp.Select) and len(q.expressions) == 1 and isinstance(q.expressions[0], exp.Star)):
+        return False
+    src = q.args.get("from_") or q.args.get("from")
+    sub = src.this if src is not None else None
+    if q.args.get("joins") or not isinstance(sub, exp.Subquery) or not isinstance(sub.this, exp.Values):
+        return False
+    alias = sub.args.get("alias")
+    return alias is None or not alias.columns
 
 
 # SQL value functions (no parentheses) are named by their keyword, as Postgres 10+ does

@@ -74,6 +74,8 @@ def within_group(binder: Binder, e: exp.WithinGroup, agg: _AggCtx, out_scope: Sc
     if name not in ORDERED_SET:
         raise SqlError(UNDEFINED_FUNCTION, f"function {name} with WITHIN GROUP does not exist", hint=_NO_FUNCTION_HINT)
     direct = direct_args(e.this)
+    if any(isinstance(x, exp.Order) for x in direct):
+        raise SqlError("42601", "cannot use multiple ORDER BY clauses with WITHIN GROUP")
     order = e.expression
     ordered: list[exp.Ordered] = list(order.expressions) if isinstance(order, exp.Order) else []
     if any(_has_agg(x) for x in [*direct, *ordered]):
@@ -137,7 +139,7 @@ def _aggregate_column(agg: _AggCtx, a: AggregateExpr) -> HirScalar:
 
     if a not in agg.aggregates:
         agg.aggregates.append(a)
-    return Column(len(agg.keys) + agg.aggregates.index(a), a.typ)
+    return Column(agg.base + agg.aggregates.index(a), a.typ)
 
 
 def _hypothetical(binder: Binder, agg: _AggCtx, name: str, direct: list[exp.Expression], ordered: list[exp.Ordered], out_scope: Scope,
@@ -149,7 +151,11 @@ def _hypothetical(binder: Binder, agg: _AggCtx, name: str, direct: list[exp.Expr
                        hint=_NO_FUNCTION_HINT)
     # the direct arguments must use only grouped columns: bound once after aggregation
     for h in direct:
-        binder.scalar(h, out_scope)
+        bound = binder.scalar(h, out_scope)
+        if agg.sets is not None and _reads_key(bound):
+            # the counts below read the direct arguments per input row, which is their
+            # per-group value only when every grouping set groups by what they read
+            raise unsupported(f"{name}(...) WITHIN GROUP with grouped-column direct arguments under grouping sets")
     # each direct argument and its aggregated one are compared as their common type
     for h, o in zip(direct, ordered, strict=True):
         func.unify([binder_input_scalar(binder, agg, o.this).typ, binder_input_scalar(binder, agg, h).typ], "WITHIN GROUP")
@@ -209,3 +215,15 @@ def _before(direct: list[exp.Expression], ordered: list[exp.Ordered]) -> exp.Exp
             out = cast(exp.Expression, exp.or_(exp.paren(lt), exp.paren(exp.and_(eq, exp.paren(out)))))
     assert out is not None
     return out
+
+
+def _reads_key(h: HirScalar) -> bool:
+    """Does the scalar (over a grouped query's output) read one of its columns?"""
+    from sql.hir import Exists, OuterColumn, Param, Select
+    from sql.scalar import Column, children
+
+    if isinstance(h, (Column, Exists, Select)):
+        return True  # (a subquery conservatively)
+    if isinstance(h, (Param, OuterColumn)):
+        return False
+    return any(_reads_key(c) for c in children(h))  # type: ignore[arg-type]

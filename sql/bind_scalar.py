@@ -9,9 +9,18 @@ from sqlglot import exp
 
 from sql import datetime_typmods, func, func_names, regex, srf, timezones
 from sql.bind_aggregates import _is_agg
-from sql.bind_jsonb import _JSONB_NODES, jsonb_build, jsonb_operator, to_jsonb
+from sql.bind_jsonb import (
+    _JSONB_NODES,
+    JSONB_FUNCTIONS,
+    jsonb_build,
+    jsonb_function,
+    jsonb_operator,
+    jsonb_subscript,
+    jsonb_variadic,
+    to_jsonb,
+)
 from sql.bind_names import sql_type_of
-from sql.bind_rows import is_row, row_comparison, row_not_distinct
+from sql.bind_rows import compare_fields, is_row, row_comparison, row_fields, row_not_distinct
 from sql.errors import (
     DATATYPE_MISMATCH,
     GROUPING_ERROR,
@@ -45,13 +54,14 @@ from sql.scalar import (
     Literal,
     record_get,
 )
-from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn, whole_row  # noqa: F401 (re-exported)
 from sql.types import (
     BOOL,
     INT4,
     INT8,
     NUMERIC,
     TEXT,
+    TYPE_ALIASES,
     UNKNOWN,
     Interval,
     SqlType,
@@ -104,7 +114,26 @@ def _column_ref(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
                     continue
                 raise
             return OuterColumn(level, i, outer.columns[i].typ)
+        if table is None and (row := whole_row_ref(binder, e.name, scope)) is not None:
+            return row
         raise
+
+
+def whole_row_ref(binder: Binder, name: str, scope: Scope) -> HirScalar | None:
+    """A FROM item's name used as a value (`t`, `t.*` in an expression) is its row: the
+    record row(t.c1, .., t.cn), from the innermost query level that has an item so called.
+    Postgres tries column names of every level first (the caller has). None if no level
+    has such an item."""
+    for level, sc in enumerate([scope, *reversed(binder.outer)]):
+        positions = whole_row(sc, name)
+        if positions is None:
+            continue
+        if any(sc.columns[i].outer_nullable for i in positions):
+            raise unsupported("a whole-row reference to the nullable side of an outer join")
+        fields = tuple(Column(i, sc.columns[i].typ) if level == 0 else OuterColumn(level, i, sc.columns[i].typ)
+                       for i in positions)
+        return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
+    return None
 
 
 def _subquery(binder: Binder, q: exp.Expression, scope: Scope) -> BoundQuery:
@@ -137,23 +166,22 @@ def _scalar_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScal
     return Select(binder._finish_nested(bq), bq.types[0])
 
 
-def _quantified(binder: Binder, op: str, lhs: HirScalar, q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
+def _quantified(binder: Binder, op: str, lhs: list[HirScalar], q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
     """x op ANY(S) = case when bool_or(x op s) then true when bool_or((x op s) is null)
     then null else false end, over S (false for empty S); x op ALL(S) likewise with
-    bool_or(not (x op s)) deciding false and true for empty S."""
+    bool_or(not (x op s)) deciding false and true for empty S. A row constructor
+    (x1, .., xn) on the left compares row-wise with S's n columns (compare_fields)."""
     bq = _subquery(binder, q, scope)
-    if len(bq.types) != 1:
-        raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+    _check_width(lhs, bq.types)
     sub = binder._finish_nested(bq)
-    inner_x = shift_outer(lhs)
-    ta, tb, _ = func.binary_op(op, lhs.typ, bq.types[0])
-    cmp = CallBinary(op, binder.coerce(inner_x, ta), binder.coerce(Column(0, bq.types[0]), tb), BOOL)
+    cmp = compare_fields(binder, op, [shift_outer(x) for x in lhs], [Column(i, t) for i, t in enumerate(bq.types)])
     decisive = cmp if quantifier == "any" else CallUnary("not", cmp, BOOL)
     unknown = CallUnary("is_null", cmp, BOOL)
     rel = HReduce(
         HMap(sub, (decisive, unknown)),
         (),
-        (AggregateExpr("bool_or", Column(1, BOOL), False, BOOL), AggregateExpr("bool_or", Column(2, BOOL), False, BOOL)),
+        (AggregateExpr("bool_or", Column(len(bq.types), BOOL), False, BOOL),
+         AggregateExpr("bool_or", Column(len(bq.types) + 1, BOOL), False, BOOL)),
     )
     hit = Literal(quantifier == "any", BOOL)
     verdict: HirScalar = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
@@ -161,16 +189,46 @@ def _quantified(binder: Binder, op: str, lhs: HirScalar, q: exp.Expression, scop
     return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
 
 
-def _semijoin(binder: Binder, lhs: HirScalar, q: exp.Expression, scope: Scope) -> HirScalar:
-    """In a WHERE conjunct, x IN (S) may be EXISTS(SELECT 1 FROM S WHERE x = s): null and
-    false both reject the row, and the EXISTS decorrelates into an equi-join."""
-    bq = _subquery(binder, q, scope)
-    if len(bq.types) != 1:
+# type names that are SQL keywords: never function names (`numeric(7)` is a syntax error)
+_TYPE_KEYWORDS = frozenset({"numeric", "varchar", "time", "timestamp", "interval"})
+
+
+def _operand_fields(binder: Binder, e: exp.Expression, scope: Scope) -> list[HirScalar]:
+    """The left operand of IN / op ANY / op ALL over a subquery: a row constructor's
+    fields (matched to the subquery's columns), else the one value."""
+    return row_fields(binder, e, scope) if is_row(e) else [binder.scalar(e, scope)]
+
+
+def _check_width(lhs: list[HirScalar], types: tuple[SqlType, ...]) -> None:
+    if len(types) > len(lhs):
         raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
+    if len(types) < len(lhs):
+        raise SqlError(SYNTAX_ERROR, "subquery has too few columns")
+
+
+def _semijoin(binder: Binder, lhs: list[HirScalar], q: exp.Expression, scope: Scope) -> HirScalar:
+    """In a WHERE conjunct, x IN (S) may be EXISTS(SELECT 1 FROM S WHERE x = s): null and
+    false both reject the row, and the EXISTS decorrelates into an equi-join ((x1, .., xn)
+    IN (S): x1 = s1 AND .. AND xn = sn)."""
+    bq = _subquery(binder, q, scope)
+    _check_width(lhs, bq.types)
     sub = binder._finish_nested(bq)
-    ta, tb, _ = func.binary_op("eq", lhs.typ, bq.types[0])
-    cmp = CallBinary("eq", binder.coerce(shift_outer(lhs), ta), binder.coerce(Column(0, bq.types[0]), tb), BOOL)
-    return Exists(HFilter(sub, (cmp,)), BOOL)
+    eqs = [binder._binary("eq", shift_outer(x), Column(i, t)) for i, (x, t) in enumerate(zip(lhs, bq.types, strict=True))]
+    return Exists(HFilter(sub, tuple(eqs)), BOOL)
+
+
+def _row_subquery(binder: Binder, op: str, lhs: list[HirScalar], q: exp.Expression, scope: Scope) -> HirScalar:
+    """(x1, .., xn) op (SELECT s1, .., sn ...) compares the row with the subquery's single
+    row: (x1, .., xn) op ((SELECT s1 ...), .., (SELECT sn ...)) over one evaluation of the
+    subquery, whose row is read as a record (NULLs if it has no row; more than one row is
+    an error, as for any scalar subquery)."""
+    bq = _subquery(binder, q, scope)
+    _check_width(lhs, bq.types)
+    sub = binder._finish_nested(bq)
+    rt = record_type(bq.types)
+    row = Select(HProject(HMap(sub, (CallVariadic("row", tuple(Column(i, t) for i, t in enumerate(bq.types)), rt),)),
+                          (len(bq.types),)), rt)
+    return compare_fields(binder, op, lhs, [record_get(row, i, t) for i, t in enumerate(bq.types)])
 
 
 def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
@@ -178,8 +236,15 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return binder.scalar(e.this, scope)
     if isinstance(e, exp.Column):
         if isinstance(e.this, exp.Star):
+            if e.table and (row := whole_row_ref(binder, e.table, scope)) is not None:
+                return row
+            if e.table:
+                raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{e.table}"')
             raise unsupported("* in this position")
         return _column(binder, e, scope)
+    if isinstance(e, exp.Tuple):
+        # (a, b, ..) outside a row comparison: the row constructor ROW(a, b, ..)
+        return _function(binder, exp.Anonymous(this="row", expressions=list(e.expressions)), scope)
     if isinstance(e, exp.Literal):
         return _literal(e)
     if isinstance(e, exp.Null):
@@ -200,8 +265,11 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
             q = q.this
         if not isinstance(q, (exp.Subquery, exp.Select)):
             return _array_quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
-        return _quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
-    if type(e) in _BINARY and (is_row(e.this) or is_row(e.expression)):
+        return _quantified(binder, op, _operand_fields(binder, e.this, scope), q, scope, quant)
+    if type(e) in _BINARY and is_row(e.this) and isinstance(e.expression, exp.Subquery):
+        return _row_subquery(binder, _BINARY[type(e)], row_fields(binder, e.this, scope), e.expression, scope)
+    if type(e) in _BINARY and is_row(e.this) and is_row(e.expression):
+        # two row constructors compare field by field (other records: record_comparison)
         return row_comparison(binder, _BINARY[type(e)], e.this, e.expression, scope)
     if isinstance(e, (exp.Like, exp.ILike)) or isinstance(e, exp.Escape) and isinstance(e.this, (exp.Like, exp.ILike)):
         return _like(binder, e, scope)
@@ -229,7 +297,7 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         x = binder.scalar(e.this, scope)
         rhs = e.expression
         if isinstance(rhs, exp.Null):
-            if x.typ.name == "record" and x.typ.fields:
+            if x.typ.name == "record" and (x.typ.fields or x == CallVariadic("row", (), x.typ)):
                 return _record_is_null(x, bool(e.args.get("negate")))
             r: HirScalar = CallUnary("is_null", x, BOOL)
         elif isinstance(rhs, exp.Boolean):
@@ -251,11 +319,19 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
             raise SqlError(SYNTAX_ERROR, 'syntax error at or near ")"')
         if e.args.get("unnest") is not None:
             raise unsupported("IN (UNNEST ...)")
-        if e.args.get("query") is not None:
-            x = binder.scalar(e.this, scope)
+        query = e.args.get("query")
+        if query is None and len(e.expressions) == 1 and isinstance(e.expressions[0], exp.Values):
+            query = e.expressions[0]  # x IN (VALUES ..) is x IN (a subquery)
+        if query is not None:
+            xs = _operand_fields(binder, e.this, scope)
             if binder._semijoin_ok and not e.args.get("negate"):
-                return _semijoin(binder, x, e.args["query"], scope)
-            res = _quantified(binder, "eq", x, e.args["query"], scope, "any")
+                return _semijoin(binder, xs, query, scope)
+            res = _quantified(binder, "eq", xs, query, scope, "any")
+            return CallUnary("not", res, BOOL) if e.args.get("negate") else res
+        if is_row(e.this):
+            # (a, b) IN ((1, 2), ..) = (a, b) = (1, 2) OR ..
+            rows = tuple(row_comparison(binder, "eq", e.this, v, scope) for v in e.expressions)
+            res = rows[0] if len(rows) == 1 else CallVariadic("or", rows, BOOL)
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
         x = binder.scalar(e.this, scope)
         elems = [binder.scalar(v, scope) for v in e.expressions]
@@ -266,6 +342,8 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return CallUnary("not", res, BOOL) if e.args.get("negate") else res
     if isinstance(e, exp.SimilarTo) or isinstance(e, exp.Escape) and isinstance(e.this, exp.SimilarTo):
         return _similar_to(binder, e, scope)
+    if isinstance(e, exp.Collate):
+        return _collate(binder, e, scope)
     if isinstance(e, exp.AtTimeZone):
         return _at_time_zone(binder, e.this, e.args["zone"], scope)
     if isinstance(e, (exp.RegexpLike, exp.RegexpILike)):
@@ -358,6 +436,8 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
 def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
     """a[i] (1-based; NULL out of range). sqlglot stores literal subscripts 0-based."""
     arr = binder.scalar(e.this, scope)
+    if arr.typ.name == "jsonb":
+        return _jsonb_subscript(binder, arr, e, scope)
     if not func.is_array(arr.typ):
         raise SqlError(DATATYPE_MISMATCH, f"cannot subscript type {arr.typ.pg_format()} because it does not support subscripting")
     if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
@@ -372,6 +452,23 @@ def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
     elem = arr.typ.element
     assert elem is not None
     return CallBinary("array_index", arr, binder.coerce(i, INT4, explicit=True), elem)
+
+
+def _jsonb_subscript(binder: Binder, j: HirScalar, e: exp.Bracket, scope: Scope) -> HirScalar:
+    """j[s]. sqlglot shifts an integer literal subscript to 0-based (j[0] as j[-1]) unless
+    it typed the subscripted expression as something other than an array (a jsonb cast)."""
+    if len(e.expressions) != 1 or isinstance(e.expressions[0], exp.Slice):
+        raise SqlError(DATATYPE_MISMATCH, "jsonb subscript does not support slices")
+    ix = e.expressions[0]
+    neg = isinstance(ix, exp.Neg) and isinstance(ix.this, exp.Literal) and not ix.this.is_string
+    lit = ix.this if neg else ix
+    seen = e.this.type.this if e.this.type is not None else exp.DataType.Type.UNKNOWN
+    shift = 1 if seen in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY) else 0
+    if isinstance(lit, exp.Literal) and not lit.is_string and str(lit.this).lstrip("-").isdigit():
+        sub: HirScalar = Literal((-int(str(lit.this)) if neg else int(str(lit.this))) + shift, INT4)
+    else:
+        sub = binder.scalar(ix, scope)
+    return jsonb_subscript(binder, j, sub)
 
 
 def _array_quantified(binder: Binder, op: str, lhs: HirScalar, arr_e: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
@@ -455,14 +552,20 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         raise srf.not_allowed(written)
     if name in _KNOWN_UNSUPPORTED_FUNCTIONS:
         raise unsupported(f"function {name}")
+    if raw_args and isinstance(raw_args[-1], exp.Variadic):
+        fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
+        return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
     if name == "to_jsonb" and len(args) == 1:
         return to_jsonb(binder, args[0])
+    if name in JSONB_FUNCTIONS:
+        return jsonb_function(binder, name, args)
     if name == "row" and isinstance(e, exp.Anonymous):
         # ROW(a, b, ...): an anonymous record (unknown literals are text, as in Postgres)
         fields = tuple(binder.coerce(a, TEXT) if a.typ.name == "unknown" else a for a in args)
+        binder.empty_row = binder.empty_row or not fields
         return CallVariadic("row", fields, record_type(tuple(f.typ for f in fields)))
     if written == "log" and len(args) == 2:
         name = "log"  # log(b, x)
@@ -470,7 +573,18 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         # age(x) = age(today's midnight, x)
         today: HirScalar = CallUnary("cast", CallVariadic("now", (), SqlType("timestamptz")), SqlType("date"))
         args.insert(0, CallUnary("cast", today, SqlType("timestamptz" if args[0].typ.name == "timestamptz" else "timestamp")))
-    arg_types, rtype = func_names.as_written(written, func.function_type, name, [a.typ for a in args])
+    try:
+        arg_types, rtype = func_names.as_written(written, func.function_type, name, [a.typ for a in args])
+    except SqlError as err:
+        if err.sqlstate != UNDEFINED_FUNCTION or len(args) != 1 or not isinstance(e, exp.Anonymous) \
+                or TYPE_ALIASES.get(written) != written:
+            raise
+        if written in _TYPE_KEYWORDS:
+            raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{written}"') from None
+        # typname(x) = x::typname: Postgres reads a one-argument call named after a type
+        # as that type's cast (its cast functions float8(int8), int4(float8), .. share the
+        # name; other casts coerce through the type's text I/O)
+        return binder.coerce(args[0], SqlType(written), explicit=True)
     cargs = tuple(binder.coerce(a, t) for a, t in zip(args, arg_types, strict=True))
     if name in func_names.LITERAL_ARGUMENT_FUNCTIONS and any(isinstance(a, Literal) and a.value is None for a in cargs):
         return Literal(None, rtype)  # strict: a NULL unit / pattern / format makes the call NULL
@@ -552,6 +666,25 @@ def like_pattern(pattern: str, escape: str) -> str:
         out.append("\\\\" if c == "\\" else c)
         i += 1
     return "".join(out)
+
+
+# collations that order text by its bytes, as mzspark always does
+_BYTE_ORDER_COLLATIONS = frozenset({"c", "posix", "default", "ucs_basic"})
+
+
+def _collate(binder: Binder, e: exp.Collate, scope: Scope) -> HirScalar:
+    """x COLLATE "C" = x: text compares and sorts by its bytes here, which is what the C,
+    POSIX, ucs_basic and (in mzspark) default collations mean; other collations are 0A000."""
+    x = binder.scalar(e.this, scope)
+    coll = e.expression
+    name = coll.name if isinstance(coll, (exp.Identifier, exp.Column, exp.Literal)) else coll.sql()
+    if x.typ.name == "unknown":
+        x = binder.coerce(x, TEXT)
+    if not x.typ.is_string:
+        raise SqlError(DATATYPE_MISMATCH, f"collations are not supported by type {x.typ.pg_format()}")
+    if name.lower() not in _BYTE_ORDER_COLLATIONS:
+        raise unsupported(f'collation "{name}"')
+    return x
 
 
 def _at_time_zone(binder: Binder, x_e: exp.Expression, zone_e: exp.Expression, scope: Scope) -> HirScalar:
@@ -702,4 +835,6 @@ def _record_is_null(x: HirScalar, negate: bool) -> HirScalar:
     whole: HirScalar = CallUnary("is_null", x, BOOL)
     if negate:
         return CallVariadic("and", (CallUnary("not", whole, BOOL), *tests), BOOL)
+    if not tests:
+        return Literal(True, BOOL)  # ROW() IS NULL: every one of no fields is NULL
     return CallVariadic("or", (whole, CallVariadic("and", tuple(tests), BOOL)), BOOL)

@@ -674,6 +674,9 @@ _JSONB_OPS = {
     "?": {"text": (TEXT, "jsonb_exists", BOOL)},
     "?|": {"text[]": (TEXT_ARRAY, "jsonb_exists_any", BOOL)},
     "?&": {"text[]": (TEXT_ARRAY, "jsonb_exists_all", BOOL)},
+    "#-": {"text[]": (TEXT_ARRAY, "jsonb_delete_path", JSONB)},
+    "-": {"int": (INT4, "jsonb_delete_index", JSONB), "text": (TEXT, "jsonb_delete_key", JSONB),
+          "text[]": (TEXT_ARRAY, "jsonb_delete_keys", JSONB)},
 }
 
 

@@ -132,6 +132,17 @@ _OCTAL = re.compile(r"[0-7]{1,3}")
 _HEX = re.compile(r"[0-9A-Fa-f]{1,2}")
 
 
+def _unicode_escape_at(body: str, i: int) -> tuple[int, int] | None:
+    """The code point and end of a well-formed \\uXXXX / \\UXXXXXXXX escape at body[i], if any."""
+    if body[i:i + 2] not in ("\\u", "\\U"):
+        return None
+    k = 4 if body[i + 1] == "u" else 8
+    digits = body[i + 2:i + 2 + k]
+    if len(digits) != k or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
+        return None
+    return int(digits, 16), i + 2 + k
+
+
 def decode_escape_string(body: str, position: int = 0) -> str:
     """The value of an E'...' literal's body (Postgres' backslash escapes: \\b \\f \\n \\r \\t,
     \\ooo octal, \\xhh hex, \\uXXXX / \\UXXXXXXXX Unicode, '' and \\' quotes; any other \\c is c)."""
@@ -163,8 +174,20 @@ def decode_escape_string(body: str, position: int = 0) -> str:
             if len(digits) != k or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
                 raise SqlError("22025", "invalid Unicode escape",
                                hint="Unicode escapes must be \\uXXXX or \\UXXXXXXXX.", position=position + i + 1)
-            out.append(chr(int(digits, 16)))
+            cp = int(digits, 16)
             i += 2 + k
+            if 0xD800 <= cp <= 0xDBFF:
+                # a high surrogate: the next escape must be its low half
+                low = _unicode_escape_at(body, i)
+                if low is None or not 0xDC00 <= low[0] <= 0xDFFF:
+                    raise SqlError("42601", "invalid Unicode surrogate pair", position=position + i + 1)
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low[0] - 0xDC00)
+                i = low[1]
+            elif 0xDC00 <= cp <= 0xDFFF:
+                raise SqlError("42601", "invalid Unicode surrogate pair", position=position + i + 1)
+            if not 0 < cp <= 0x10FFFF:
+                raise SqlError("42601", "invalid Unicode escape value", position=position + i + 1)
+            out.append(chr(cp))
         else:
             out.append(d)
             i += 2

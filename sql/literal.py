@@ -123,13 +123,41 @@ def parse_text(s: str, t: SqlType) -> Any:
         except ValueError:
             raise _bad(t, s) from None
     if n == "bytea":
-        if s.startswith("\\x"):
-            try:
-                return bytes.fromhex(s[2:])
-            except ValueError:
-                raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid hexadecimal digit") from None
-        return s.encode()
+        return parse_bytea(s)
     raise _bad(t, s)
+
+
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def parse_bytea(s: str) -> bytes:
+    """byteain: `\\x` then hex digit pairs (white space between pairs allowed), else the
+    escape format: `\\\\` is a backslash, `\\ooo` (octal, 000-377) a byte, other characters
+    their UTF-8 bytes; any other backslash is a syntax error."""
+    if s.startswith("\\x"):
+        hexpart = "".join(s[2:].split())
+        for c in hexpart:
+            if c not in _HEX_DIGITS:
+                raise SqlError("22023", f'invalid hexadecimal digit: "{c}"')
+        if len(hexpart) % 2:
+            raise SqlError("22023", "invalid hexadecimal data: odd number of digits")
+        return bytes.fromhex(hexpart)
+    out = bytearray()
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c != "\\":
+            out += c.encode()
+            i += 1
+        elif s[i + 1:i + 2] == "\\":
+            out.append(0x5C)
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7][0-7]", s[i + 1:i + 4]):
+            out.append(int(s[i + 1:i + 4], 8))
+            i += 4
+        else:
+            raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid input syntax for type bytea")
+    return bytes(out)
 
 
 NAMEDATALEN = 64
@@ -287,7 +315,8 @@ def _cast_value(v: Any, src: SqlType, dst: SqlType, explicit: bool = True) -> An
                 from sql.errors import unsupported
 
                 raise unsupported("numeric value NaN")
-            return fit_numeric(Decimal(repr(v)), dst)
+            # float8_numeric / float4_numeric: the value printed to DBL_DIG / FLT_DIG digits
+            return fit_numeric(Decimal(f"{v:.{6 if src.name == 'float4' else 15}g}"), dst)
         return fit_numeric(Decimal(v), dst)
     if d in ("float4", "float8"):
         f = float(v)

@@ -540,10 +540,15 @@ class Lowerer:
                 lowered.append(a)
             return ng + lowered.index(a)
 
-        for a in aggs:
-            if free_scalar_subqueries(a.expr):
-                raise unsupported("subqueries inside aggregate arguments")
-            a = replace(a, expr=self.scalar(a.expr, ctx))
+        # subqueries in arguments: applied to the input first (one appended column each, the
+        # group key's columns unchanged), the argument reads their columns
+        with_subs = [i for i, a in enumerate(aggs) if free_scalar_subqueries(a.expr)]
+        pre: dict[int, Scalar] = {}
+        if with_subs:
+            inp, lowered_args, _ = self.scalars_with_subqueries(inp, ctx, len(ts) - k, tuple(aggs[i].expr for i in with_subs))
+            pre = dict(zip(with_subs, lowered_args, strict=True))
+        for i, a in enumerate(aggs):
+            a = replace(a, expr=pre[i] if i in pre else self.scalar(a.expr, ctx))
             if a.func == "avg":
                 st = a.expr.typ
                 small_int = st.name in ("int2", "int4")

@@ -49,6 +49,9 @@ class ScopeColumn:
     # a join's USING column of one side: reachable only qualified (the unqualified name is
     # the merged column), and not in an unqualified `*`
     hidden: bool = False
+    # on the NULL-extended side of an outer join (a whole-row reference there is NULL for
+    # an extended row, which the binder cannot express: it refuses it)
+    outer_nullable: bool = False
 
 
 @dataclass
@@ -77,6 +80,13 @@ class Scope:
             raise SqlError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         ref = f"{table}.{name}" if table else name
         raise SqlError(UNDEFINED_COLUMN, f'column "{ref}" does not exist' if table is None else f"column {ref} does not exist")
+
+
+def whole_row(scope: Scope, name: str) -> list[int] | None:
+    """The positions of the columns of the FROM item called `name` (a whole-row reference
+    `name` / `name.*` in an expression), in order; None if no item has that name."""
+    hits = [i for i, c in enumerate(scope.columns) if c.table == name]
+    return hits or None
 
 
 @dataclass(frozen=True, slots=True)

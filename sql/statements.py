@@ -203,6 +203,24 @@ SPECIAL_SYNTAX_FUNCTIONS = frozenset({
 })
 
 
+_OPERATOR_TEXT = re.compile(r"[-+*/<>=~!@#%^&|`?]+")
+
+
+def ordering_operator(op: str) -> bool:
+    """ORDER BY x USING op: Postgres orders by op as the `<` (ascending) or `>` (descending)
+    member of the sort key type's default btree operator family. Returns whether it is
+    descending. Other btree members (=, <=, >=) are not ordering operators (42809); operators
+    of non-default families (text's ~<~, ...) are not supported."""
+    if op == "<":
+        return False
+    if op == ">":
+        return True
+    if op in ("=", "<=", ">=", "<>", "!="):
+        raise SqlError("42809", f"operator {op} is not a valid ordering operator",
+                       hint='Ordering operators must be "<" or ">" members of btree operator families.')
+    raise unsupported(f"ORDER BY ... USING {op}")
+
+
 class _Postgres(Postgres):
     """Postgres as sqlglot reads it, except that function calls keep the name written (see
     TYPED_FUNCTION_NAMES); each typed node also records it in its meta (ORIGINAL_NAME_KEY)."""
@@ -223,6 +241,62 @@ class _Postgres(Postgres):
             TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
         }
 
+        def _parse_select_query(self, nested=False, table=False, parse_subquery_alias=True, parse_set_operation=True):  # type: ignore[no-untyped-def]
+            """`WITH .. VALUES ..`: the VALUES list is the query's body (sqlglot reads a
+            statement there, not a VALUES list); a bare list becomes `SELECT * FROM (VALUES ..)`,
+            whose columns keep VALUES' names column1, column2, .."""
+            index = self._index
+            cte = self._parse_with() if self._match(TokenType.WITH, advance=False) else None
+            if cte is None or not self._match(TokenType.VALUES, advance=False):
+                self._retreat(index)
+                return super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            body = super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
+            if isinstance(body, exp.Values):
+                body = exp.select("*").from_(exp.Subquery(this=body), copy=False)
+            if body is None or "with_" not in body.arg_types:
+                self.raise_error("syntax error")
+                return body
+            body.set("with_", cte)
+            return body
+
+        def _parse_cte(self):  # type: ignore[no-untyped-def]
+            """PostgreSQL's `name AS (query) [SEARCH ..] [CYCLE ..]` per CTE, kept in the CTE's
+            args `search` / `cycle` (sqlglot reads one column, after the last CTE only)."""
+            cte = super()._parse_cte()
+            if isinstance(cte, exp.CTE):
+                if self._match_text_seq("SEARCH"):
+                    cte.set("search", self._parse_pg_search())
+                if self._match_text_seq("CYCLE"):
+                    cte.set("cycle", self._parse_pg_cycle())
+            return cte
+
+        def _parse_pg_search(self) -> exp.RecursiveWithSearch:
+            """SEARCH {DEPTH | BREADTH} FIRST BY col, .. SET col"""
+            kind = self._match_texts(("DEPTH", "BREADTH")) and self._prev.text.upper()
+            if not kind or not self._match_text_seq("FIRST", "BY"):
+                self.raise_error("Expected DEPTH FIRST BY or BREADTH FIRST BY")
+            cols = self._parse_csv(self._parse_id_var)
+            if not self._match_text_seq("SET"):
+                self.raise_error("Expected SET")
+            return self.expression(exp.RecursiveWithSearch(kind=kind, this=exp.Tuple(expressions=cols), expression=self._parse_id_var()))
+
+        def _parse_pg_cycle(self) -> exp.RecursiveWithSearch:
+            """CYCLE col, .. SET col [TO value DEFAULT value] USING col"""
+            cols = self._parse_csv(self._parse_id_var)
+            if not self._match_text_seq("SET"):
+                self.raise_error("Expected SET")
+            mark = self._parse_id_var()
+            to = default = None
+            if self._match_text_seq("TO"):
+                to = self._parse_primary()
+                if not self._match(TokenType.DEFAULT):
+                    self.raise_error("Expected DEFAULT")
+                default = self._parse_primary()
+            if not self._match_text_seq("USING"):
+                self.raise_error("Expected USING")
+            return self.expression(exp.RecursiveWithSearch(kind="CYCLE", this=exp.Tuple(expressions=cols), expression=mark,
+                                                           to=to, default=default, using=self._parse_id_var()))
+
         def _parse_interval(self, require_interval=True, parse_function_unit=True):  # type: ignore[no-untyped-def]
             """INTERVAL(p) 'text' is a typed literal of type interval(p) (sqlglot reads an
             interval of value (p) plus the interval 'text')."""
@@ -237,6 +311,37 @@ class _Postgres(Postgres):
                         return self.expression(exp.Cast(this=text, to=to))
             self._retreat(index)
             return super()._parse_interval(require_interval, parse_function_unit)
+
+        def _parse_ordered(self, parse_method=None):  # type: ignore[no-untyped-def]
+            """`expr USING op [NULLS FIRST|LAST]`: ordering by a type's btree `<` is ASC and
+            by its `>` DESC (NULLS defaulting as for ASC / DESC); see ordering_operator."""
+            ordered = super()._parse_ordered(parse_method)
+            if ordered is None or not self._match(TokenType.USING):
+                return ordered
+            desc = ordering_operator(self._parse_operator_name())
+            nulls_first = self._match_text_seq("NULLS", "FIRST")
+            nulls_last = self._match_text_seq("NULLS", "LAST")
+            ordered.set("desc", desc)
+            ordered.set("nulls_first", nulls_first or (desc and not nulls_last))
+            return ordered
+
+        def _parse_operator_name(self) -> str:
+            """An operator as written after USING: `>`, `~<~` or OPERATOR(schema.op)."""
+            if self._match(TokenType.OPERATOR):
+                self._match(TokenType.L_PAREN)
+                parts = []
+                while self._curr is not None and self._curr.token_type != TokenType.R_PAREN:
+                    parts.append(self._curr.text)
+                    self._advance()
+                self._match(TokenType.R_PAREN)
+                return "".join(parts).rsplit(".", 1)[-1]
+            text = ""
+            while self._curr is not None and _OPERATOR_TEXT.fullmatch(self._curr.text):
+                text += self._curr.text
+                self._advance()
+            if not text:
+                self.raise_error("syntax error")
+            return text
 
         def _parse_partition_by(self):  # type: ignore[no-untyped-def]
             """PARTITION BY a list of expressions: a trailing comma (`PARTITION BY a, ORDER

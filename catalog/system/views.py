@@ -31,8 +31,11 @@ MACROS: list[str] = [
     """CREATE MACRO {FN}.quote_ident(s) AS CASE WHEN s IS NULL THEN NULL
         WHEN regexp_full_match(s, '[a-z_][a-z0-9_$]*') AND NOT {FN}.is_reserved(s) THEN s
         ELSE '"' || replace(s, '"', '""') || '"' END""",
-    """CREATE MACRO {FN}.quote_literal(s) AS CASE WHEN s IS NULL THEN 'NULL'
+    # quote_literal is strict; a value holding a backslash becomes an E'' literal, backslashes doubled
+    """CREATE MACRO {FN}.quote_literal(s) AS CASE WHEN s IS NULL THEN NULL
+        WHEN contains(s, chr(92)) THEN 'E' || chr(39) || replace(replace(s, chr(92), chr(92) || chr(92)), chr(39), chr(39) || chr(39)) || chr(39)
         ELSE chr(39) || replace(s, chr(39), chr(39) || chr(39)) || chr(39) END""",
+    """CREATE MACRO {FN}.quote_nullable(s) AS coalesce({FN}.quote_literal(s), 'NULL')""",
     # reg* output (text form) and input (from text that is not a literal)
     """CREATE MACRO {FN}.regclass_out(o, spkey) AS CASE WHEN o IS NULL THEN NULL ELSE coalesce((
         SELECT _mv.name FROM {SNAP}.visible _mv WHERE _mv.sp = spkey AND _mv.oid = o), o::VARCHAR) END""",

@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from sql import jsonb
+from sql import jsonb, jsonb_edit
 from sql.errors import SqlError
 
 ERR = "\u0001"
@@ -83,7 +83,23 @@ _UDFS: dict[str, tuple[Callable, T.DataType]] = {
     "mz_jsonb_build_object": (_guard(lambda ks, vs: jsonb.build_object(_list(ks), _list(vs))), _S),
     "mz_jsonb_object_agg": (_guard(lambda ks, vs: jsonb.object_agg(_list(ks), _list(vs))), _S),
     "mz_jsonb_rows": (_rows, T.ArrayType(T.ArrayType(_S))),
+    "mz_jsonb_concat": (_guard(jsonb_edit.concat), _S),
+    "mz_jsonb_delete_key": (_guard(jsonb_edit.delete_key), _S),
+    "mz_jsonb_delete_keys": (_guard(lambda j, ks: jsonb_edit.delete_keys(j, _list(ks))), _S),
+    "mz_jsonb_delete_index": (_guard(lambda j, i: jsonb_edit.delete_index(j, None if i is None else int(i))), _S),
+    "mz_jsonb_delete_path": (_guard(lambda j, p: jsonb_edit.delete_path(j, _list(p))), _S),
+    "mz_jsonb_set": (_guard(lambda j, p, v, c=True: jsonb_edit.set_path(j, _list(p), v, c)), _S),
+    "mz_jsonb_insert": (_guard(lambda j, p, v, a=False: jsonb_edit.insert(j, _list(p), v, a)), _S),
+    "mz_jsonb_strip_nulls": (_guard(jsonb_edit.strip_nulls), _S),
+    "mz_jsonb_pretty": (_guard(jsonb_edit.pretty), _S),
+    "mz_jsonb_object": (_guard(lambda a: jsonb_edit.object_from_array(_list(a))), _S),
+    "mz_jsonb_object_pairs": (_guard(lambda k, v: jsonb_edit.object_from_arrays(_list(k), _list(v))), _S),
 }
+
+# HIR functions rendered as a call of the ERR-guarded UDF mz_<name> (arguments in order)
+GUARDED = frozenset({"jsonb_concat", "jsonb_delete_key", "jsonb_delete_keys", "jsonb_delete_index",
+                     "jsonb_delete_path", "jsonb_set", "jsonb_insert", "jsonb_strip_nulls", "jsonb_pretty",
+                     "jsonb_object", "jsonb_object_pairs"})
 
 
 def register(spark: SparkSession) -> None:

@@ -10,7 +10,7 @@ large constants are global temporary views (`global_temp.<name>`), visible to ev
 of the Spark context.
 
 `WITH MUTUALLY RECURSIVE` (LIR LetRec) is the one place that runs Spark jobs while rendering:
-its bindings are iterated to a fixpoint (see `_letrec`), each iteration's values stored as local
+its bindings are iterated to a fixpoint (compute/render/letrec.py), each iteration's values stored as local
 checkpoints, and the body is rendered over the final values.
 """
 
@@ -27,17 +27,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import float_stats, limits
+from compute.render import float_stats, limits, numeric_stats
 from compute.render.jsonb import checked
 from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
     INTERNAL_ERROR,
-    PROGRAM_LIMIT_EXCEEDED,
     SqlError,
     unsupported,
 )
-from sql.mir import RecursionLimit
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
@@ -84,6 +82,9 @@ class RenderContext:
     # whether the inputs read so far are small enough to compute in one partition
     # (sources are then cached as one partition: compute.render.sources)
     tiny: Callable[[], bool] = lambda: False
+    # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
+    # iteration may stop once it has them (compute/render/letrec.py)
+    row_goal: int | None = None
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -319,146 +320,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return consolidate(out, ctx) if c else out
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
-        case lir.LetRec(ids=ids, values=vs, limits=lims, body=b):
-            return _letrec(ids, vs, lims, b, ctx)
+        case lir.LetRec():
+            from compute.render.letrec import render_letrec  # (it renders through this module)
+
+            return render_letrec(n, ctx)
         case _:
             assert_never(n)
-
-
-def limit_exceeded(limit: int) -> SqlError:
-    """Materialize's error for a binding still changing at its ERROR AT RECURSION LIMIT."""
-    return SqlError(
-        INTERNAL_ERROR,
-        f"Evaluation error: Recursive query exceeded the recursion limit {limit}. (Use RETURN AT RECURSION LIMIT "
-        "to not error, but return the current state as the final result when reaching the limit.)",
-    )
-
-
-def fixpoint(limits: tuple[RecursionLimit | None, ...], reads: tuple[frozenset[int], ...],
-             step: Callable[[int], bool], check_interrupt: Callable[[], None] = lambda: None,
-             max_iterations: int = MAX_ITERATIONS) -> int:
-    """Iterate recursive bindings 0..n-1 as Materialize does; returns the iterations run.
-
-    All bindings start empty. An iteration re-evaluates the bindings in order, `step(k)`
-    replacing binding k's value by its value over the latest values (this iteration's for
-    bindings before k, the previous iteration's for k and those after) and returning whether
-    it changed. Iterations stop at the first one that changes nothing. A binding whose inputs
-    (`reads`: the bindings its value reads) are unchanged since its last evaluation is not
-    re-evaluated: it cannot change. At a binding's limit n (evaluation n): RETURN AT keeps the
-    value of n evaluations (no further evaluation); ERROR AT fails if evaluation n (or a later
-    one) still changes it. Without a limit, more than `max_iterations` iterations fail.
-    """
-    n = len(limits)
-    version = [0] * n  # changes of each binding so far
-    seen: list[tuple[int, ...] | None] = [None] * n  # versions of its inputs at its last evaluation
-    frozen = [False] * n
-    iteration = 0
-    while True:
-        iteration += 1
-        changed_any = False
-        for k in range(n):
-            if frozen[k]:
-                continue
-            inputs = tuple(version[j] for j in sorted(reads[k]))
-            if inputs != seen[k]:
-                check_interrupt()
-                seen[k] = inputs
-                if step(k):
-                    version[k] += 1
-                    changed_any = True
-                    lim = limits[k]
-                    if lim is not None and iteration >= lim.max_iters and not lim.return_at_limit:
-                        raise limit_exceeded(lim.max_iters)
-            lim = limits[k]
-            if lim is not None and lim.return_at_limit and iteration >= lim.max_iters:
-                frozen[k] = True
-        if not changed_any or all(frozen):
-            return iteration
-        if iteration >= max_iterations and any(lim is None for lim in limits):
-            raise SqlError(
-                PROGRAM_LIMIT_EXCEEDED,
-                f"WITH MUTUALLY RECURSIVE did not reach a fixpoint within {max_iterations} iterations",
-                hint="Add RETURN AT RECURSION LIMIT or ERROR AT RECURSION LIMIT to bound the iteration.",
-            )
-
-
-def _local_gets(p: lir.Plan, ids: frozenset[str], out: dict[str, tuple[SqlType, ...]]) -> dict[str, tuple[SqlType, ...]]:
-    """The ids among `ids` that `p` reads, with their column types."""
-    from compute.plan.pipeline import lir_children
-
-    n = p.node
-    if isinstance(n, lir.Get) and n.local and n.id in ids:
-        out[n.id] = n.types
-    for c in lir_children(n):
-        _local_gets(c, ids, out)
-    return out
-
-
-def _letrec(ids: tuple[str, ...], values: tuple[lir.Plan, ...], limits: tuple[RecursionLimit | None, ...],
-            body: lir.Plan, ctx: RenderContext) -> Rel:
-    """Iterate the bindings to a fixpoint (`fixpoint`), then render the body over them.
-
-    Each evaluation renders a binding's value over the current values in `ctx.lets`, then
-    consolidates it (negative multiplicities are kept), compares it with the old value and
-    stores it as a local checkpoint in one Spark job (`_store`), and frees what the
-    evaluation persisted and the superseded value; the final values live until
-    `ctx.release()`. Under EXPLAIN ANALYZE the nodes of a binding's value report the records
-    of its last evaluation."""
-    idset = frozenset(ids)
-    types: dict[str, tuple[SqlType, ...]] = {}
-    for p in (*values, body):
-        _local_gets(p, idset, types)
-    reads = tuple(frozenset(ids.index(i) for i in _local_gets(v, idset, {})) for v in values)
-    saved = {i: ctx.lets[i] for i in ids if i in ctx.lets}
-    stored: dict[str, Rel] = {}  # checkpointed current values (absent = empty)
-    for i in ids:
-        if i in types:
-            ctx.lets[i] = _constant((), types[i], ctx)
-
-    def step(k: int) -> bool:
-        lid = ids[k]
-        mark = len(ctx.persisted)
-        observed_before = set(ctx.observed) if ctx.observed is not None else set()
-        new, changed = _store(render(values[k], ctx), stored.get(lid), ctx)
-        if ctx.observed is not None:
-            for nid in set(ctx.observed) - observed_before:
-                ctx.counted[nid] = ctx.observed.pop(nid).count()
-        # the evaluation's temporaries are no longer needed: its rows are stored
-        kept = ctx.persisted.pop()
-        ctx.release(mark)
-        ctx.persisted.append(kept)
-        if lid in stored:
-            ctx.free(stored[lid])
-        stored[lid] = ctx.lets[lid] = new
-        return changed
-
-    try:
-        fixpoint(limits, reads, step, ctx.check_interrupt, ctx.max_iterations)
-        return render(body, ctx)
-    finally:
-        for i in ids:
-            ctx.lets.pop(i, None)
-        ctx.lets.update(saved)
-
-
-def _store(value: Rel, old: Rel | None, ctx: RenderContext) -> tuple[Rel, bool]:
-    """`value` consolidated and checkpointed, and whether it differs from `old` (consolidated;
-    `None` = empty), in one Spark job: one group-by sums each row's new and old diffs, an
-    observation counts the rows whose sums differ, and rows with a non-zero new diff are kept."""
-    from pyspark.sql import Observation
-
-    cols = cnames(value.arity)
-    sides = [f"SELECT {', '.join([*cols, 'diff AS nd', 'CAST(0 AS BIGINT) AS od'])} FROM {ctx.sub(value)}"]
-    if old is not None:
-        sides.append(f"SELECT {', '.join([*cols, 'CAST(0 AS BIGINT) AS nd', 'diff AS od'])} FROM {ctx.sub(old)}")
-    q = (f"SELECT {', '.join([*cols, 'COALESCE(SUM(nd), 0) AS nd', 'COALESCE(SUM(od), 0) AS od'])}"
-         f" FROM ({' UNION ALL '.join(sides)}) AS {ctx.alias()}")
-    if cols:
-        q += " GROUP BY " + ", ".join(cols)
-    seen = Observation()
-    df = ctx.session().sql(q).observe(seen, F.sum(F.when(F.col("nd") != F.col("od"), 1).otherwise(0)).alias("changed"))
-    new = ctx.checkpoint(df.where(F.col("nd") != 0).selectExpr(*cols, "nd AS diff"), value.arity)
-    return new, bool(seen.get["changed"])
 
 
 def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
@@ -557,20 +424,42 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
+def jsonb_equality_key(x: str) -> str:
+    """A text equal for exactly the jsonb values `=` finds equal (1.0 = 1); a text without a
+    '.' has no number a different text could equal, so it is its own key."""
+    return f"(CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END)"
+
+
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
-    """Evaluate the group key into columns k0..; keep the input columns."""
+    """Evaluate the group key into columns k0..; keep the input columns. A jsonb key groups by
+    its equality key (GROUP BY j puts 1.0 and 1 in one group, as jsonb `=` does), and its
+    value r_i is one of the group's values (see _key_reps)."""
     cols = cnames(r.arity)
     kc = [f"k{i}" for i in range(len(key))]
-    exprs = [*cols, DIFF, *[f"{render_scalar(k, cols)} AS {kc[i]}" for i, k in enumerate(key)]]
+    exprs = [*cols, DIFF]
+    for i, k in enumerate(key):
+        x = render_scalar(k, cols)
+        if k.typ.name == "jsonb":
+            exprs += [f"{jsonb_equality_key(x)} AS {kc[i]}", f"{x} AS r{i}"]
+        else:
+            exprs.append(f"{x} AS {kc[i]}")
     return Rel(f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}", r.arity), kc
 
 
-def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], where: list[str], outputs: list[str]) -> Rel:
-    """SELECT outputs, 1 AS diff FROM (SELECT kc, aggs FROM keyed GROUP BY kc) WHERE ..."""
-    q = f"SELECT {', '.join([*kc, *aggs])} FROM {ctx.sub(keyed)}"
+def _key_reps(key) -> dict[str, str]:
+    """The key columns grouped by an equality key -> the column holding their value."""
+    return {f"k{i}": f"r{i}" for i, k in enumerate(key) if k.typ.name == "jsonb"}
+
+
+def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], where: list[str], outputs: list[str],
+             reps: dict[str, str] | None = None) -> Rel:
+    """SELECT outputs, 1 AS diff FROM (SELECT kc, aggs FROM keyed GROUP BY kc) WHERE ...; a
+    key in `reps` outputs the least of its group's values (any one of them is right)."""
+    reps = reps or {}
+    q = f"SELECT {', '.join([*kc, *aggs, *[f'MIN({v}) AS {v}' for v in reps.values()]])} FROM {ctx.sub(keyed)}"
     if kc:
         q += " GROUP BY " + ", ".join(kc)
-    sel = [f"{o} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
+    sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
     return _select(ctx, Rel(q, 0), sel, where)
 
 
@@ -578,7 +467,7 @@ def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ct
     match rp:
         case lir.ReduceDistinct():
             keyed, kc = _keyed(r, key, ctx)
-            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc)
+            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc, _key_reps(key))
         case lir.ReduceAccumulable():
             return _accumulable(r, key, aggs, ctx)
         case lir.ReduceHierarchical(monotonic=True, must_consolidate=mc):
@@ -611,7 +500,7 @@ def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
             exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs)
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key))
 
 
 def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
@@ -641,7 +530,8 @@ def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: Rend
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
     msg = "tried to build a monotonic reduction on non-monotonic input"
     check = f"(CASE WHEN __mind > 0 THEN TRUE ELSE {raise_error(msg, 'boolean')} END)"
-    return _grouped(ctx, keyed, kc, exprs, ["__mind IS NOT NULL", check], [*kc, *[f"a{j}" for j in range(len(aggs))]])
+    return _grouped(ctx, keyed, kc, exprs, ["__mind IS NOT NULL", check], [*kc, *[f"a{j}" for j in range(len(aggs))]],
+                    _key_reps(key))
 
 
 def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: RenderContext) -> Rel:
@@ -651,15 +541,17 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     keyed, kc = _keyed(c, key, ctx)
     vs = [f"v{j}" for j in range(len(aggs))]
     hashed = "xxhash64(" + ", ".join(["0", *cols]) + ") AS __h"
-    first = [*kc, *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
+    reps = _key_reps(key)
+    first = [*kc, *reps.values(), *[f"{render_scalar(a.expr, cols)} AS v{j}" for j, a in enumerate(aggs)], hashed]
     vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
-        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+        level = [*kc, f"pmod(__h, {b}) AS __h", *[f"MIN({v}) AS {v}" for v in reps.values()],
+                 *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
         by = ", ".join([*kc, f"pmod(__h, {b})"])
         vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
     final = [f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
     # a global aggregate over empty input has no group
-    return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs])
+    return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs], reps)
 
 
 # aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
@@ -674,7 +566,7 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
         case "count", True if a.expr.typ.name == "jsonb":
             # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
             # without a '.' has no number a different text could equal
-            return f"COUNT(DISTINCT (CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END))"
+            return f"COUNT(DISTINCT {jsonb_equality_key(x)})"
         case "count", True:
             return f"COUNT(DISTINCT {x})"
         case "sum", False if a.typ.name == "interval":
@@ -695,10 +587,9 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
         case _ if _folded(a):
             # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
             return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), False:
-            return f"{a.func}(CAST({x} AS DOUBLE))"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), True:
-            return f"{a.func}(DISTINCT CAST({x} AS DOUBLE))"
+        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
+            # the exact values, for compute.render.numeric_stats
+            return f"{'collect_set' if a.distinct else 'collect_list'}(CAST({x} AS DECIMAL(38,10)))"
         case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
             # the records (NULL: filtered out); ordered, distinct and finished afterwards
             return f"collect_list({x})"
@@ -726,6 +617,8 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
     if _folded(a):
         return float_stats.fold(a.func, v)
+    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
+        return numeric_stats.call(v, a.func)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v
@@ -766,13 +659,13 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = _basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS or _folded(a):
+        if a.func in _LISTS or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
             outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
         else:
             exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
             outs.append(f"a{j}")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs)
+    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0"], outs, _key_reps(key))
 
 
 def order_sql(order: tuple[ColumnOrder, ...]) -> str:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import assert_never
 
 from compute.render import limits, ordered_set
-from compute.render.jsonb import checked
+from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
 from compute.render.scalar_datetime import (
     at_time_zone,
@@ -150,6 +150,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return _regexp_match(r(a), pattern, flags)
         case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):
             return _regexp_replace(r(a), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
+        case CallBinary(func=("round" | "trunc") as f, expr1=a, expr2=b, typ=t) if t.name == "numeric" and not isinstance(b, Literal):
+            return _numeric_round_by_value(f, r(a), r(b), a.typ, b.typ, t)
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
@@ -180,6 +182,13 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == "numeric" and s in ("float4", "float8"):
+        # float8_numeric / float4_numeric: the value printed to 15 / 6 significant digits
+        # (Java's %g rounds the exact binary value half up, as C's printf does but for exact ties)
+        digits = 6 if s == "float4" else 15
+        finite = f"(NOT isnan({x}) AND abs({x}) <> CAST('Infinity' AS DOUBLE))"
+        printed = f"format_string('%.{digits}g', CAST({x} AS DOUBLE))"
+        return f"(CASE WHEN {finite} THEN {cast(printed, dst)} ELSE {cast(x, dst)} END)"
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", _var()
@@ -626,6 +635,8 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
 
 def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
     """to_jsonb, jsonb_typeof, jsonb_array_length (None: not one of them)."""
+    if f in GUARDED:
+        return checked(f"mz_{f}({x})")
     match f:
         case "to_jsonb":
             n = xt.name
@@ -655,6 +666,8 @@ def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
 
 def _jsonb_binary(f: str, a: str, b: str, at: SqlType) -> str | None:
     """jsonb operators of two operands (None: not one of them)."""
+    if f in GUARDED:
+        return checked(f"mz_{f}({a}, {b})")
     if f.startswith(("jsonb_get_", "jsonb_exists", "jsonb_contains")):
         return f"mz_{f}({a}, {b})"
     if f in ("eq", "ne") and at.name == "jsonb":
@@ -792,7 +805,13 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return limits.repeat(a, b)
         case "lpad" | "rpad":
             return limits.pad(f, a, b, quote(" "))
-        case "left" | "right" | "atan2" | "greatest" | "least":
+        case "left":
+            # a negative n: all but the last |n| characters (Spark: '')
+            return f"(CASE WHEN {b} >= 0 THEN left({a}, {b}) ELSE substr({a}, 1, greatest(char_length({a}) + {b}, 0)) END)"
+        case "right":
+            # a negative n: all but the first |n| characters
+            return f"(CASE WHEN {b} >= 0 THEN right({a}, {b}) ELSE substr({a}, 1 - {b}) END)"
+        case "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
             return _trim_chars(a, b, leading=True, trailing=True)
@@ -804,6 +823,15 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
+
+
+def _numeric_round_by_value(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
+    """round / trunc (numeric, n) with n not a constant: Spark's round needs a constant scale,
+    so one branch per scale the value can hold (-38 .. its scale): round(x, n) = x for n at or
+    beyond x's scale, and 0 for n below -38 (|x| < 10^38)."""
+    ps = t.numeric_precision_scale() or (38, 10)
+    branches = " ".join(f"WHEN {b} = {k} THEN {cast(_binary(f, a, str(k), at, bt, t), t)}" for k in range(-38, ps[1]))
+    return f"(CASE WHEN {b} IS NULL THEN NULL WHEN {b} >= {ps[1]} THEN {cast(a, t)} WHEN {b} < -38 THEN {cast('0', t)} {branches} END)"
 
 
 def _power(a: str, b: str, t: SqlType) -> str:
@@ -852,6 +880,8 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return "(" + f" {f.upper()} ".join(xs) + ")"
         case "array_create":
             return f"array({', '.join(xs)})"
+        case "jsonb_set" | "jsonb_insert":
+            return checked(f"mz_{f}({', '.join(xs)})")
         case "jsonb_build_array":
             return f"concat('[', array_join(array({', '.join(xs)}), ', ', 'null'), ']')" if xs else "'[]'"
         case "jsonb_build_object":

@@ -13,7 +13,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, text_udfs
+from compute.render import jsonb, numeric_stats, text_udfs
 
 log = logging.getLogger("mzspark.spark")
 
@@ -86,6 +86,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         _spark = b.getOrCreate()
         jsonb.register(_spark)
         text_udfs.register(_spark)
+        numeric_stats.register(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -99,8 +100,11 @@ TINY_INPUT_ROWS = 20_000
 # Sibling sessions (same context, cache and global views) for small inputs:
 # - small: no whole-stage code generation (compiling generated code costs more than it saves:
 #   1k-row group-by 297 -> 151 ms; at 3M rows 378 -> 513 ms the other way);
-# - tiny: also one shuffle partition and no broadcast joins (a broadcast is a job of its own;
-#   a join of two 10-row inputs 106 -> 67 ms, a decorrelated subquery 2.3 -> 1.9 s).
+# - tiny: also one shuffle partition and no broadcast joins chosen by Spark's statistics (a
+#   broadcast is a job of its own; a join of two 10-row inputs 106 -> 67 ms, a decorrelated
+#   subquery 2.3 -> 1.9 s). Join stages the planner marks `broadcast` (lookups known to be
+#   small, refine_broadcast_lookups) carry a BROADCAST hint, which applies in every session:
+#   a chain of n such stages needs no shuffle, where sort-merge joins shuffled once per stage.
 _SIBLINGS = {
     "small": {"spark.sql.codegen.wholeStage": "false"},
     "tiny": {"spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "1",
@@ -122,6 +126,7 @@ def session_for(rows: int) -> SparkSession:
                 s.conf.set(k, v)
             jsonb.register(s)
             text_udfs.register(s)
+            numeric_stats.register(s)
             _sessions[kind] = s
         return s
 

@@ -1,8 +1,8 @@
 """Postgres value codec: Python values (see `sql.types`) <-> pgwire text and binary formats.
 
 Text output follows Postgres' output functions with the defaults Materialize clients see
-(`DateStyle=ISO, MDY`, `IntervalStyle=postgres`, `TimeZone=UTC`, `bytea_output=hex`,
-`extra_float_digits >= 1`, i.e. shortest round-trip floats). Binary formats are the ones of
+(`DateStyle=ISO, MDY`, `TimeZone=UTC`); IntervalStyle, bytea_output and extra_float_digits
+follow the session (`TextStyle`). Binary formats are the ones of
 Postgres' send/recv functions. Input errors are `SqlError`s with Postgres' SQLSTATEs and
 messages.
 """
@@ -16,6 +16,7 @@ import re
 import struct
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -26,7 +27,6 @@ from sql.errors import (
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
-    INVALID_PARAMETER_VALUE,
     INVALID_TEXT_REPRESENTATION,
     NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
@@ -37,6 +37,7 @@ from sql.literal import (
     format_float4,
     format_float8,
     format_float_digits,
+    parse_bytea,
     quote_array_element,
     round_f32,
     split_array_text,
@@ -156,8 +157,26 @@ def format_interval(v: Any, style: str = "postgres") -> str:
     return interval_text.format_interval(_as_interval(v), style)
 
 
-def format_bytea(v: bytes) -> str:
-    return "\\x" + bytes(v).hex()
+def format_bytea(v: bytes, output: str = "hex") -> str:
+    """byteaout in `output` (the session's bytea_output): hex `\\x…`, or escape: printable
+    ASCII as itself, a backslash doubled, any other byte as `\\ooo`."""
+    if output != "escape":
+        return "\\x" + bytes(v).hex()
+    return "".join("\\\\" if b == 0x5C else chr(b) if 0x20 <= b < 0x7F else f"\\{b:03o}" for b in bytes(v))
+
+
+@dataclass(frozen=True)
+class TextStyle:
+    """The session settings text output depends on: IntervalStyle, bytea_output and
+    extra_float_digits (> 0: shortest round-trip floats; <= 0: that many digits fewer than
+    FLT_DIG / DBL_DIG)."""
+
+    interval_style: str = "postgres"
+    bytea_output: str = "hex"
+    extra_float_digits: int = 1
+
+
+DEFAULT_STYLE = TextStyle()
 
 
 def _json_text(v: Any) -> str:
@@ -194,21 +213,21 @@ _TEXT_ENCODERS: dict[str, Encoder] = {
 }
 
 
-def text_encoder(t: SqlType, interval_style: str = "postgres", float_digits: int = 1) -> Encoder:
-    """The text-format encoder for values of type `t` (str() for types without a rule);
-    intervals print in `interval_style` (the session's IntervalStyle), floats as
-    `float_digits` (the session's extra_float_digits) says: shortest round-trip when it is
-    positive, else rounded to 6 (float4) / 15 (float8) plus it significant digits."""
+def text_encoder(t: SqlType, style: TextStyle = DEFAULT_STYLE) -> Encoder:
+    """The text-format encoder for values of type `t` (str() for types without a rule), in
+    the session's `style` (IntervalStyle, bytea_output, extra_float_digits)."""
     if t.name in ARRAY_ELEMENT:
-        return _array_text_encoder(t, interval_style, float_digits)
+        return _array_text_encoder(t, style)
     if t.name == "record":
-        return record_text_encoder(t, lambda ft: text_encoder(ft, interval_style, float_digits))
-    if t.name == "interval" and interval_style != "postgres":
-        return lambda v: format_interval(v, interval_style).encode()
-    if float_digits <= 0 and t.name == "float8":
-        return lambda v: format_float_digits(float(v), 15 + float_digits).encode()
-    if float_digits <= 0 and t.name == "float4":
-        return lambda v: format_float_digits(round_f32(float(v)), 6 + float_digits).encode()
+        return record_text_encoder(t, lambda ft: text_encoder(ft, style))
+    if t.name == "interval" and style.interval_style != "postgres":
+        return lambda v: format_interval(v, style.interval_style).encode()
+    if t.name == "bytea" and style.bytea_output == "escape":
+        return lambda v: format_bytea(v, "escape").encode()
+    if t.name == "float8" and style.extra_float_digits <= 0:
+        return lambda v: format_float_digits(float(v), 15 + style.extra_float_digits).encode()
+    if t.name == "float4" and style.extra_float_digits <= 0:
+        return lambda v: format_float_digits(round_f32(float(v)), 6 + style.extra_float_digits).encode()
     return _TEXT_ENCODERS.get(t.name, _enc_str)
 
 
@@ -485,32 +504,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _parse_bytea(s: str, t: SqlType) -> bytes:
-    if s.startswith("\\x"):
-        hexpart = "".join(s[2:].split())
-        for c in hexpart:
-            if c not in _HEX:
-                raise SqlError(INVALID_PARAMETER_VALUE, f'invalid hexadecimal digit: "{c}"')
-        if len(hexpart) % 2:
-            raise SqlError(
-                INVALID_PARAMETER_VALUE, "invalid hexadecimal data: odd number of digits"
-            )
-        return bytes.fromhex(hexpart)
-    out = bytearray()
-    i = 0
-    while i < len(s):
-        c = s[i]
-        if c != "\\":
-            out += c.encode()
-            i += 1
-        elif s[i + 1 : i + 2] == "\\":
-            out.append(0x5C)
-            i += 2
-        elif re.fullmatch(r"[0-3][0-7][0-7]", s[i + 1 : i + 4]):
-            out.append(int(s[i + 1 : i + 4], 8))
-            i += 4
-        else:
-            raise SqlError(INVALID_TEXT_REPRESENTATION, "invalid input syntax for type bytea")
-    return bytes(out)
+    return parse_bytea(s)
 
 
 def _parse_uuid(s: str, t: SqlType) -> uuid.UUID:
@@ -746,9 +740,9 @@ _VECTOR_TYPES = frozenset({"int2vector", "oidvector"})
 _quote_array_element = quote_array_element
 
 
-def _array_text_encoder(t: SqlType, interval_style: str = "postgres", float_digits: int = 1) -> Encoder:
+def _array_text_encoder(t: SqlType, style: TextStyle = DEFAULT_STYLE) -> Encoder:
     elem = SqlType(ARRAY_ELEMENT[t.name])
-    enc = text_encoder(elem, interval_style, float_digits)
+    enc = text_encoder(elem, style)
     if t.name in _VECTOR_TYPES:
         return lambda v: b" ".join(enc(x) for x in v)
     delim = b";" if elem.name == "box" else b","

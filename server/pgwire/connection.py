@@ -156,10 +156,10 @@ def resolve_formats(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> li
 
 
 def _encoders(
-    columns: Sequence[ColumnDesc], formats: Sequence[int], interval_style: str = "postgres", float_digits: int = 1
+    columns: Sequence[ColumnDesc], formats: Sequence[int], style: codec.TextStyle = codec.DEFAULT_STYLE
 ) -> list[codec.Encoder]:
     return [
-        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, interval_style, float_digits)
+        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, style)
         for c, f in zip(columns, formats, strict=True)
     ]
 
@@ -585,18 +585,13 @@ class Connection:
 
     # -- results ---------------------------------------------------------------------------
 
-    def _interval_style(self) -> str:
-        """The session's IntervalStyle (how interval results print)."""
+    def _text_style(self) -> codec.TextStyle:
+        """The session settings text results print in (IntervalStyle, bytea_output,
+        extra_float_digits)."""
         get = getattr(self.session, "get", None)
-        return str(get("intervalstyle")) if get is not None else "postgres"
-
-    def _float_digits(self) -> int:
-        """The session's extra_float_digits (how float results print)."""
-        get = getattr(self.session, "get", None)
-        try:
-            return int(get("extra_float_digits")) if get is not None else 1
-        except ValueError:
-            return 1
+        if get is None:
+            return codec.DEFAULT_STYLE
+        return codec.TextStyle(str(get("intervalstyle")), str(get("bytea_output")), int(get("extra_float_digits")))
 
     async def _emit(self, portal: Portal, max_rows: int, *, describe: bool) -> None:
         """Send (part of) a portal's result."""
@@ -607,7 +602,7 @@ class Connection:
                 return
             if portal.stream is None:
                 formats = resolve_formats(result.columns, portal.result_formats)
-                encoders = _encoders(result.columns, formats, self._interval_style(), self._float_digits())
+                encoders = _encoders(result.columns, formats, self._text_style())
                 if describe:
                     self.out += messages.row_description(result.columns, formats)
                 portal.stream = RowStream(result.batches, encoders)
@@ -657,11 +652,9 @@ class Connection:
         delimiter = getattr(result, "delimiter", "," if csv else "\t")
         null = getattr(result, "null", "" if csv else "\\N")
         if csv:
-            fmt = csv_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style(),
-                                    float_digits=self._float_digits())
+            fmt = csv_row_formatter(result.columns, delimiter, null, style=self._text_style())
         else:
-            fmt = text_row_formatter(result.columns, delimiter, null, interval_style=self._interval_style(),
-                                     float_digits=self._float_digits())
+            fmt = text_row_formatter(result.columns, delimiter, null, style=self._text_style())
         iterator = iter(result.batches)
         self.out += messages.copy_response(b"H", len(result.columns))
         if csv and getattr(result, "header", False):

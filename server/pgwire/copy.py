@@ -30,11 +30,10 @@ _UNESCAPE = {"b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11}
 
 
 def text_row_formatter(
-    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N", interval_style: str = "postgres",
-    float_digits: int = 1,
+    columns: Sequence[ColumnDesc], delimiter: str = "\t", null: str = "\\N", style: codec.TextStyle = codec.DEFAULT_STYLE
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY text-format line (with trailing newline)."""
-    encoders = [codec.text_encoder(c.type, interval_style, float_digits) for c in columns]
+    encoders = [codec.text_encoder(c.type, style) for c in columns]
     table = str.maketrans(
         {**_TEXT_ESCAPES, delimiter: "\\" + delimiter}
         if delimiter not in _TEXT_ESCAPES
@@ -55,11 +54,11 @@ def text_row_formatter(
 
 def csv_row_formatter(
     columns: Sequence[ColumnDesc], delimiter: str = ",", null: str = "", quote: str = '"',
-    interval_style: str = "postgres", float_digits: int = 1,
+    style: codec.TextStyle = codec.DEFAULT_STYLE,
 ) -> Callable[[tuple[Any, ...]], bytes]:
     """A function rendering one row as a COPY CSV line; values are quoted when they contain
     the delimiter, a quote, a newline, or equal the NULL string (as Postgres does)."""
-    encoders = [codec.text_encoder(c.type, interval_style, float_digits) for c in columns]
+    encoders = [codec.text_encoder(c.type, style) for c in columns]
     specials = (delimiter, quote, "\n", "\r")
 
     def field(text: str) -> str:

@@ -76,8 +76,8 @@ def _unique_keys(r: mir.Mir, env: dict[str, Keys], memo: Memo | None) -> Keys:
         return _memo_unique_keys(x, e, memo)
 
     match r:
-        case mir.Constant(rows=rows):
-            seen = [row for row, _ in rows]
+        case mir.Constant(rows=rows, types=ts):
+            seen = [_equality_row(row, ts) for row, _ in rows]
             if all(d == 1 for _, d in rows) and _distinct(seen):
                 return frozenset({frozenset(range(len(r.types)))})
             return frozenset()
@@ -152,6 +152,16 @@ def hashable(x: object) -> bool:
     except TypeError:
         return False
     return True
+
+
+def _equality_row(row: tuple, types: tuple) -> tuple:
+    """`row` with each jsonb value replaced by its equality key: rows are distinct when `=`
+    tells them apart (jsonb '1.0' = '1' though their texts differ)."""
+    if not any(t.name == "jsonb" for t in types):
+        return row
+    from sql.jsonb import equality_key
+
+    return tuple(equality_key(v) if t.name == "jsonb" and isinstance(v, str) else v for v, t in zip(row, types, strict=True))
 
 
 def _distinct(rows: list) -> bool:

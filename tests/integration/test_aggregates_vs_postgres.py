@@ -76,7 +76,34 @@ FLOAT_STATS = [
     "SELECT regr_count(y, x), regr_sxx(y, x), var_pop(x) FROM regr WHERE g > 9",
 ]
 
+# numeric statistics are exact in Postgres (numeric arithmetic, at least 16 significant
+# digits); mzspark keeps 10 fractional digits: both rounded to 10 must agree
+NUMERIC_STATS = [
+    "SELECT g, round(var_pop(n), 10), round(var_samp(n), 10), round(stddev_pop(n), 10), round(stddev_samp(n), 10) FROM regr GROUP BY g",
+    "SELECT g, round(var_pop(i), 10), round(var_samp(i), 10), round(stddev_pop(i::int8), 10), round(stddev_samp(i::int8), 10),"
+    " round(variance(DISTINCT n), 10) FROM regr GROUP BY g",
+    "SELECT var_samp(n), stddev_pop(i) FROM regr WHERE g = 3",
+    "SELECT round(var_pop(r::numeric), 10), round(stddev_samp(r::numeric), 10) FROM regr WHERE g = 1",
+]
+
+# float -> numeric prints the float to 15 (float8) / 6 (float4) significant digits first
+FLOAT_TO_NUMERIC = [
+    "SELECT r::numeric, x::numeric, round((r::float8)::numeric, 10) FROM regr",
+    "SELECT round(var_pop(r::numeric), 10), round(stddev_samp(x::numeric), 10) FROM regr GROUP BY g",
+]
+
+# subqueries inside aggregate arguments and FILTER (uncorrelated and correlated)
+SUBQUERY_ARGS = [
+    "SELECT sum((SELECT 1)), count((SELECT NULL::int)) FROM os",
+    "SELECT g, max((SELECT min(o2.y) FROM os o2 WHERE o2.x = o.x AND o2.g = o.g)),"
+    " sum(x) FILTER (WHERE x IN (SELECT x + 1 FROM os)) FROM os o GROUP BY g",
+    "SELECT (SELECT sum((SELECT count(*) FROM os i WHERE i.x < v.a AND i.x > o.x)) FROM (VALUES (3), (6)) v(a)) FROM one o",
+    "SELECT string_agg((SELECT s FROM os i WHERE i.x = o.x AND i.s IS NOT NULL LIMIT 1), ',' ORDER BY x) FROM os o",
+]
+
 ERRORS = [
+    "SELECT sum((SELECT x FROM os)) FROM os",
+    "SELECT avg((SELECT avg(a1.x ORDER BY (SELECT avg(a2.x) FROM os a3)) FROM os a1)) FROM os a2",
     "SELECT var_pop(x) FROM (VALUES (1e300::float8), (-1e300)) v(x)",
     "SELECT regr_sxx(s, x) FROM os",
     "SELECT percentile_cont(1.5) WITHIN GROUP (ORDER BY x) FROM os",
@@ -86,7 +113,7 @@ ERRORS = [
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) FROM os",
 ]
 
-QUERIES = ORDERED_SET + ERRORS
+QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + ERRORS
 
 
 def _norm(v: object) -> object:
@@ -134,3 +161,12 @@ def test_float_statistics_with_extra_float_digits_0(both: tuple[psycopg.Connecti
     finally:
         for conn in both:
             conn.execute("SET extra_float_digits = 1")
+
+
+def test_outer_level_aggregate_through_a_subquery_is_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """max(..) reads only o (inside its subquery): Postgres aggregates it over o, one row;
+    mzspark refuses it (0A000) rather than aggregating per row of the inner query."""
+    mz, pg = both
+    sql = "SELECT (SELECT max((SELECT i.x FROM os i WHERE i.x = o.x + 100))) FROM os o"
+    assert _rows(pg, sql) == [(None,)]
+    assert _rows(mz, sql) == "error 0A000"

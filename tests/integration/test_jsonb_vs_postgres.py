@@ -84,6 +84,33 @@ QUERIES = [
     # jsonb through joins and subqueries
     "SELECT kv.k, js.j -> kv.k FROM kv JOIN js ON js.id = kv.g",
     "SELECT id FROM js WHERE j -> 'a' ->> 'b' IS NULL AND j ? 'a'",
+    # || (objects merge, the right wins; anything else concatenates as arrays)
+    """SELECT id, j || '{"a": 0, "z": [1]}', j || '[9]', '[0]' || j, j || j FROM js""",
+    # - key / keys / index, #- path
+    "SELECT id, j - 'a', j - ARRAY['a', 'b'], j - '{}'::text[] FROM js WHERE jsonb_typeof(j) IN ('object', 'array')",
+    "SELECT id, j - 0, j - -1, j - 9, j - -9 FROM js WHERE jsonb_typeof(j) = 'array'",
+    "SELECT id, j #- '{b,2,z}', j #- '{a,b,c,-1}', j #- '{b,9}', j #- '{}' FROM js WHERE id IN (1, 6)",
+    "SELECT id, j #- '{2}', j #- '{-1}', j #- '{2,three}', j #- '{9}' FROM js WHERE id = 2",
+    # jsonb_set / jsonb_insert, create_missing and insert_after
+    """SELECT id, jsonb_set(j, '{b,0}', '"s"'), jsonb_set(j, '{new}', j), jsonb_set(j, '{new}', '1', false),"""
+    """ jsonb_set(j, '{a,b,c,-9}', '0') FROM js WHERE id IN (1, 6)""",
+    """SELECT id, jsonb_set(j, '{1}', '"s"'), jsonb_set(j, '{-1}', '"s"'), jsonb_set(j, '{9}', '[]'), jsonb_set(j, '{2,three}', 'null') FROM js WHERE id = 2""",
+    """SELECT id, jsonb_insert(j, '{1}', '"i"'), jsonb_insert(j, '{1}', '"i"', true), jsonb_insert(j, '{-1}', '0', true) FROM js WHERE id = 2""",
+    """SELECT id, jsonb_insert(j, '{b,1}', '"i"'), jsonb_insert(j, '{new}', '1') FROM js WHERE id = 1""",
+    # jsonb_strip_nulls, jsonb_pretty, the named operator functions
+    """SELECT id, jsonb_strip_nulls(j), jsonb_strip_nulls('[{"a": null, "b": [null, {"c": null}]}]') FROM js""",
+    "SELECT id, jsonb_pretty(j) FROM js",
+    """SELECT id, jsonb_extract_path(j, 'a', 'b'), jsonb_extract_path_text(j, 'b', '1'), jsonb_delete(j, 'a'),"""
+    """ jsonb_contains(j, '{"a": "dup"}'), jsonb_contained('{"a": "dup"}', j), jsonb_exists(j, 'aa') FROM js WHERE id IN (1, 6)""",
+    # jsonb_object from one array of alternating keys and values, or from keys and values
+    """SELECT jsonb_object('{a,1,b,NULL,a,3,"d e f",""}'), jsonb_object('{}'), jsonb_object(ARRAY[t, 'x'], ARRAY['1', t]) FROM js WHERE id = 4""",
+    "SELECT id, jsonb_build_object(id > 2, id, true, 0) FROM js",
+    # f(VARIADIC arr): the array is the variadic parameter
+    """SELECT jsonb_build_array(VARIADIC NULL::text[]), jsonb_build_array(VARIADIC '{a,NULL}'::text[]),"""
+    """ jsonb_build_object(VARIADIC ARRAY[1, 2, 3, 4]), jsonb_build_object(VARIADIC ARRAY['a', NULL]) FROM js WHERE id = 1""",
+    "SELECT id, jsonb_extract_path(j, VARIADIC ARRAY['b', '2']), jsonb_extract_path_text(j, VARIADIC '{a}') FROM js",
+    # subscripts (read): a one-element path each
+    "SELECT id, j['a'], j['b'][1], j[0], j[-1], j['a']['b']['c'][2], j['0'], j[NULL] FROM js",
 ]
 
 # queries that fail in both (the same SQLSTATE is expected)
@@ -97,6 +124,16 @@ EXPECTED_ERRORS = {
     "SELECT jsonb_build_object(NULL, 1) FROM js",
     "SELECT e.value FROM js, jsonb_array_elements(j) e",
     "SELECT k FROM js, jsonb_object_keys(j) k",
+    "SELECT j - 'a' FROM js",
+    "SELECT j - 0 FROM js WHERE id = 1",
+    "SELECT j #- '{a}' FROM js WHERE id = 2",
+    "SELECT jsonb_set(j, '{a}', '1') FROM js WHERE id = 4",
+    "SELECT jsonb_set(j, '{b,NULL}', '1') FROM js WHERE id = 1",
+    "SELECT jsonb_insert(j, '{a}', '1') FROM js WHERE id = 1",
+    "SELECT j[1:2] FROM js",
+    "SELECT jsonb_object('{a,b,c}') FROM js",
+    "SELECT jsonb_build_object(j, 1) FROM js",
+    "SELECT jsonb_object('{a,NULL}', '{1,2}') FROM js",
 }
 
 

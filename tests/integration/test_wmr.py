@@ -261,3 +261,46 @@ def test_statement_timeout_interrupts_a_divergent_recursion(mz_server: MzServer)
         assert time.monotonic() - start < 60
         conn.execute("SET statement_timeout = 0")
         assert rows(conn, "SELECT 1") == [(1,)]
+
+
+RECURSIVE_VS_PG = [
+    # the working-table recursion: an iteration costs its new rows (semi-naive), not the result
+    "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t WHERE n < 150) SELECT sum(n), count(*) FROM t",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION SELECT n+1 FROM t WHERE n < 60) SELECT sum(n), count(*) FROM t",
+    # UNION ALL keeps duplicates from both branches, UNION removes them against the result so far
+    "WITH RECURSIVE t(n) AS (VALUES (1), (1) UNION ALL SELECT n+1 FROM t WHERE n < 5) SELECT n, count(*) FROM t GROUP BY n",
+    "WITH RECURSIVE t(n) AS (VALUES (1), (1) UNION SELECT (n+1) % 4 FROM t) SELECT n FROM t",
+    # a LIMIT without ORDER BY directly over a recursion that never ends: stops with enough rows
+    "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t) SELECT * FROM t LIMIT 10",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION SELECT n+1 FROM t) SELECT * FROM t LIMIT 10",
+    "WITH RECURSIVE t(n) AS (SELECT 1 UNION SELECT n+1 FROM t) SELECT n * 2 FROM t LIMIT 3 OFFSET 4",
+    # ... but a finite one with a LIMIT above its size runs to its end
+    "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t WHERE n < 7) SELECT * FROM t LIMIT 100",
+]
+
+
+@pytest.mark.parametrize("sql", RECURSIVE_VS_PG)
+def test_with_recursive_matches_postgres(mz: psycopg.Connection, sql: str) -> None:
+    with reference_postgres("wmr-") as dsn, psycopg.connect(dsn, autocommit=True) as pg:
+        expected = rows(pg, sql)
+    assert rows(mz, sql) == expected
+
+
+def test_a_limit_does_not_stop_a_recursion_it_filters(mz_server: MzServer) -> None:
+    """A filter between the LIMIT and the recursion may need rows of later rounds: the
+    recursion then runs to its end (here: never, until the statement timeout)."""
+    with mz_server.connect() as conn:
+        conn.execute("SET statement_timeout = '4s'")
+        e = error(conn, "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t) SELECT * FROM t WHERE n < 0 LIMIT 1")
+        assert e.sqlstate == "57014"
+        e = error(conn, "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t) SELECT * FROM t ORDER BY n LIMIT 1")
+        assert e.sqlstate == "57014"
+        conn.execute("SET statement_timeout = 0")
+        assert rows(conn, "SELECT 1") == [(1,)]
+
+
+def test_search_and_cycle_clauses_are_not_ignored(mz: psycopg.Connection) -> None:
+    for clause in ("SEARCH DEPTH FIRST BY n SET seq", "SEARCH BREADTH FIRST BY n, m SET seq", "CYCLE n SET c USING p",
+                   "CYCLE n, m SET c TO 'Y' DEFAULT 'N' USING p"):
+        e = error(mz, f"WITH RECURSIVE t(n, m) AS (SELECT 1, 2 UNION ALL SELECT n+1, m FROM t WHERE n < 3) {clause} SELECT * FROM t")
+        assert e.sqlstate == "0A000", clause

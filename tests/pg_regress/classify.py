@@ -13,8 +13,12 @@ Classes (`Cls`):
 - `documented`: both succeeded and the results are equal once numeric values are compared
   with their trailing fractional zeros removed: Materialize trims every numeric's trailing
   zeros whatever its scale (its documented output rule, followed by mzspark), where
-  PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`). Counted as the
-  same outcome in the share and shown in a column of its own;
+  PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`); or equal up to the
+  element order of arrays from an array_agg without ORDER BY; or, in a statement mentioning
+  json, equal once JSON documents are printed as jsonb (Materialize has no text-preserving
+  json type). mzspark's 10-digit numeric scale is NOT documented: a value rounded to 10
+  fractional digits is `different`. Counted as the same outcome in the share and shown in a
+  column of its own;
 - `blocked`: the outcomes differ, but the statement depends on an earlier divergence: it names
   an object whose CREATE succeeded on one side only, or one side's transaction is aborted
   (25P02) and the other's is not. The divergence itself is counted where it happened;
@@ -123,7 +127,7 @@ NA_RULES: list[tuple[str, re.Pattern[str]]] = [
      re.compile(r"^(set\s+(local\s+|session\s+)?(role|session\s+authorization|constraints)|reset\s+role|"
                 r"reset\s+session\s+authorization|discard)\b")),
     ("PostgreSQL-only SET (planner, memory, locale, …)", re.compile(r"^(set\s+(local\s+|session\s+)?|reset\s+)(?!"
-     r"(search_path|time\s*zone|timezone|datestyle|intervalstyle|extra_float_digits|client_encoding|"
+     r"(search_path|time\s*zone|timezone|datestyle|intervalstyle|extra_float_digits|bytea_output|client_encoding|"
      r"standard_conforming_strings|application_name|statement_timeout|transaction|all)\b)")),
     ("INSERT … ON CONFLICT / row locking / cursors on tables (FOR UPDATE, WHERE CURRENT OF)",
      re.compile(r"\bon\s+conflict\b|\bfor\s+(no\s+key\s+)?(update|share|key\s+share)\b(?!\s*\w+\s*=)"
@@ -355,6 +359,35 @@ def trimmed(o: Outcome, numeric_cols: list[int]) -> Outcome:
     return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
 
 
+# array_agg( … ) with no ORDER BY inside its parentheses (one level of nesting)
+_UNORDERED_ARRAY_AGG = re.compile(r"\barray_agg\s*\((?:[^()]|\([^()]*\))*\)", re.I)
+_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+def has_unordered_array_agg(sql: str) -> bool:
+    return any(not _ORDER_BY.search(m.group(0)) for m in _UNORDERED_ARRAY_AGG.finditer(sql))
+
+
+def _elements_sorted(o: Outcome) -> Outcome:
+    """`o` with the elements of every one-dimensional array value sorted: array_agg without an
+    ORDER BY of its own aggregates in an unspecified order (Materialize ignores a subquery's
+    ORDER BY, where PostgreSQL's executor happens to keep it)."""
+    from sql.literal import split_array_text
+    from sql.types import SqlType
+
+    def sort(v: str | None) -> str | None:
+        if v is None or not (v.startswith("{") and v.endswith("}")) or "{" in v[1:-1]:
+            return v
+        try:
+            items = split_array_text(v, SqlType("_text"))
+        except Exception:  # not an array literal after all
+            return v
+        return "{" + ",".join(sorted("NULL" if x is None else str(x) for x in items)) + "}"
+
+    rows = tuple(tuple(sort(v) for v in r) for r in o.rows)
+    return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
+
+
 def numeric_columns(pg: Outcome) -> list[int]:
     return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
 
@@ -446,6 +479,8 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
         num = numeric_columns(pg)
         if num and len(pg.columns) == len(mz.columns) and compare_rows(sql, trimmed(pg, num), trimmed(mz, num)) is None:
             return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
+        if has_unordered_array_agg(sql) and compare_rows(sql, _elements_sorted(pg), _elements_sorted(mz)) is None:
+            return Verdict(Cls.DOCUMENTED, "array_agg without ORDER BY: element order unspecified (Materialize)")
         if _JSON_WORD.search(sql) and len(pg.columns) == len(mz.columns) \
                 and compare_rows(sql, as_jsonb(pg), as_jsonb(mz)) is None:
             return Verdict(Cls.DOCUMENTED, "json is jsonb (Materialize has no text-preserving json type)")
@@ -479,10 +514,15 @@ _CREATED = re.compile(
 _INHERITS = re.compile(r"\binherits\s*\(([^()]*)\)|\bpartition\s+of\s+((?:\"[^\"]+\"|[\w$.]+))")
 
 
-def inherited_parents(sql: str) -> set[str]:
-    """The tables a CREATE … INHERITS (p, …) / PARTITION OF p statement makes a child of: rows
-    written into the child are read through the parent, so once the child is outside the
-    comparison the parents' contents may differ too."""
+_ROUTINE = re.compile(r"^create\s+(?:or\s+replace\s+)?(?:function|procedure|trigger|rule)\b")
+_BODY_WRITES = re.compile(r"\b(?:insert\s+into|update|delete\s+from)\s+(?:only\s+)?((?:\"[^\"]+\"|[\w$.]+))")
+
+
+def indirectly_written(sql: str) -> set[str]:
+    """The tables whose contents an object made outside the comparison may change: the parents
+    of a CREATE … INHERITS (p, …) / PARTITION OF p (rows written into the child are read
+    through the parent), and the tables the body of a function / procedure / trigger / rule
+    writes (calling it writes them on one side only)."""
     n = normalize(sql)
     if not _CREATED.match(n):
         return set()
@@ -490,6 +530,8 @@ def inherited_parents(sql: str) -> set[str]:
     for m in _INHERITS.finditer(n):
         names = m.group(1).split(",") if m.group(1) is not None else [m.group(2)]
         out |= {x.strip().split(".")[-1].strip('"') for x in names if x.strip()}
+    if _ROUTINE.match(n):
+        out |= {m.group(1).split(".")[-1].strip('"') for m in _BODY_WRITES.finditer(n)}
     return out
 
 

@@ -50,7 +50,7 @@ from tests.pg_regress.classify import (
     Verdict,
     classify,
     created_name,
-    inherited_parents,
+    indirectly_written,
     normalize,
     static_na,
 )
@@ -412,9 +412,9 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
             # made by a statement outside the comparison (partitioned, with constraints, …):
             # it need not behave alike even where both sides accepted it
             diverged.add(name)
-            for parent in inherited_parents(sql) - diverged:
-                diverged.add(parent)
-                data_diverged.add(parent)
+            for t in indirectly_written(sql) - diverged:
+                diverged.add(t)
+                data_diverged.add(t)
         elif pg.ok != mz.ok:
             diverged.add(name)
         elif pg.ok:

@@ -255,12 +255,27 @@ def test_with_recursive_is_a_letrec_over_working_table_result_and_flag(planner: 
     assert lr.names == ("t_working", "t", "t_started") and b.names == ("n",)
 
 
+def test_with_recursive_outer_join_with_the_reference_preserved(planner: Planner) -> None:
+    b = planner.bound("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT t.n + 1 FROM t LEFT JOIN l ON l.c = t.n "
+                      "WHERE t.n < 5) SELECT * FROM t")
+    assert any(isinstance(x, HLetRec) for x in _walk(b.rel))
+
+
 @pytest.mark.parametrize("sql, state", [
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t, t AS u) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT n FROM t) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT (SELECT max(n) FROM t)) SELECT * FROM t", "42P19"),
     ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT count(*) FROM t) SELECT * FROM t", "42P19"),
-    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "0A000"),
+    # the recursive reference on the nullable side of an outer join (PostgreSQL's 42P19)
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM l LEFT JOIN t ON t.n = l.c) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM t RIGHT JOIN l ON t.n = l.c) SELECT * FROM t", "42P19"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n FROM t FULL JOIN l ON t.n = l.c) SELECT * FROM t", "42P19"),
+    # SEARCH / CYCLE (per CTE, any number of columns) are refused, never ignored
+    ("WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "0A000"),
+    ("WITH RECURSIVE t(n, m) AS (SELECT 1, 2 UNION ALL SELECT n + 1, m FROM t) SEARCH BREADTH FIRST BY n, m SET s "
+     "CYCLE n, m SET c TO 'Y' DEFAULT 'N' USING p, u AS (SELECT 1) SELECT * FROM t", "0A000"),
+    ("WITH t(n) AS (SELECT 1) CYCLE n SET c USING p SELECT * FROM t", "42601"),
+    ("WITH RECURSIVE t(n) AS (SELECT 1) SEARCH DEPTH FIRST BY n SET s SELECT * FROM t", "42601"),
 ])
 def test_with_recursive_refusals(planner: Planner, sql: str, state: str) -> None:
     assert planner.error(sql).sqlstate == state
@@ -272,6 +287,90 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
     with pytest.raises(SqlError) as e:
         planner.ddl(sql)
     assert e.value.sqlstate == "0A000"
+
+
+@pytest.mark.parametrize("sql, desc, nulls_first", [
+    ("SELECT c FROM l ORDER BY c USING <", False, False),
+    ("SELECT c FROM l ORDER BY c USING >", True, True),
+    ("SELECT c FROM l ORDER BY c USING > NULLS LAST", True, False),
+    ("SELECT c FROM l ORDER BY c USING OPERATOR(pg_catalog.>)", True, True),
+])
+def test_order_by_using_is_asc_or_desc(sql: str, desc: bool, nulls_first: bool) -> None:
+    """USING < / > order as the type's btree `<` / `>`: ASC / DESC with their NULLS default."""
+    o = st.parse_sql(sql).args["order"].expressions[0]
+    assert bool(o.args.get("desc")) == desc and bool(o.args.get("nulls_first")) == nulls_first
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT c FROM l ORDER BY c USING =", "42809"),
+    ("SELECT c FROM l ORDER BY c USING <=", "42809"),
+    ("SELECT c FROM l ORDER BY c USING ~<~", "0A000"),
+])
+def test_order_by_using_other_operators(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
+
+
+def test_whole_row_reference_is_a_record_of_the_items_columns(planner: Planner) -> None:
+    b = planner.bound("SELECT l, (l.*), (SELECT l) FROM l")
+    assert b.names == ("l", "l", "l")
+    assert all(t.name == "record" and len(t.fields) == 2 for t in b.types)
+    # a column of that name wins over the item's row (Postgres tries columns first)
+    assert planner.bound("SELECT c FROM l AS c").types[0] == INT4
+
+
+@pytest.mark.parametrize("sql", ["SELECT r FROM l LEFT JOIN r ON true", "SELECT l FROM l FULL JOIN r USING (c)"])
+def test_whole_row_of_a_null_extended_side_is_refused(planner: Planner, sql: str) -> None:
+    assert planner.error(sql).sqlstate == "0A000"
+
+
+def test_row_in_subquery_is_a_semijoin_on_every_field(planner: Planner) -> None:
+    plan = planner.explain("SELECT * FROM l WHERE (c, x) IN (SELECT y, c FROM r)")
+    assert "Join on=(#0 = #2 AND #1 = #3)" in plan
+    assert planner.bound("SELECT * FROM l WHERE (c, x) IN (SELECT y, c FROM r)").names == ("c", "x")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT (c, x) NOT IN (SELECT y, c FROM r), (c, x) < ANY (SELECT y, c FROM r) FROM l",
+    "SELECT (c, x) IN (VALUES (1, 2)), (c, x) IN ((1, 2), (3, 4)), (c, x) = (SELECT 1, 2) FROM l",
+    "SELECT ROW(ROW(1)) = ANY (SELECT ROW(1)), l = ROW(1, 2) FROM l",
+])
+def test_row_constructors_against_subqueries_bind(planner: Planner, sql: str) -> None:
+    assert all(t == BOOL for t in planner.bound(sql).types)
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT * FROM l WHERE (c, x) IN (SELECT y FROM r)", "42601"),
+    ("SELECT * FROM l WHERE (c, x) IN (SELECT y, c, c FROM r)", "42601"),
+    ("SELECT (SELECT 1, 2) < (c, x) FROM l", "42601"),
+    ("SELECT l = ROW(1, 'a') FROM l", "42804"),
+    ("SELECT l = ROW(1) FROM l", "42804"),
+])
+def test_row_comparison_errors(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
+
+
+def test_type_named_call_is_a_cast_and_derived_literals_are_text(planner: Planner) -> None:
+    b = planner.bound("SELECT float8(count(*)), int4(2.5), s.k FROM l, (SELECT 'k' AS k) s GROUP BY s.k")
+    assert b.names == ("float8", "int4", "k")
+    assert [t.name for t in b.types] == ["float8", "int4", "text"]
+    assert planner.error("SELECT numeric(7)").sqlstate == "42601"
+
+
+def test_fetch_first_with_ties_filters_on_rank(planner: Planner) -> None:
+    plan = planner.explain("SELECT c FROM l ORDER BY c OFFSET 1 FETCH FIRST 2 ROWS WITH TIES")
+    assert "rank" in plan and "row_number" in plan
+    b = planner.bound("SELECT c FROM l ORDER BY c FETCH FIRST 2 ROWS ONLY")
+    assert b.finishing.limit == 2
+    assert planner.bound("SELECT c FROM l ORDER BY c FETCH FIRST ROW ONLY").finishing.limit == 1
+
+
+@pytest.mark.parametrize("sql, state", [
+    ("SELECT c FROM l FETCH FIRST 2 ROWS WITH TIES", "42601"),
+    ("SELECT c FROM l ORDER BY c FETCH FIRST NULL ROWS WITH TIES", "2201W"),
+    ("SELECT c FROM l ORDER BY c FETCH FIRST (NULL + 1) ROWS WITH TIES", "2201W"),
+])
+def test_fetch_first_with_ties_errors(planner: Planner, sql: str, state: str) -> None:
+    assert planner.error(sql).sqlstate == state
 
 
 def test_session_functions_bind_to_the_sessions_values(planner: Planner) -> None:
@@ -295,3 +394,11 @@ def test_unsupported_operators_are_named_as_written(planner: Planner, sql: str, 
     """An operator error names the operator the user wrote, never the parser's node name."""
     e = planner.error(sql)
     assert (e.sqlstate, e.message) == ("42883", message)
+
+
+def test_collate_byte_order_collations_only(planner: Planner) -> None:
+    """COLLATE "C" / "POSIX" / "default" keep the value (text compares by bytes here);
+    other collations are refused, and non-text values have none."""
+    assert planner.names('SELECT x::text COLLATE "C" FROM "Q"') == ("x",)
+    assert planner.error('SELECT x::text COLLATE "de_DE" FROM "Q"').sqlstate == "0A000"
+    assert planner.error('SELECT x COLLATE "C" FROM "Q"').sqlstate == "42804"

@@ -14,7 +14,7 @@ from compute.plan.lower import lower
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags, dataflow
 from compute.plan.refinements.refine_single_time_consolidation import physically_monotonic
-from compute.render.oneshot import fixpoint
+from compute.render.letrec import accumulation, fixpoint, non_negative_bindings
 from sql import mir
 from sql import statements as st
 from sql.errors import SqlError
@@ -210,3 +210,35 @@ def test_an_interrupt_stops_the_iteration_between_evaluations() -> None:
     with pytest.raises(SqlError) as e:
         fixpoint((None,), (frozenset({0}),), b.step, check)
     assert e.value.sqlstate == "57014" and len(b.calls) == 3
+
+
+def test_enough_ends_the_iteration_after_the_iteration_it_holds_in() -> None:
+    b = Bindings(counter(None))
+    assert fixpoint((None,), (frozenset({0}),), b.step, enough=lambda: len(b.vals[0]) >= 4) == 4
+    assert b.vals == [Counter(range(1, 5))]
+
+
+def _lget(lid: str, mfp: lir.Mfp | None = None) -> lir.Plan:
+    return lir.Plan(0, lir.Get(lid, lid, T, "PassArrangements", mfp or lir.Mfp(1), local=True))
+
+
+def test_accumulation_is_a_union_reading_the_binding_itself_once_as_it_is() -> None:
+    w, acc = _lget("w"), _lget("acc")
+    assert accumulation("acc", lir.Plan(1, lir.Union((w, acc)))) == (w,)
+    assert accumulation("acc", lir.Plan(1, lir.Union((acc, w, w)))) == (w, w)
+    filtered = _lget("acc", lir.Mfp(1, (), (Literal(True, BOOL),)))
+    assert accumulation("acc", lir.Plan(1, lir.Union((w, filtered)))) is None  # not as it is
+    assert accumulation("acc", lir.Plan(1, lir.Union((acc, acc)))) is None  # read twice
+    assert accumulation("acc", lir.Plan(1, lir.Union((lir.Plan(2, lir.Negate(acc)), acc)))) is None
+    assert accumulation("acc", w) is None
+
+
+def test_non_negative_bindings_is_the_greatest_solution() -> None:
+    w, acc = _lget("w"), _lget("acc")
+    # w = w (never negative: it starts empty), acc = w + acc; neg = -w
+    values = (w, lir.Plan(1, lir.Union((w, acc))), lir.Plan(2, lir.Negate(w)))
+    assert non_negative_bindings(("w", "acc", "neg"), values) == {"w": True, "acc": True, "neg": False}
+    # x = acc2 + x, acc2 = -x: neither
+    x, acc2 = _lget("x"), _lget("acc2")
+    values = (lir.Plan(1, lir.Union((acc2, x))), lir.Plan(2, lir.Negate(x)))
+    assert non_negative_bindings(("x", "acc2"), values) == {"x": False, "acc2": False}

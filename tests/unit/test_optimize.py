@@ -91,3 +91,17 @@ def test_projection_pushdown_keeps_let_reads_consistent(q: str) -> None:
         opt.optimize(m)
     finally:
         gs.close()
+
+
+def test_constant_unique_keys_compare_jsonb_by_value() -> None:
+    """A Constant is unique on its columns only when `=` tells its rows apart: jsonb '1.0'
+    equals '1' (so a DISTINCT over them is not elided), '2' and '3' differ."""
+    from sql import mir
+    from sql.transforms.analysis import unique_keys
+    from sql.types import SqlType
+
+    j = (SqlType("jsonb"),)
+    same = mir.Constant(((('{"a": 1.0}',), 1), (('{"a": 1}',), 1)), j)
+    differ = mir.Constant(((("2",), 1), (("3",), 1)), j)
+    assert unique_keys(same) == frozenset()
+    assert unique_keys(differ) == frozenset({frozenset({0})})

@@ -66,3 +66,47 @@ def test_dense_rank_counts_distinct_rows(planner: Planner) -> None:
 def test_binding_errors(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
     assert e.sqlstate == state and message in e.message
+
+
+# ---- subqueries inside aggregate arguments: applied to the input before the Reduce ----------
+
+def test_subquery_in_an_aggregate_argument_is_applied_before_the_reduce(planner: Planner) -> None:
+    plan = planner.explain("SELECT sum((SELECT 1)), max((SELECT i.x FROM t i WHERE i.g = o.x)) FROM t o")
+    reduce_line = next(line for line in plan.splitlines() if "Reduce" in line)
+    assert "sum(#4)" in reduce_line and "max(#5)" in reduce_line  # the two appended subquery columns
+    assert "subqueries" not in plan
+
+
+def test_subquery_in_filter_of_an_aggregate(planner: Planner) -> None:
+    assert planner.names("SELECT sum(x) FILTER (WHERE x IN (SELECT g FROM t)) FROM t") == ("sum",)
+
+
+def test_aggregate_of_the_outer_level_inside_an_ignored_order_by_is_nested(planner: Planner) -> None:
+    # the ORDER BY of avg() changes nothing but is bound: it holds an aggregate of the level
+    # whose aggregate argument it is in (Postgres: 42803)
+    e = planner.error("SELECT avg((SELECT avg(a1.x ORDER BY (SELECT avg(a2.g) FROM t a3)) FROM t a1)) FROM t a2")
+    assert e.sqlstate == "42803"
+    assert planner.error("SELECT sum(x ORDER BY nope) FROM t").sqlstate == "42703"
+
+
+def test_distinct_order_by_matches_the_arguments_as_written() -> None:
+    p = Planner()
+    try:
+        p.ddl("CREATE TABLE vc (f1 varchar)")
+        # the argument is coerced to text; the ORDER BY names it as written (Postgres accepts)
+        assert p.names("SELECT string_agg(DISTINCT f1, ',' ORDER BY f1) FROM vc") == ("string_agg",)
+        # f1::text is not an argument as written (Postgres: 42P10)
+        assert p.error("SELECT string_agg(DISTINCT f1, ',' ORDER BY f1::text) FROM vc").sqlstate == "42P10"
+    finally:
+        p.close()
+
+
+def test_order_by_inside_the_direct_arguments_is_a_syntax_error(planner: Planner) -> None:
+    e = planner.error("SELECT percentile_cont(y ORDER BY y) WITHIN GROUP (ORDER BY x) FROM t GROUP BY y")
+    assert e.sqlstate == "42601"
+
+
+def test_aggregate_reading_only_outer_columns_through_a_subquery_is_refused(planner: Planner) -> None:
+    # Postgres: max() belongs to the outer query o; not bound yet: 0A000, never per-row results
+    e = planner.error("SELECT (SELECT max((SELECT i.x FROM t i WHERE i.g = o.x))) FROM t o")
+    assert e.sqlstate == "0A000"

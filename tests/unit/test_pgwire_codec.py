@@ -440,6 +440,21 @@ def test_live_text_input_matches_postgres(live_pg: Any) -> None:
             assert codec.encode_binary(ours, T(typ)) == r.get_value(0, 0), (typ, text, ours)
 
 
+def test_text_style_bytea_escape_and_float_digits() -> None:
+    """bytea_output = escape (byteaout's escape form) and extra_float_digits <= 0 (%.{15+n}g
+    for float8, %.{6+n}g for float4); the defaults print hex and shortest round-trip."""
+    from server.pgwire.codec import TextStyle, text_encoder
+
+    esc = TextStyle(bytea_output="escape")
+    assert text_encoder(SqlType("bytea"), esc)(b"De\x00d\\\xff ~") == b"De\\000d\\\\\\377 ~"
+    assert text_encoder(SqlType("bytea"))(b"De") == b"\\x4465"
+    f0 = TextStyle(extra_float_digits=0)
+    assert text_encoder(SqlType("float8"), f0)(2 ** 0.5) == b"1.4142135623731"
+    assert text_encoder(SqlType("float8"))(2 ** 0.5) == b"1.4142135623730951"
+    assert text_encoder(SqlType("float8"), TextStyle(extra_float_digits=-3))(1e20 / 3) == b"3.33333333333e+19"
+    assert text_encoder(SqlType("float4"), f0)(1 / 3) == b"0.333333"
+    assert text_encoder(SqlType("float8"), f0)(float("-inf")) == b"-Infinity"
+    assert text_encoder(SqlType("_float8"), f0)([0.1 + 0.2, None]) == b"{0.3,NULL}"
 # float8out / float4out with extra_float_digits <= 0 (C's %.*g with DBL_DIG / FLT_DIG plus it
 # digits), as PostgreSQL 15 prints them; positive values keep the shortest round-trip form
 @pytest.mark.parametrize(("typ", "digits", "value", "text"), [
@@ -458,9 +473,9 @@ def test_live_text_input_matches_postgres(live_pg: Any) -> None:
     ("_float8", 0, [1.0000000000000002, None], b"{1,NULL}"),
 ])
 def test_extra_float_digits(typ: str, digits: int, value: Any, text: bytes) -> None:
-    assert codec.text_encoder(SqlType(typ), float_digits=digits)(value) == text
+    assert codec.text_encoder(SqlType(typ), codec.TextStyle(extra_float_digits=digits))(value) == text
     cols = [ColumnDesc("f", SqlType(typ))]
-    assert text_row_formatter(cols, float_digits=digits)((value,)) == text + b"\n"
+    assert text_row_formatter(cols, style=codec.TextStyle(extra_float_digits=digits))((value,)) == text + b"\n"
 
 
 def test_extra_float_digits_range() -> None:

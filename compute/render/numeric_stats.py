@@ -1,0 +1,95 @@
+"""var_pop / var_samp / stddev_pop / stddev_samp over integers and numerics, exactly as
+PostgreSQL computes them (numeric.c, numeric_stddev_internal), as an Arrow Python UDF over a
+group's collected values:
+
+    numerator = N * sum(x^2) - sum(x)^2  (exact; 0 when it is not positive)
+    var = numerator / (N * N)  (pop)  or  numerator / (N * (N - 1))  (samp), rounded half
+          away from zero to select_div_scale's scale (at least 16 significant digits, and
+          not less than the numerator's display scale, 2 * the inputs' largest one)
+    stddev = sqrt(var) rounded to the same scale
+    NULL for no values (samp: for fewer than 2).
+
+The value is then stored in mzspark's unconstrained numeric (scale 10, rounded half up). The
+inputs' display scale is taken from their digits (trailing zeros are not kept)."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from compute.render.jsonb import ERR, checked
+
+STORAGE_SCALE = 10
+_MIN_SIG_DIGITS = 16  # NUMERIC_MIN_SIG_DIGITS
+_DEC_DIGITS = 4  # decimal digits per NBASE digit
+
+
+def _dscale(v: Decimal) -> int:
+    e = v.normalize().as_tuple().exponent
+    return max(0, -e) if isinstance(e, int) else 0
+
+
+def _weight_first(v: Decimal) -> tuple[int, int]:
+    """(weight, first NBASE digit) of v > 0 in base 10000."""
+    w = v.adjusted() // _DEC_DIGITS
+    return w, int(v.scaleb(-_DEC_DIGITS * w))
+
+
+def select_div_scale(num: Decimal, den: Decimal, dscale: int) -> int:
+    """The result scale Postgres chooses for num / den (both > 0)."""
+    w1, f1 = _weight_first(num)
+    w2, f2 = _weight_first(den)
+    qweight = w1 - w2 - (1 if f1 <= f2 else 0)
+    return min(max(_MIN_SIG_DIGITS - qweight * _DEC_DIGITS, dscale, 0), 1000)
+
+
+def _round(v: Decimal, scale: int) -> Decimal:
+    return v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
+
+
+def numeric_stat(values: list[Decimal | None] | None, func: str) -> Decimal | None:
+    """The statistic `func` of the non-NULL values, as Postgres' numeric computes it, in
+    mzspark's storage scale."""
+    xs = [Decimal(v) for v in (values or []) if v is not None]
+    n = len(xs)
+    sample = func.endswith("_samp")
+    if n == 0 or sample and n <= 1:
+        return None
+    with localcontext(Context(prec=200, rounding=ROUND_HALF_UP)):
+        sx = sum(xs, Decimal(0))
+        sxx = sum((x * x for x in xs), Decimal(0))
+        numerator = n * sxx - sx * sx
+        if numerator <= 0:
+            return Decimal(0)
+        den = Decimal(n * (n - 1) if sample else n * n)
+        scale = select_div_scale(numerator, den, 2 * max(_dscale(x) for x in xs))
+        out = _round(numerator / den, scale)
+        if func.startswith("stddev"):
+            out = _round(out.sqrt(), scale)
+        return _round(out, STORAGE_SCALE)
+
+
+# values of at least 10^28 do not fit decimal(38, 10)
+_LIMIT = Decimal(10) ** (38 - STORAGE_SCALE)
+
+
+def _udf(values: list[Decimal | None] | None, func: str) -> str | None:
+    """The statistic as text, or ERR + a `[SQLSTATE] message` when it does not fit."""
+    v = numeric_stat(values, func)
+    if v is None:
+        return None
+    if abs(v) >= _LIMIT:
+        return ERR + "[22003] value overflows numeric format"
+    return str(v)
+
+
+def call(values: str, func: str) -> str:
+    """The Spark SQL expression of the statistic over the collected values."""
+    return checked(f"mz_numeric_stat({values}, '{func}')", f"DECIMAL(38,{STORAGE_SCALE})")
+
+
+def register(spark: SparkSession) -> None:
+    spark.udf.register("mz_numeric_stat", F.udf(_udf, T.StringType(), useArrow=True))
