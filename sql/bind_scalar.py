@@ -248,6 +248,8 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         return _function(binder, exp.Anonymous(this="row", expressions=list(e.expressions)), scope)
     if isinstance(e, exp.Literal):
         return _literal(e)
+    if isinstance(e, exp.RawString):  # $tag$...$tag$: a string constant taken as written
+        return Literal(e.this, UNKNOWN)
     if isinstance(e, exp.Null):
         return Literal(None, UNKNOWN)
     if isinstance(e, exp.Boolean):

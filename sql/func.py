@@ -576,6 +576,7 @@ def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bo
 
     repl = rest[0] if name == "regexp_replace" else None
     flags = rest[1] if name == "regexp_replace" and len(rest) > 1 else (rest[0] if name == "regexp_match" and rest else "")
+    regex.check_flags(flags)
     if set(flags) - set("gic"):
         raise unsupported(f"regular expression flags {flags!r}")
     if name == "regexp_match" and "g" in flags:

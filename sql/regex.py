@@ -83,9 +83,7 @@ def parse_args(name: str, values: list) -> RegexArgs:
         case _:  # regexp_like, regexp_split_to_array
             fields = {"flags": at(0, "")}
     a = RegexArgs(pat, **fields)  # type: ignore[arg-type]
-    for c in a.flags:
-        if c not in _PG_FLAGS:
-            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid regular expression option: "{c}"')
+    check_flags(a.flags)
     for param, v, least in (("start", a.start, 1), ("n", a.n, 0 if name == "regexp_replace" else 1),
                             ("endoption", a.endoption, 0), ("subexpr", a.subexpr, 0)):
         if v < least or (param == "endoption" and v > 1):
@@ -96,6 +94,13 @@ def parse_args(name: str, values: list) -> RegexArgs:
     if set(a.flags) - set("gics"):
         raise unsupported(f"regular expression flags {a.flags!r}")
     return a
+
+
+def check_flags(flags: str) -> None:
+    """Postgres' 22023 for a character that is no regular expression option."""
+    for c in flags:
+        if c not in _PG_FLAGS:
+            raise SqlError(INVALID_PARAMETER_VALUE, f'invalid regular expression option: "{c}"')
 
 
 @dataclass(frozen=True)

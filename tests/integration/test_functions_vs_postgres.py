@@ -216,6 +216,7 @@ MISC = [
     "SELECT s, regexp_replace(s, '[a-c]', 'X', 2), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 2, 'i'),"
     " regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 7, 0, 'i'), regexp_replace('A PostgreSQL function', 'a|e|i|o|u', 'X', 1, 1, 'g'),"
     " regexp_replace('foobarbaz', 'b(.)', '<\\1\\&>', 1, 2), regexp_replace('aaa', 'a', 'X', 2, 0) FROM fa",
+    "SELECT $$a'b$$, $q$x\\y$q$ || 'z', regexp_split_to_array('the quick  fox', $re$\\s+$re$), $$1$$::int + 1 FROM one",
     "SELECT s, regexp_split_to_array(s, 'b'), regexp_split_to_array('123456', '1'), regexp_split_to_array('123456', '6'),"
     " regexp_split_to_array('thE QUick', 'e', 'i'), regexp_split_to_array('a  b c', '\\s+') FROM fa",
     "SELECT id, s::uuid, s::uuid::text FROM uu",
