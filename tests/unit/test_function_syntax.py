@@ -111,14 +111,14 @@ def test_exponent_followed_by_a_sign_is_an_operator(sql: str, value: float) -> N
 ])
 def test_like_escape_rewrites_to_backslash_escapes(pattern: str, escape: str, expected: str) -> None:
     """x LIKE p ESCAPE e = x LIKE p' with backslash as the escape (escape + c = literal c)."""
-    from sql.bind_scalar import like_pattern
+    from sql.bind_operators import like_pattern
 
     assert like_pattern(pattern, escape) == expected
 
 
 @pytest.mark.parametrize(("pattern", "escape"), [("ab#", "#"), ("ab", "##")])
 def test_like_escape_errors(pattern: str, escape: str) -> None:
-    from sql.bind_scalar import like_pattern
+    from sql.bind_operators import like_pattern
     from sql.errors import SqlError
 
     with pytest.raises(SqlError) as e:
