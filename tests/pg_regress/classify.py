@@ -14,9 +14,9 @@ Classes (`Cls`):
   with their trailing fractional zeros removed: Materialize trims every numeric's trailing
   zeros whatever its scale (its documented output rule, followed by mzspark), where
   PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`); or equal up to the
-  element order of arrays from an array_agg without ORDER BY; or, in a statement mentioning
-  json, equal once JSON documents are printed as jsonb (Materialize has no text-preserving
-  json type). mzspark's 10-digit numeric scale is NOT documented: a value rounded to 10
+  element order of arrays from an array_agg without ORDER BY; or equal once PostgreSQL's
+  JSON documents are printed as jsonb prints them, mzspark's being in that form already
+  (Materialize has no text-preserving json type). mzspark's 10-digit numeric scale is NOT documented: a value rounded to 10
   fractional digits is `different`. Counted as the same outcome in the share and shown in a
   column of its own;
 - `blocked`: the outcomes differ, but the statement depends on an earlier divergence: it names
@@ -392,9 +392,6 @@ def numeric_columns(pg: Outcome) -> list[int]:
     return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
 
 
-_JSON_WORD = re.compile(r"\bjson\b", re.I)
-
-
 def jsonb_text(v: str | None) -> str | None:
     """A JSON document's text as jsonb prints it (PostgreSQL's jsonb_out: duplicate keys last
     wins, keys ordered by length then bytes, `", "` / `": "` separators, numbers as numeric);
@@ -481,8 +478,7 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
             return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
         if has_unordered_array_agg(sql) and compare_rows(sql, _elements_sorted(pg), _elements_sorted(mz)) is None:
             return Verdict(Cls.DOCUMENTED, "array_agg without ORDER BY: element order unspecified (Materialize)")
-        if _JSON_WORD.search(sql) and len(pg.columns) == len(mz.columns) \
-                and compare_rows(sql, as_jsonb(pg), as_jsonb(mz)) is None:
+        if len(pg.columns) == len(mz.columns) and compare_rows(sql, as_jsonb(pg), mz) is None:
             return Verdict(Cls.DOCUMENTED, "json is jsonb (Materialize has no text-preserving json type)")
         if NONDETERMINISTIC.search(sql):
             return Verdict(Cls.NA, "nondeterministic or server-specific value", {"diff": diff})
