@@ -40,6 +40,8 @@ def unify(types: list[SqlType], context: str = "UNION") -> SqlType:
     first = known[0]
     if all(t == first for t in known):
         return first
+    if first.name == "record" and all(t.name == "record" for t in known):
+        return _unify_records(known, context)
     if all(t.name == first.name for t in known):
         return SqlType(first.name)
     if all(is_array(t) for t in known):
@@ -53,6 +55,22 @@ def unify(types: list[SqlType], context: str = "UNION") -> SqlType:
         return SqlType(max(known, key=lambda t: _DATETIME_RANK[t.name]).name)
     a, b = known[0], next(t for t in known if t.name != known[0].name)
     raise SqlError(DATATYPE_MISMATCH, f"{context} types {a.pg_format()} and {b.pg_format()} cannot be matched")
+
+
+def _unify_records(types: list[SqlType], context: str) -> SqlType:
+    """Records unify field by field (a record's type is its fields' types here); records of
+    other shapes, or fields of no common type, are 0A000 (Postgres keeps each row's own
+    anonymous record type, which mzspark's struct columns cannot)."""
+    from sql.errors import unsupported
+
+    arity = len(types[0].fields)
+    if any(len(t.fields) != arity for t in types) or arity == 0:
+        raise unsupported(f"{context} of records with different numbers of fields")
+    try:
+        fields = tuple(unify([t.fields[i] for t in types], context) for i in range(arity))
+    except SqlError:
+        raise unsupported(f"{context} of records with fields of different types") from None
+    return SqlType("record", fields=fields)
 
 
 def can_cast(src: SqlType, dst: SqlType) -> bool:

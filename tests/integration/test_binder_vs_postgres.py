@@ -35,6 +35,9 @@ SETUP = [
 ]
 
 QUERIES = [
+    # records in one VALUES column / UNION unify field by field (was a Spark struct mismatch, XX000)
+    "SELECT b FROM (VALUES (1, ROW(1, 2)), (2, ROW(3::bigint, 4))) AS r(a, b)",
+    "SELECT ROW(1, 2) UNION ALL SELECT ROW(3::bigint, 4)",
     # 1. identifier case folding
     "SELECT ID, upper.\"Mixed\", UPPER.id AS Alias, id AS \"Quoted\" FROM Upper",
     "SELECT * FROM UPPER U WHERE U.ID = 1",
@@ -248,6 +251,8 @@ def test_same_effect_as_postgres(both: tuple[psycopg.Connection, psycopg.Connect
 
 @pytest.mark.parametrize("sql", [
     "CREATE TABLE inh (y int) INHERITS (l)",
+    # a ROW of NULLs beside a ROW of ints: Postgres keeps each row's own record type
+    "SELECT r FROM (VALUES (1, ROW(1, 2)), (1, ROW(NULL, NULL))) AS r(a, b)",
     # a whole-row reference to the NULL-extended side of an outer join is NULL there
     "SELECT r FROM l LEFT JOIN r ON l.c = r.c",
     "SELECT l FROM l FULL JOIN r USING (c)",
