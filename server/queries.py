@@ -219,7 +219,7 @@ class QueriesMixin:
         types = df.types
         try:
             sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
-            if fin is not None and fin.limit is not None and not fin.order_by and isinstance(df.plan.node, lir.LetRec):
+            if fin is not None and fin.limit is not None and not fin.order_by and _recursion_under_rows_kept(df.plan.node):
                 ctx.row_goal = fin.offset + fin.limit
             out = oneshot.render(df.plan, ctx)
             if not non_negative(df.plan):
@@ -331,3 +331,11 @@ def _finish_python(rows, f, already_sorted: bool = False) -> list[tuple]:
 def _batched(rows: list[tuple]) -> Iterator[list[tuple]]:
     for i in range(0, len(rows), BATCH_ROWS):
         yield rows[i : i + BATCH_ROWS]
+
+
+def _recursion_under_rows_kept(node: object) -> bool:
+    """Is `node` a recursion, under maps and projections only (which keep every row), so a
+    LIMIT above it may stop its iteration early (compute.render.letrec)?"""
+    while isinstance(node, lir.MfpNode) and not node.mfp.predicates:
+        node = node.input.node
+    return isinstance(node, lir.LetRec)

@@ -26,6 +26,8 @@ SETUP = [
 
 # (statement, the outcome both servers must agree on)
 SAME_RESULT = [
+    # a frame starting after its end is empty: NULL (was 0A000 before frames were rendered by join)
+    "SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 9223372036854775807 FOLLOWING AND 1 FOLLOWING) FROM tt",
     # jsonb ?| / ?& with an array literal over a column (the plan hashes the array literal)
     "SELECT count(*) FROM tj WHERE j ?| ARRAY['public', 'disabled']",
     "SELECT count(*) FROM tj WHERE j ?& ARRAY['public', 'disabled']",
@@ -76,8 +78,6 @@ NO_INTERNAL_ERROR = [
 # where mzspark deliberately differs from PostgreSQL (Materialize's numeric has 39 digits, PG's
 # 131072): the SQLSTATE mzspark must give
 MZ_ERROR = {
-    # a frame starting after its end is empty (PG: NULL); Spark has no such frames: 0A000
-    "SELECT sum(a) OVER (ORDER BY a ROWS BETWEEN 9223372036854775807 FOLLOWING AND 1 FOLLOWING) FROM tt": "0A000",
     "SELECT n * 1e37 * 1e37 FROM tt": "22003",
     "SELECT sqrt(8015491789940783531003294973900306::numeric * a) FROM tt": "22003",
 }
