@@ -10,6 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from catalog.catalog import Catalog, Column, Item
+from compute.plan import pipeline
 from server.api import CommandResult, Result
 from server.compute import Compute
 from server.resolver import Resolver
@@ -27,6 +28,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.scalar import Column as ColRef
+from sql.temporal import check_maintainable
 from sql.types import TEXT
 
 
@@ -70,6 +72,8 @@ class DdlMixin:
         bound = b.bind_query(s.query, top=False)
         if b.params:
             raise SqlError("42P02", "there is no parameter $1")
+        if s.materialized:  # now() never, mz_now() only in temporal filters (sql/temporal.py)
+            check_maintainable(pipeline.to_mir_rel(b._finish_nested(bound)))
         temporary = s.temporary or self._reads_temp(b.dependencies)
         if temporary and s.materialized:
             raise unsupported("materialized views that read temporary items")
@@ -141,6 +145,8 @@ class DdlMixin:
         self._check_cluster(s.cluster)
         resolver = Resolver(self.catalog, session, self.system)
         on, keys, texts = self._index_parts(resolver, s)
+        if on.kind == "view":  # an indexed view is maintained: as a materialized view's definition
+            check_maintainable(pipeline.to_mir_rel(resolver.view_hir(on)))
         name = s.name or self._index_name(on, s)
         if self.catalog.get_item(on.schema, name) is not None and s.if_not_exists:
             session.notice(f'index "{name}" already exists, skipping', "42P07")

@@ -220,6 +220,11 @@ class Session:
             return "I"
         return "E" if self.txn.failed else "T"
 
+    def abort_transaction(self) -> None:
+        """An error reached the client: an open transaction block is failed (Postgres)."""
+        if self.txn is not None:
+            self.txn.failed = True
+
     # --- variables --------------------------------------------------------------------
     def get(self, name: str) -> str:
         key = name.lower()

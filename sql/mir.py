@@ -217,9 +217,36 @@ def mir_children(r: Mir) -> tuple[Mir, ...]:
             assert_never(r)
 
 
-def explain_mir(r: Mir, annotate_arity: bool = False, join_impls: bool = False) -> str:
+@dataclass(frozen=True)
+class Annotations:
+    """EXPLAIN's per-operator annotations (`// { arity: 2, types: "(integer?)", keys: "()" }`)."""
+
+    arity: bool = False
+    types: bool = False
+    keys: bool = False
+
+    def __bool__(self) -> bool:
+        return self.arity or self.types or self.keys
+
+    def text(self, r: Mir) -> str:
+        parts = []
+        if self.arity:
+            parts.append(f"arity: {arity(r)}")
+        if self.types:
+            # nullability is not tracked: every column is shown as possibly null (`?`)
+            parts.append('types: "(' + ", ".join(t.pg_format() + "?" for t in mir_types(r)) + ')"')
+        if self.keys:
+            from sql.transforms.analysis import unique_keys
+
+            ks = sorted(sorted(k) for k in unique_keys(r))
+            parts.append('keys: "(' + ", ".join("[" + ", ".join(str(c) for c in k) + "]" for k in ks) + ')"')
+        return f" // {{ {', '.join(parts)} }}" if parts else ""
+
+
+def explain_mir(r: Mir, annotate_arity: bool = False, join_impls: bool = False,
+                annotations: Annotations | None = None) -> str:
     lines: list[str] = []
-    _explain(r, 0, lines, annotate_arity, join_impls)
+    _explain(r, 0, lines, annotations or Annotations(arity=annotate_arity), join_impls)
     return "\n".join(lines)
 
 
@@ -228,9 +255,9 @@ def explain_path(path: tuple[tuple[int, tuple[Scalar, ...]], ...]) -> str:
     return " » ".join(f"%{i}" + (f"[{', '.join(explain(k) for k in key)}]" if key else "") for i, key in path)
 
 
-def _explain(r: Mir, depth: int, out: list[str], ar: bool, ji: bool = False) -> None:
+def _explain(r: Mir, depth: int, out: list[str], ar: Annotations, ji: bool = False) -> None:
     pad = "  " * depth
-    suffix = f" // {{ arity: {arity(r)} }}" if ar else ""
+    suffix = ar.text(r) if ar else ""
     match r:
         case Constant(rows=rows):
             if not rows:

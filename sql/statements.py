@@ -452,6 +452,16 @@ def _copy_options(text: str) -> dict[str, str]:
     return opts
 
 
+# The words a PostgreSQL or Materialize statement can start with: anything else is a syntax
+# error at its first word (sqlglot would read `selec $1` as an aliased parameter).
+STATEMENT_KEYWORDS = frozenset("""
+    abort alter analyze begin call checkpoint close cluster comment commit copy create deallocate
+    declare delete discard do drop end execute explain fetch grant import insert listen load lock
+    merge move notify prepare reassign refresh reindex release reset revoke rollback savepoint
+    security select set show start subscribe table truncate unlisten update vacuum values with
+""".split())
+
+
 def classify(sql: str) -> Statement:
     text = strip_comments(sql).strip().rstrip(";").strip()
     if not text:
@@ -516,6 +526,9 @@ def classify(sql: str) -> Statement:
         return Deallocate(None if raw.lower() == "all" else ident(raw))
     if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
+    if w0 not in STATEMENT_KEYWORDS and not text.startswith("("):
+        first = text.split(None, 1)[0] if text.split() else text
+        raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{first}"', position=sql.find(first) + 1 or None)
     node = parse_sql(text)
     if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
         return Query(node, unary_plus_operands(rewrite_wmr(text)[0]))
@@ -779,7 +792,46 @@ _EXPLAIN_RE = re.compile(
     r"(?is)^explain\s+(?:(raw|decorrelated|optimized|locally\s+optimized|physical)\s+)?plan\s*"
     r"(?:with\s*\(([^)]*)\)\s*)?(?:as\s+(text|verbose\s+text|json)\s+)?for\s+(.*)$"
 )
-_EXPLAIN_OPTIONS = {"arity", "types", "keys", "node_ids", "humanized_exprs", "join_impls", "non_negative", "redacted", "no_fast_path", "raw_plans", "cardinality", "filter_pushdown", "linear_chains", "subtree_size", "timing", "equivalences"}
+# Materialize's EXPLAIN output modifiers (spaces as underscores) -> our option names
+_EXPLAIN_OPTION_NAMES = {
+    "arity": "arity", "types": "types", "keys": "keys", "redacted": "redacted",
+    "join_implementations": "join_impls", "join_impls": "join_impls",
+    "node_identifiers": "node_ids", "node_ids": "node_ids", "no_fast_path": "no_fast_path",
+    "humanized_expressions": "humanized_exprs", "humanized_exprs": "humanized_exprs",
+    "cardinality": "cardinality", "column_names": "column_names", "filter_pushdown": "filter_pushdown",
+    "linear_chains": "linear_chains", "no_notices": "no_notices", "non_negative": "non_negative",
+    "raw_plans": "raw_plans", "raw_syntax": "raw_syntax", "subtree_size": "subtree_size",
+    "timing": "timing", "equivalences": "equivalences", "reoptimize_imported_views": "reoptimize_imported_views",
+}
+# the modifiers each output implements; any other known one is 0A000 (never silently ignored)
+_EXPLAIN_IMPLEMENTED = {
+    "mir_text": frozenset({"arity", "types", "keys", "join_impls", "redacted", "no_fast_path", "no_notices"}),
+    "lir_text": frozenset({"node_ids", "redacted", "no_fast_path", "no_notices"}),
+    "json": frozenset({"no_fast_path", "no_notices"}),
+}
+
+
+def _explain_options(raw: str | None, stage: str, fmt: str) -> tuple[str, ...]:
+    """The WITH (...) modifiers of an EXPLAIN: unknown ones are a syntax error, known ones this
+    output does not implement are 0A000."""
+    out: list[str] = []
+    for o in (raw or "").split(","):
+        if not o.strip():
+            continue
+        o = "_".join(o.strip().lower().split())
+        for suffix in ("_=_true", "=true", "_true"):
+            if o.endswith(suffix):
+                o = o[: -len(suffix)]
+        name = _EXPLAIN_OPTION_NAMES.get(o)
+        if name is None:
+            raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o.replace('_', ' ').upper()}")
+        output = "json" if fmt == "json" else "lir_text" if stage == "physical" else "mir_text"
+        if name not in _EXPLAIN_IMPLEMENTED[output]:
+            what = "AS JSON" if fmt == "json" else f"{stage.upper()} PLAN"
+            raise unsupported(f"EXPLAIN {what} WITH ({o.replace('_', ' ').upper()})")
+        out.append(name)
+    return tuple(dict.fromkeys(out))
+
 
 
 def _parse_explain(text: str) -> Statement:
@@ -788,25 +840,16 @@ def _parse_explain(text: str) -> Statement:
         stage = " ".join((m.group(1) or "physical").lower().split())
         if stage == "locally optimized":
             stage = "optimized"
-        opts = []
-        if m.group(2):
-            for o in m.group(2).split(","):
-                o = "_".join(o.strip().lower().split())
-                o = {"node_identifiers": "node_ids", "humanized_expressions": "humanized_exprs"}.get(o, o)
-                if o.endswith("_=_true") or o.endswith("=true"):
-                    o = o.split("=")[0].rstrip("_")
-                if o not in _EXPLAIN_OPTIONS:
-                    raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o}")
-                opts.append(o)
         fmt = " ".join((m.group(3) or "text").lower().split())
+        opts = _explain_options(m.group(2), stage, fmt)
         body = m.group(4)
         mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
         if mo:
-            return Explain(stage, tuple(opts), fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
+            return Explain(stage, opts, fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
         if not isinstance(inner, (Query, CreateView, CreateIndex)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
-        return Explain(stage, tuple(opts), fmt, inner)
+        return Explain(stage, opts, fmt, inner)
     ma = re.match(r"(?is)^explain\s+analyze\s+(?:physical\s+plan\s+)?(?:with\s*\(([^)]*)\)\s*)?(?:for\s+)?(.*)$", text)
     if ma:
         inner = classify(ma.group(2))
