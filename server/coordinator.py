@@ -36,6 +36,7 @@ class _Planned:
     param_types: tuple[SqlType, ...] = ()
     extra: Any = None
     catalog_version: int = -1  # plans bound against another catalog version are re-planned
+    reads_user_objects: bool = False  # runs on the session's cluster (which must exist)
 
 
 class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
@@ -126,6 +127,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
                 planned.bound = bound
+                planned.reads_user_objects = bool(b.dependencies)
                 planned.param_types = b.param_types()
                 if isinstance(stmt, st.Query):
                     columns = self._columns(bound)
@@ -197,6 +199,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
     # ---- dispatch -------------------------------------------------------------------
     def _execute(self, session: Session, planned: _Planned, params: list[Any], prepared: Prepared) -> Result:
         stmt = planned.stmt
+        if planned.reads_user_objects:  # SET cluster = 'nope' is accepted; using it is not
+            self._check_cluster(session.get("cluster"))
         match stmt:
             case st.Empty():
                 return CommandResult("EMPTY")

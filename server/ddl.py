@@ -66,7 +66,7 @@ class DdlMixin:
             raise SqlError("42704", f"unknown cluster '{cluster}'")
 
     def _create_view(self, session: Session, s: st.CreateView) -> Result:
-        self._check_cluster(s.cluster)
+        self._check_cluster(s.cluster or (session.get("cluster") if s.materialized else None))
         tag = "CREATE MATERIALIZED VIEW" if s.materialized else "CREATE VIEW"
         b = Binder(Resolver(self.catalog, session, self.system))
         bound = b.bind_query(s.query, top=False)
@@ -142,7 +142,7 @@ class DdlMixin:
         return name
 
     def _create_index(self, session: Session, s: st.CreateIndex) -> Result:
-        self._check_cluster(s.cluster)
+        self._check_cluster(s.cluster or session.get("cluster"))
         resolver = Resolver(self.catalog, session, self.system)
         on, keys, texts = self._index_parts(resolver, s)
         if on.kind == "view":  # an indexed view is maintained: as a materialized view's definition

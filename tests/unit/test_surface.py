@@ -170,3 +170,29 @@ def test_time_outside_temporal_filters_is_refused_in_maintained_objects(coord: C
         run(coord, session, "DROP VIEW bad_v CASCADE")
     # a one-shot SELECT keeps accepting it (planned only: no Spark here)
     coord.prepare(session, query, [])
+
+
+def test_unknown_cluster_is_an_error_at_use(coord: Coordinator, session: Any) -> None:
+    """Materialize accepts `SET cluster = 'nope'` and fails the statements that need it."""
+    run(coord, session, "SET cluster = 'no_such_cluster'")
+    assert run(coord, session, "SHOW cluster") == [("no_such_cluster",)]
+    for sql in ("SELECT * FROM t", "SELECT a FROM v", "CREATE MATERIALIZED VIEW c_mv AS SELECT 1",
+                "CREATE INDEX c_idx ON t (b)"):
+        e = error(coord, session, sql)
+        assert (e.sqlstate, e.message) == ("42704", "unknown cluster 'no_such_cluster'"), sql
+    run(coord, session, "CREATE VIEW c_v AS SELECT 1 AS one")  # a view runs nowhere
+    run(coord, session, "DROP VIEW c_v")
+    run(coord, session, "SET cluster = quickstart")
+    run(coord, session, "CREATE INDEX c_idx ON t (b)")
+    run(coord, session, "DROP INDEX c_idx")
+
+
+def test_redacted_create_sql_hides_literals(coord: Coordinator, session: Any) -> None:
+    run(coord, session, "CREATE VIEW secret_v AS SELECT a::numeric(10,2) AS n, 'hunter2' AS pw FROM t WHERE b = 42 LIMIT 7")
+    try:
+        ((create, redacted),) = run(coord, session, "SELECT create_sql, redacted_create_sql FROM mz_views WHERE name = 'secret_v'")
+        assert "hunter2" in create and "42" in create
+        assert redacted == ("CREATE VIEW secret_v AS SELECT a::numeric(10,2) AS n, '<REDACTED>' AS pw FROM t "
+                            "WHERE b = '<REDACTED>' LIMIT '<REDACTED>'")
+    finally:
+        run(coord, session, "DROP VIEW secret_v")
