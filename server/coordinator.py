@@ -16,6 +16,7 @@ from server.ddl import DdlMixin
 from server.queries import QueriesMixin
 from server.resolver import Resolver
 from server.session import SESSION_VARS, Session, Transaction
+from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.temp import is_temp_name
 from server.writes import WritesMixin
 from sql import statements as st
@@ -39,7 +40,7 @@ class _Planned:
     reads_user_objects: bool = False  # runs on the session's cluster (which must exist)
 
 
-class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
+class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
     def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
                  spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
         self.catalog = Catalog(data_dir)
@@ -118,6 +119,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         if system is not None:
             return system
         stmt = st.classify(sql)
+        if isinstance(stmt, st.ShowListing):  # a catalog query (server/show.py)
+            return self._prepare_listing(session, sql, stmt)
         planned = _Planned(stmt, catalog_version=self.catalog.version)
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
@@ -149,13 +152,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                 else:
                     session.get(name)
                     columns = (ColumnDesc(name, TEXT),)
-            case st.ShowObjects(what=what):
-                columns = {
-                    "tables": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "schemas": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "databases": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "columns": (ColumnDesc("name", TEXT), ColumnDesc("nullable", SqlType("bool")), ColumnDesc("type", TEXT), ColumnDesc("comment", TEXT)),
-                }[what]
+            case st.ShowCreate():
+                columns = SHOW_CREATE_COLUMNS
             case _:
                 pass
         params = tuple(planned.param_types)
@@ -264,8 +262,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                     rows = [(k, v, "") for k, v in sorted(session.vars.items())]
                     return RowsResult(prepared.columns or (), iter([rows]))
                 return RowsResult(prepared.columns or (), iter([[(session.get(name),)]]), tag=lambda n: "SHOW")
-            case st.ShowObjects():
-                return RowsResult(prepared.columns or (), iter([self._show(session, stmt)]))
+            case st.ShowCreate():
+                return RowsResult(prepared.columns or (), iter([self._show_create(session, stmt)]))
             case st.TxnControl():
                 return self._txn_control(session, stmt)
             case st.CopyFrom():

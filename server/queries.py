@@ -17,7 +17,6 @@ from server.api import ColumnDesc, RowsResult
 from server.compute import Compute
 from server.resolver import Resolver
 from server.session import Session
-from server.temp import is_temp_name
 from sql import statements as st
 from sql.bind import Binder, BoundQuery
 from sql.errors import (
@@ -25,7 +24,6 @@ from sql.errors import (
     INVALID_TRANSACTION_STATE,
     OUT_OF_MEMORY,
     QUERY_CANCELED,
-    UNDEFINED_SCHEMA,
     UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE,
     SqlError,
@@ -251,23 +249,6 @@ class QueriesMixin:
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
         return _finish_python(rows, f, already_sorted=True)
-
-    def _show(self, session: Session, s: st.ShowObjects) -> list[tuple]:
-        if s.what == "tables":
-            schema = s.schema or (session.search_path() or ["public"])[0]
-            if not self.catalog.schema_exists(schema):
-                raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
-            return sorted((i.name, None) for i in self.catalog.items("table") if i.schema == schema)
-        if s.what == "schemas":
-            return sorted((n, None) for _, n in self.catalog.schemas() if not is_temp_name(n))
-        if s.what == "databases":
-            return [("materialize", None)]
-        if s.what == "columns":
-            item = Resolver(self.catalog, session, self.system).item(s.target)
-            if item is None:
-                raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(s.target)}'")
-            return [(c.name, c.nullable, c.type.pg_format(), None) for c in item.columns]
-        raise unsupported(f"SHOW {s.what.upper()}")
 
 
 def _sort_key(orders):

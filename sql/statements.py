@@ -16,6 +16,7 @@ from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
 from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
+from sql.show import ShowCreate, ShowListing, parse_show
 
 
 @dataclass(frozen=True)
@@ -83,13 +84,6 @@ class ResetVar:
 @dataclass(frozen=True)
 class ShowVar:
     name: str  # "all" for SHOW ALL
-
-
-@dataclass(frozen=True)
-class ShowObjects:
-    what: str  # tables | schemas | columns
-    schema: str | None = None
-    target: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -162,8 +156,8 @@ class Deallocate:
 
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
-             | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty
-             | CreateView | CreateIndex | Deallocate)
+             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | Empty
+             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -770,14 +764,9 @@ def _parse_set(text: str) -> Statement:
 
 def _parse_show(text: str) -> Statement:
     low = " ".join(text.lower().split())
-    m = re.match(rf"(?is)^show\s+tables(?:\s+(?:from|in)\s+({_QNAME}))?\s*$", text)
-    if m:
-        return ShowObjects("tables", qname(m.group(1))[-1] if m.group(1) else None)
-    if low in ("show schemas", "show databases"):
-        return ShowObjects(low.split()[1])
-    m = re.match(rf"(?is)^show\s+columns\s+(?:from|in)\s+({_QNAME})\s*$", text)
-    if m:
-        return ShowObjects("columns", target=qname(m.group(1)))
+    listing = parse_show(text)  # SHOW OBJECTS | TABLES | INDEXES ... | CREATE ...: sql/show.py
+    if listing is not None:
+        return listing
     if low == "show transaction isolation level":
         return ShowVar("transaction_isolation")
     m = re.match(rf"(?is)^show\s+({_IDENT})\s*$", text)

@@ -56,7 +56,7 @@ def test_unterminated_string_is_a_syntax_error() -> None:
         ("VALUES (1)", st.Query),
         ("INSERT INTO t VALUES (1)", st.Insert),
         ("SET search_path TO public", st.SetVar),
-        ("SHOW TABLES", st.ShowObjects),
+        ("SHOW TABLES", st.ShowListing),
         ("BEGIN READ ONLY", st.TxnControl),
         ("COPY t (a) FROM STDIN WITH (FORMAT csv)", st.CopyFrom),
         ("COPY (SELECT 1) TO STDOUT", st.CopyTo),

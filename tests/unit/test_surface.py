@@ -196,3 +196,74 @@ def test_redacted_create_sql_hides_literals(coord: Coordinator, session: Any) ->
                             "WHERE b = '<REDACTED>' LIMIT '<REDACTED>'")
     finally:
         run(coord, session, "DROP VIEW secret_v")
+
+
+# ---- SHOW ---------------------------------------------------------------------------------------
+
+
+def columns(coord: Coordinator, session: Any, sql: str) -> list[str]:
+    return [c.name for c in coord.prepare(session, sql, []).columns or ()]
+
+
+def test_show_listings_have_materializes_columns(coord: Coordinator, session: Any) -> None:
+    """Column names per Materialize's docs (SHOW OBJECTS / INDEXES / CLUSTERS / ...)."""
+    expected = {
+        "SHOW OBJECTS": ["name", "type", "comment"],
+        "SHOW TABLES": ["name", "comment"],
+        "SHOW VIEWS": ["name", "comment"],
+        "SHOW MATERIALIZED VIEWS": ["name", "cluster", "comment"],
+        "SHOW INDEXES": ["name", "on", "cluster", "key", "comment"],
+        "SHOW SOURCES": ["name", "type", "cluster", "comment"],
+        "SHOW SINKS": ["name", "type", "cluster", "comment"],
+        "SHOW CLUSTERS": ["name", "replicas", "comment"],
+        "SHOW CLUSTER REPLICAS": ["cluster", "replica", "size", "ready", "comment"],
+        "SHOW SECRETS": ["name", "comment"],
+        "SHOW CONNECTIONS": ["name", "type", "comment"],
+        "SHOW ROLES": ["name", "comment"],
+        "SHOW TYPES": ["name", "comment"],
+        "SHOW SCHEMAS": ["name", "comment"],
+        "SHOW DATABASES": ["name", "comment"],
+        "SHOW COLUMNS FROM t": ["name", "nullable", "type", "comment"],
+        "SHOW CREATE TABLE t": ["name", "create_sql"],
+    }
+    for sql, cols in expected.items():
+        assert columns(coord, session, sql) == cols, sql
+
+
+def test_show_listings_rows(coord: Coordinator, session: Any) -> None:
+    objects = run(coord, session, "SHOW OBJECTS")
+    assert ("t", "table", "") in objects and ("v", "view", "") in objects
+    assert ("mv", "materialized-view", "") in objects and ("t_a_idx", "index", "") in objects
+    assert run(coord, session, "SHOW TABLES") == [("t", ""), ("u", "")]
+    assert run(coord, session, "SHOW VIEWS") == [("v", "")]
+    assert run(coord, session, "SHOW MATERIALIZED VIEWS") == [("mv", "quickstart", "")]
+    assert run(coord, session, "SHOW INDEXES ON t") == [("t_a_idx", "t", "quickstart", ["a"], "")]
+    assert run(coord, session, "SHOW INDEXES IN CLUSTER quickstart") == run(coord, session, "SHOW INDEXES")
+    assert run(coord, session, "SHOW CLUSTERS") == [("quickstart", "r1 (spark)", "")]
+    assert run(coord, session, "SHOW COLUMNS FROM t") == [("a", True, "integer", ""), ("b", True, "integer", "")]
+    assert run(coord, session, "SHOW DATABASES") == [("materialize", "")]
+    assert ("public", "") in run(coord, session, "SHOW SCHEMAS")
+    assert run(coord, session, "SHOW SOURCES") == [] and run(coord, session, "SHOW SECRETS") == []
+
+
+def test_show_filters(coord: Coordinator, session: Any) -> None:
+    assert run(coord, session, "SHOW TABLES LIKE 'u%'") == [("u", "")]
+    assert run(coord, session, "SHOW OBJECTS WHERE type = 'view'") == [("v", "view", "")]
+    assert run(coord, session, "SHOW OBJECTS FROM mz_catalog LIKE 'mz_tab%'") == [("mz_tables", "table", "")]
+    assert run(coord, session, "SHOW TABLES FROM public WHERE name <> 't'") == [("u", "")]
+
+
+def test_show_errors(coord: Coordinator, session: Any) -> None:
+    assert error(coord, session, "SHOW TABLES FROM nope").sqlstate == "3F000"
+    assert error(coord, session, "SHOW INDEXES IN CLUSTER nope").sqlstate == "42704"
+    assert error(coord, session, "SHOW INDEXES ON nope").sqlstate == "42P01"
+    assert error(coord, session, "SHOW CREATE VIEW t").sqlstate == "42809"
+    assert error(coord, session, "SHOW TABLES bogus").sqlstate == "42601"
+
+
+def test_show_create(coord: Coordinator, session: Any) -> None:
+    assert run(coord, session, "SHOW CREATE TABLE t") == [("materialize.public.t", "CREATE TABLE t (a int, b int)")]
+    assert run(coord, session, "SHOW CREATE VIEW v") == [("materialize.public.v", "CREATE VIEW v AS SELECT a FROM t")]
+    assert run(coord, session, "SHOW CREATE INDEX t_a_idx") == [("materialize.public.t_a_idx", "CREATE INDEX t_a_idx ON t (a)")]
+    (row,) = run(coord, session, "SHOW CREATE MATERIALIZED VIEW mv")
+    assert row[0] == "materialize.public.mv" and row[1].startswith("CREATE MATERIALIZED VIEW mv")
