@@ -67,7 +67,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
 
     # ---- server.api.Coordinator -----------------------------------------------------
     def new_session(self, user: str, database: str, options: dict[str, str]) -> Session:
-        s = Session(user, database, options)
+        s = Session(user, database, options, self.catalog.get_system_vars())
         self._sessions[s.pid] = s
         return s
 
@@ -194,6 +194,25 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
         prepared.plan = fresh.plan
         return fresh.plan
 
+    def _alter_system(self, session: Session, s: st.AlterSystem) -> Result:
+        """ALTER SYSTEM SET / RESET: the persisted default of a variable, for new sessions and
+        for live ones that have not set it themselves (superusers only, outside a transaction)."""
+        if session.get("is_superuser") != "on":
+            raise SqlError("42501", "permission denied to alter system",
+                           detail="You must be a superuser to alter system variables.")
+        if session.txn is not None and not session.txn.implicit:
+            raise SqlError("25001", "ALTER SYSTEM cannot be run inside a transaction block")
+        names = [s.name] if s.name is not None else list(self.catalog.get_system_vars())
+        for name in names:
+            scratch = Session("mz_system", "materialize", {})  # validates and normalizes the value
+            scratch.set(name, s.value)
+            key = name.lower()
+            self.catalog.set_system_var(key, s.value if s.value is None else scratch.vars[key])
+            value = scratch.vars[key] if s.value is not None else SESSION_VARS[key][0]
+            for live in list(self._sessions.values()):
+                live.system_default_changed(key, value)
+        return CommandResult("ALTER SYSTEM")
+
     # ---- dispatch -------------------------------------------------------------------
     def _execute(self, session: Session, planned: _Planned, params: list[Any], prepared: Prepared) -> Result:
         stmt = planned.stmt
@@ -264,6 +283,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 return RowsResult(prepared.columns or (), iter([[(session.get(name),)]]), tag=lambda n: "SHOW")
             case st.ShowCreate():
                 return RowsResult(prepared.columns or (), iter([self._show_create(session, stmt)]))
+            case st.AlterSystem():
+                return self._alter_system(session, stmt)
             case st.TxnControl():
                 return self._txn_control(session, stmt)
             case st.CopyFrom():

@@ -267,3 +267,64 @@ def test_show_create(coord: Coordinator, session: Any) -> None:
     assert run(coord, session, "SHOW CREATE INDEX t_a_idx") == [("materialize.public.t_a_idx", "CREATE INDEX t_a_idx ON t (a)")]
     (row,) = run(coord, session, "SHOW CREATE MATERIALIZED VIEW mv")
     assert row[0] == "materialize.public.mv" and row[1].startswith("CREATE MATERIALIZED VIEW mv")
+
+
+# ---- EXPLAIN shorthands -------------------------------------------------------------------------
+
+
+def test_explain_object_shorthands(coord: Coordinator, session: Any) -> None:
+    """`EXPLAIN VIEW v` = `EXPLAIN OPTIMIZED PLAN FOR VIEW v`; `EXPLAIN MATERIALIZED VIEW m` /
+    `EXPLAIN INDEX i` = their PHYSICAL PLAN (EXPLAIN's default stage)."""
+    for short, full in (("EXPLAIN VIEW v", "EXPLAIN OPTIMIZED PLAN FOR VIEW v"),
+                        ("EXPLAIN MATERIALIZED VIEW mv", "EXPLAIN PHYSICAL PLAN FOR MATERIALIZED VIEW mv"),
+                        ("EXPLAIN INDEX t_a_idx", "EXPLAIN PHYSICAL PLAN FOR INDEX t_a_idx")):
+        assert explain(coord, session, short) == explain(coord, session, full), short
+    assert "materialize.public.mv" in explain(coord, session, "EXPLAIN MATERIALIZED VIEW mv")
+    assert error(coord, session, "EXPLAIN VIEW t").sqlstate == "42809"
+    assert error(coord, session, "EXPLAIN INDEX nope").sqlstate == "42P01"
+
+
+# ---- ALTER SYSTEM, statements that are 0A000 -----------------------------------------------------
+
+
+def test_alter_system_set_and_reset(tmp_path: Any) -> None:
+    c = Coordinator(str(tmp_path / "data"))
+    try:
+        live, chose = c.new_session("materialize", "materialize", {}), c.new_session("materialize", "materialize", {})
+        run(c, chose, "SET statement_timeout = '7s'")
+        run(c, live, "ALTER SYSTEM SET statement_timeout = '5s'")
+        assert run(c, live, "SHOW statement_timeout") == [("5s",)]  # not set by the session: follows
+        assert run(c, chose, "SHOW statement_timeout") == [("7s",)]  # set by the session: kept
+        fresh = c.new_session("materialize", "materialize", {})
+        assert run(c, fresh, "SHOW statement_timeout") == [("5s",)]
+        run(c, fresh, "RESET statement_timeout")
+        assert run(c, fresh, "SHOW statement_timeout") == [("5s",)]  # RESET goes back to the system default
+        assert error(c, live, "ALTER SYSTEM SET no_such_var = 1").sqlstate == "42704"
+        assert error(c, live, "ALTER SYSTEM SET server_version = '1'").sqlstate == "55P02"
+        assert error(c, live, "ALTER SYSTEM SET bytea_output = 'nope'").sqlstate == "22023"
+        other = c.new_session("someone", "materialize", {})
+        assert error(c, other, "ALTER SYSTEM SET statement_timeout = '1s'").sqlstate == "42501"
+    finally:
+        c.close()
+    c = Coordinator(str(tmp_path / "data"))  # persisted in the catalog
+    try:
+        s = c.new_session("materialize", "materialize", {})
+        assert run(c, s, "SHOW statement_timeout") == [("5s",)]
+        run(c, s, "ALTER SYSTEM RESET statement_timeout")
+        assert run(c, s, "SHOW statement_timeout") == [("0",)]
+        assert run(c, c.new_session("materialize", "materialize", {}), "SHOW statement_timeout") == [("0",)]
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE CLUSTER c SIZE = 'xsmall'", "DROP CLUSTER c", "DROP CLUSTER REPLICA quickstart.r1",
+    "CREATE CLUSTER REPLICA quickstart.r2 SIZE = 'xsmall'", "ALTER CLUSTER quickstart SET (REPLICATION FACTOR 2)",
+    "CREATE SOURCE s FROM LOAD GENERATOR AUCTION", "DROP SECRET s", "DROP CONNECTION c", "DROP SINK s",
+    "CREATE SECRET s AS 'x'", "SELECT * FROM t AS OF 5", "SELECT * FROM t AS OF AT LEAST now()",
+    "EXPLAIN TIMESTAMP FOR SELECT * FROM t", "EXPLAIN FILTER PUSHDOWN FOR SELECT * FROM t",
+    "SHOW PRIVILEGES", "SHOW SUBSOURCES", "SHOW CREATE CLUSTER quickstart", "VALIDATE CONNECTION c",
+    "SUBSCRIBE TO t", "GRANT SELECT ON t TO r",
+])
+def test_valid_materialize_sql_is_0a000_never_a_syntax_error(coord: Coordinator, session: Any, sql: str) -> None:
+    assert error(coord, session, sql).sqlstate == "0A000"
