@@ -57,7 +57,12 @@ class QueriesMixin:
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
-                                sizes=lambda m: self._sizes(m, self._read_ts(session)))
+                                sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names)
+
+    def _column_names(self, m: Mir) -> dict[str, tuple[str, ...]]:
+        """Column names of the storage collections `m` reads (EXPLAIN's humanized expressions)."""
+        items = (self.catalog.get_item_by_id(i) for i in pipeline.storage_ids(m))
+        return {it.id: tuple(c.name for c in it.columns) for it in items if it is not None}
 
     def _sizes(self, m: Mir, ts: int) -> dict[str, int]:
         """Rows of the storage collections `m` reads, at `ts` (from the catalog's batch
@@ -106,7 +111,7 @@ class QueriesMixin:
                 m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel))
                 if e.format == "json":
                     return pipeline.explain_mir_json(m, e.stage, f"materialize.{schema}.{name}")
-                return pipeline.explain_mir_text(m, e.options)
+                return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
             m = pipeline.to_mir_rel(rel)
             return self._explain_maintained(e, m, f"materialize.{schema}.{name}")
         assert isinstance(target, st.CreateIndex)
@@ -121,7 +126,7 @@ class QueriesMixin:
         if e.stage != "physical":
             if e.format == "json":
                 return pipeline.explain_mir_json(m, e.stage, header)
-            return pipeline.explain_mir_text(m, e.options)
+            return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
         df = pipeline.dataflow(m, None, name=header, single_time=False)
         return pipeline.explain_lir_json(df) if e.format == "json" else pipeline.explain_lir_text(df, e.options)
 

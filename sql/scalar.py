@@ -324,7 +324,7 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
     match e:
         case Column(index=i):
             if names is not None and i < len(names) and names[i]:
-                return names[i]
+                return f"#{i}{{{names[i]}}}"  # EXPLAIN WITH (humanized expressions)
             return f"#{i}"
         case Literal(value=v, typ=t):
             return literal_text(v, t)

@@ -49,12 +49,15 @@ def arrange_by(m: Mir, keys: tuple[Scalar, ...]) -> Mir:
     return mir.ArrangeBy(m, (keys,))
 
 
-def explain_mir_text(m: Mir, options: tuple[str, ...] = (), finishing: Finishing | None = None) -> str:
+def explain_mir_text(m: Mir, options: tuple[str, ...] = (), finishing: Finishing | None = None,
+                     names: Mapping[str, tuple[str, ...]] | None = None) -> str:
     """EXPLAIN <RAW | DECORRELATED | OPTIMIZED> PLAN AS TEXT: the MIR tree, under a `Finish`
-    line when the query's ORDER BY / LIMIT / OFFSET / output projection is not trivial."""
+    line when the query's ORDER BY / LIMIT / OFFSET / output projection is not trivial.
+    `names` (storage id -> column names) for WITH (humanized expressions)."""
     notes = Annotations(arity="arity" in options, types="types" in options, keys="keys" in options)
+    humanized = (names or {}) if "humanized_exprs" in options else None
     with redacted_literals("redacted" in options):
-        tree = explain_mir(m, join_impls="join_impls" in options, annotations=notes)
+        tree = explain_mir(m, join_impls="join_impls" in options, annotations=notes, humanized=humanized)
     fin = lir_finishing(finishing, len(mir_types(m))) if finishing is not None else None
     if fin is None:
         return tree + "\n"
@@ -147,14 +150,18 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
-            sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> str:
-    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT."""
+            sizes: Callable[[Mir], Mapping[str, int]] | None = None,
+            names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None) -> str:
+    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
+    storage collections a plan reads (by id), for humanized expressions."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
-        return explain_mir_json(m, stage) if fmt == "json" else explain_mir_text(m, options, bound.finishing)
-    m = optimized_mir(bound, params, param_types, sizes=sizes)
-    if stage == "optimized":
-        return explain_mir_json(m, stage) if fmt == "json" else explain_mir_text(m, options, bound.finishing)
+    else:
+        m = optimized_mir(bound, params, param_types, sizes=sizes)
+    if stage != "physical":
+        if fmt == "json":
+            return explain_mir_json(m, stage)
+        return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None)
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
     return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options)
 

@@ -328,3 +328,17 @@ def test_alter_system_set_and_reset(tmp_path: Any) -> None:
 ])
 def test_valid_materialize_sql_is_0a000_never_a_syntax_error(coord: Coordinator, session: Any, sql: str) -> None:
     assert error(coord, session, sql).sqlstate == "0A000"
+
+
+def test_explain_humanized_expressions(coord: Coordinator, session: Any) -> None:
+    """Columns whose names are known print as `#1{b}` (Materialize's humanized expressions)."""
+    text = explain(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (humanized expressions) FOR "
+                                   "SELECT a, count(*) FROM t WHERE b = 7 GROUP BY a")
+    assert "Filter (#1{b} = 7)" in text and "group_by=[#0{a}]" in text, text
+    plain = explain(coord, session, "EXPLAIN OPTIMIZED PLAN FOR SELECT a, count(*) FROM t WHERE b = 7 GROUP BY a")
+    assert "{" not in plain
+    join = explain(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (humanized expressions) FOR "
+                                   "SELECT t.a, u.ts FROM t JOIN u ON t.b = u.x")
+    assert "#1{b}" in join and "#2{x}" in join, join
+    view = explain(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (humanized expressions) FOR VIEW v")
+    assert "#0{a}" in view, view
