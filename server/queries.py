@@ -42,6 +42,7 @@ class QueriesMixin:
     oracle: TimestampOracle
     compute: Compute
     system: Any
+    _fresh_read_ts: Any  # server.writes.WritesMixin
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
         origins = b.origins or tuple((0, 0) for _ in b.types)
@@ -142,15 +143,15 @@ class QueriesMixin:
             # A read after writes in one simple query: the writes commit first so the read
             # sees them (Postgres' read-your-writes; atomicity then ends at the read).
             self._commit_buffered(session, txn)
-            return self.oracle.read_ts()
+            return self._fresh_read_ts()
         if txn is not None:
             if txn.kind == "write":
                 raise SqlError(INVALID_TRANSACTION_STATE, "transaction in write-only mode")
             txn.kind = "read"
             if txn.read_ts is None:
-                txn.read_ts = self.oracle.read_ts()
+                txn.read_ts = self._fresh_read_ts()
             return txn.read_ts
-        return self.oracle.read_ts()
+        return self._fresh_read_ts()
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
         ts = self._read_ts(session)  # also enforces the transaction's read/write mode

@@ -11,7 +11,7 @@ emits one row per list element.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -319,7 +319,7 @@ def literal_text(v: Any, t: SqlType) -> str:
     return f'"{s}"'
 
 
-def explain(e: Scalar, names: list[str] | None = None) -> str:
+def explain(e: Scalar, names: Sequence[str | None] | None = None) -> str:
     """Materialize-style scalar text: #0, (#0 + 1), coalesce(#1, 0)."""
     match e:
         case Column(index=i):
@@ -358,7 +358,7 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
             assert_never(e)
 
 
-def explain_agg(a: AggregateExpr, names: list[str] | None = None) -> str:
+def explain_agg(a: AggregateExpr, names: Sequence[str | None] | None = None) -> str:
     if a.window is not None:
         return f"{a.func}[{explain_window(a.window)}]({explain(a.expr, names)})"
     inner = "*" if (a.func == "count" and a.expr == TRUE) else explain(a.expr, names)

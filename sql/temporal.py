@@ -49,8 +49,8 @@ def check_maintainable(m: mir.Mir) -> None:
             pass
         case _:
             assert_never(m)
-    for c in mir.mir_children(m):
-        check_maintainable(c)
+    for child in mir.mir_children(m):
+        check_maintainable(child)
 
 
 def _conjuncts(p: Scalar) -> list[Scalar]:

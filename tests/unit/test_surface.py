@@ -342,3 +342,58 @@ def test_explain_humanized_expressions(coord: Coordinator, session: Any) -> None
     assert "#1{b}" in join and "#2{x}" in join, join
     view = explain(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (humanized expressions) FOR VIEW v")
     assert "#0{a}" in view, view
+
+
+# ---- datediff (Materialize's function reference: boundaries crossed) ------------------------------
+
+
+DATEDIFF_CASES = [
+    ("datediff('millennia', '2000-12-31', '2001-01-01')", 1),  # the documented examples
+    ("datediff('day', '2004-02-28', '2004-03-01')", 2),
+    ("datediff('day', '2005-02-28', '2005-03-01')", 1),
+    ("datediff('century', DATE '2000-12-31', DATE '2001-01-01')", 1),
+    ("datediff('decade', DATE '2009-12-31', DATE '2010-01-01')", 1),
+    ("datediff('yrs', DATE '2020-12-31', DATE '2019-01-01')", -1),
+    ("datediff('month', DATE '2020-01-31', DATE '2021-03-01')", 14),
+    ("datediff('quarter', TIMESTAMP '2020-03-31 23:00', TIMESTAMP '2020-04-01')", 1),
+    ("datediff('week', DATE '2020-01-01', DATE '2020-01-14')", 1),
+    ("datediff('hour', TIMESTAMPTZ '2020-01-01 00:00+00', TIMESTAMPTZ '2020-01-01 05:59:59+00')", 5),
+    ("datediff('hour', TIMESTAMP '2020-01-01 05:59:59', TIMESTAMP '2020-01-01 00:00')", -5),  # toward zero
+    ("datediff('us', TIMESTAMP '2020-01-01', TIMESTAMP '2020-01-01 00:00:00.000123')", 123),
+    ("datediff('day', DATE '2020-01-01', TIMESTAMP '2020-01-02 12:00')", 1),
+    ("datediff('year', NULL::date, DATE '2020-01-01')", None),
+]  # values: tests/integration/test_surface_server.py (computed on Spark)
+
+
+@pytest.mark.parametrize(("sql", "expected"), DATEDIFF_CASES)
+def test_datediff_binds_to_bigint(coord: Coordinator, session: Any, sql: str, expected: int | None) -> None:
+    p = coord.prepare(session, f"SELECT {sql}", [])
+    assert [(c.name, c.type.name) for c in p.columns or ()] == [("datediff", "int8")]
+
+
+def test_datediff_errors(coord: Coordinator, session: Any) -> None:
+    assert error(coord, session, "SELECT datediff('bogus', DATE '2020-01-01', DATE '2020-01-02')").sqlstate == "22023"
+    assert error(coord, session, "SELECT datediff('day', 1, 2)").sqlstate == "42883"
+    assert error(coord, session, "SELECT datediff('day', TIME '10:00', DATE '2020-01-01')").sqlstate == "42883"
+    assert error(coord, session, "SELECT datediff(lower('DAY'), DATE '2020-01-01', DATE '2020-01-02')").sqlstate == "0A000"
+
+
+def test_now_and_mz_now_follow_the_wall_clock(tmp_path: Any) -> None:
+    """On a new catalog the last write timestamp is 0 and nothing advanced it: `SELECT now()`
+    said 1970-01-01 (and an INSERT's now() stored it); later, one-shot reads kept the last
+    write's time however long ago it was. Reads now see the wall clock's second."""
+    import datetime as dt
+    import time
+
+    c = Coordinator(str(tmp_path / "data"))
+    try:
+        s = c.new_session("materialize", "materialize", {})
+        for _ in range(2):
+            ((now,),) = run(c, s, "SELECT now()")  # constant: folded in the planner, no Spark
+            assert abs((now - dt.datetime.now(dt.UTC)).total_seconds()) < 2.5, now
+            ((mz_now,),) = run(c, s, "SELECT mz_now()")
+            assert abs(int(mz_now) / 1000 - time.time()) < 2.5, mz_now
+            time.sleep(1.5)
+        assert c.compute.current is None
+    finally:
+        c.close()
