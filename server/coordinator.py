@@ -150,7 +150,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 if name == "all":
                     columns = (ColumnDesc("name", TEXT), ColumnDesc("setting", TEXT), ColumnDesc("description", TEXT))
                 else:
-                    session.get(name)
+                    self._show_value(session, name)
                     columns = (ColumnDesc(name, TEXT),)
             case st.ShowCreate():
                 columns = SHOW_CREATE_COLUMNS
@@ -193,6 +193,17 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
             raise SqlError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type")
         prepared.plan = fresh.plan
         return fresh.plan
+
+    def _show_value(self, session: Session, name: str) -> str:
+        """A session variable, else a read-only Postgres setting clients ask for
+        (`max_identifier_length`, `lc_collate`, ...: server/system.py), else 42704."""
+        try:
+            return session.get(name)
+        except SqlError:
+            value = self.system.setting(session, name)
+            if value is None:
+                raise
+            return str(value)
 
     def _alter_system(self, session: Session, s: st.AlterSystem) -> Result:
         """ALTER SYSTEM SET / RESET: the persisted default of a variable, for new sessions and
@@ -280,7 +291,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 if name == "all":
                     rows = [(k, v, "") for k, v in sorted(session.vars.items())]
                     return RowsResult(prepared.columns or (), iter([rows]))
-                return RowsResult(prepared.columns or (), iter([[(session.get(name),)]]), tag=lambda n: "SHOW")
+                return RowsResult(prepared.columns or (), iter([[(self._show_value(session, name),)]]), tag=lambda n: "SHOW")
             case st.ShowCreate():
                 return RowsResult(prepared.columns or (), iter([self._show_create(session, stmt)]))
             case st.AlterSystem():

@@ -397,3 +397,10 @@ def test_now_and_mz_now_follow_the_wall_clock(tmp_path: Any) -> None:
         assert c.compute.current is None
     finally:
         c.close()
+
+
+def test_show_of_read_only_postgres_settings(coord: Coordinator, session: Any) -> None:
+    """What BI tools ask with SHOW (the values current_setting() already answers)."""
+    assert run(coord, session, "SHOW max_identifier_length") == [("63",)]
+    assert run(coord, session, "SHOW lc_collate") == [("C",)]
+    assert error(coord, session, "SHOW no_such_setting").sqlstate == "42704"
