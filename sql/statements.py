@@ -15,6 +15,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
+from sql.explain_options import explain_options as _explain_options
 from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
 from sql.show import ShowCreate, ShowListing, parse_show
 
@@ -822,49 +823,6 @@ _EXPLAIN_RE = re.compile(
     r"(?is)^explain\s+(?:(raw|decorrelated|optimized|locally\s+optimized|physical)\s+)?plan\s*"
     r"(?:with\s*\(([^)]*)\)\s*)?(?:as\s+(text|verbose\s+text|json)\s+)?for\s+(.*)$"
 )
-# Materialize's EXPLAIN output modifiers (spaces as underscores) -> our option names
-_EXPLAIN_OPTION_NAMES = {
-    "arity": "arity", "types": "types", "keys": "keys", "redacted": "redacted",
-    "join_implementations": "join_impls", "join_impls": "join_impls",
-    "node_identifiers": "node_ids", "node_ids": "node_ids", "no_fast_path": "no_fast_path",
-    "humanized_expressions": "humanized_exprs", "humanized_exprs": "humanized_exprs",
-    "cardinality": "cardinality", "column_names": "column_names", "filter_pushdown": "filter_pushdown",
-    "linear_chains": "linear_chains", "no_notices": "no_notices", "non_negative": "non_negative",
-    "raw_plans": "raw_plans", "raw_syntax": "raw_syntax", "subtree_size": "subtree_size",
-    "timing": "timing", "equivalences": "equivalences", "reoptimize_imported_views": "reoptimize_imported_views",
-}
-# the modifiers each output implements; any other known one is 0A000 (never silently ignored)
-_EXPLAIN_IMPLEMENTED = {
-    "mir_text": frozenset({"arity", "types", "keys", "join_impls", "redacted", "humanized_exprs", "no_fast_path",
-                           "no_notices"}),
-    "lir_text": frozenset({"node_ids", "redacted", "no_fast_path", "no_notices"}),
-    "json": frozenset({"no_fast_path", "no_notices"}),
-}
-
-
-def _explain_options(raw: str | None, stage: str, fmt: str) -> tuple[str, ...]:
-    """The WITH (...) modifiers of an EXPLAIN: unknown ones are a syntax error, known ones this
-    output does not implement are 0A000."""
-    out: list[str] = []
-    for o in (raw or "").split(","):
-        if not o.strip():
-            continue
-        o = "_".join(o.strip().lower().split())
-        for suffix in ("_=_true", "=true", "_true"):
-            if o.endswith(suffix):
-                o = o[: -len(suffix)]
-        name = _EXPLAIN_OPTION_NAMES.get(o)
-        if name is None:
-            raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o.replace('_', ' ').upper()}")
-        output = "json" if fmt == "json" else "lir_text" if stage == "physical" else "mir_text"
-        if name not in _EXPLAIN_IMPLEMENTED[output]:
-            what = "AS JSON" if fmt == "json" else f"{stage.upper()} PLAN"
-            raise unsupported(f"EXPLAIN {what} WITH ({o.replace('_', ' ').upper()})")
-        out.append(name)
-    return tuple(dict.fromkeys(out))
-
-
-
 def _parse_explain(text: str) -> Statement:
     m = _EXPLAIN_RE.match(text)
     if m:
@@ -999,39 +957,3 @@ def _split_top_level(s: str) -> list[str]:
         cur.append(ch)
     out.append("".join(cur))
     return out
-
-
-# ---- redaction ------------------------------------------------------------------------------
-
-_REDACTED_TOKENS = {TokenType.STRING, TokenType.NUMBER, TokenType.BYTE_STRING, TokenType.HEREDOC_STRING,
-                    TokenType.NATIONAL_STRING, TokenType.BIT_STRING, TokenType.HEX_STRING, TokenType.RAW_STRING,
-                    TokenType.UNICODE_STRING}
-
-
-def redact_literals(sql: str) -> str:
-    """`sql` with every literal value replaced by `'<REDACTED>'` (Materialize's
-    `redacted_create_sql`); type modifiers (`numeric(10,2)`) are kept. Text the tokenizer
-    cannot read is redacted whole."""
-    from sqlglot.parser import Parser
-
-    try:
-        tokens = _Postgres().tokenize(sql)
-    except Exception:  # noqa: BLE001 - never show what could not be read
-        return "<REDACTED>"
-    out: list[str] = []
-    pos = 0
-    typmod_depth: list[bool] = []  # per open paren: does it hold a type's modifiers?
-    prev = None
-    for tok in tokens:
-        if tok.token_type == TokenType.L_PAREN:
-            typmod_depth.append(prev is not None and prev.token_type in Parser.TYPE_TOKENS)
-        elif tok.token_type == TokenType.R_PAREN and typmod_depth:
-            typmod_depth.pop()
-        elif tok.token_type in _REDACTED_TOKENS and not (typmod_depth and typmod_depth[-1]) \
-                and not (prev is not None and prev.token_type == TokenType.PARAMETER):  # $1
-            out.append(sql[pos:tok.start])
-            out.append("'<REDACTED>'")
-            pos = tok.end + 1
-        prev = tok
-    out.append(sql[pos:])
-    return "".join(out)

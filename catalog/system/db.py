@@ -53,7 +53,7 @@ from catalog.system.relations import (
     pkey_index_oid,
 )
 from catalog.system.views import DERIVED_VIEWS, MACROS
-from sql.statements import redact_literals
+from sql.redact import redact_literals
 from sql.types import ARRAY_ELEMENT, TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
 
 if TYPE_CHECKING:
