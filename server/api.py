@@ -110,6 +110,9 @@ class Session(Protocol):
         """'I' idle, 'T' in transaction block, 'E' failed transaction block."""
         ...
 
+    # Optional: `abort_transaction()`, called when an error is sent to the client (an open
+    # transaction block becomes failed, as in Postgres).
+
 
 class Coordinator(Protocol):
     def new_session(self, user: str, database: str, options: dict[str, str]) -> Session: ...

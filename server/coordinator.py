@@ -16,6 +16,7 @@ from server.ddl import DdlMixin
 from server.queries import QueriesMixin
 from server.resolver import Resolver
 from server.session import SESSION_VARS, Session, Transaction
+from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.temp import is_temp_name
 from server.writes import WritesMixin
 from sql import statements as st
@@ -36,9 +37,10 @@ class _Planned:
     param_types: tuple[SqlType, ...] = ()
     extra: Any = None
     catalog_version: int = -1  # plans bound against another catalog version are re-planned
+    reads_user_objects: bool = False  # runs on the session's cluster (which must exist)
 
 
-class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
+class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
     def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
                  spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
         self.catalog = Catalog(data_dir)
@@ -65,7 +67,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
 
     # ---- server.api.Coordinator -----------------------------------------------------
     def new_session(self, user: str, database: str, options: dict[str, str]) -> Session:
-        s = Session(user, database, options)
+        s = Session(user, database, options, self.catalog.get_system_vars())
         self._sessions[s.pid] = s
         return s
 
@@ -117,6 +119,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         if system is not None:
             return system
         stmt = st.classify(sql)
+        if isinstance(stmt, st.ShowListing):  # a catalog query (server/show.py)
+            return self._prepare_listing(session, sql, stmt)
         planned = _Planned(stmt, catalog_version=self.catalog.version)
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
@@ -126,6 +130,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
                 planned.bound = bound
+                planned.reads_user_objects = bool(b.dependencies)
                 planned.param_types = b.param_types()
                 if isinstance(stmt, st.Query):
                     columns = self._columns(bound)
@@ -145,15 +150,10 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                 if name == "all":
                     columns = (ColumnDesc("name", TEXT), ColumnDesc("setting", TEXT), ColumnDesc("description", TEXT))
                 else:
-                    session.get(name)
+                    self._show_value(session, name)
                     columns = (ColumnDesc(name, TEXT),)
-            case st.ShowObjects(what=what):
-                columns = {
-                    "tables": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "schemas": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "databases": (ColumnDesc("name", TEXT), ColumnDesc("comment", TEXT)),
-                    "columns": (ColumnDesc("name", TEXT), ColumnDesc("nullable", SqlType("bool")), ColumnDesc("type", TEXT), ColumnDesc("comment", TEXT)),
-                }[what]
+            case st.ShowCreate():
+                columns = SHOW_CREATE_COLUMNS
             case _:
                 pass
         params = tuple(planned.param_types)
@@ -194,9 +194,41 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         prepared.plan = fresh.plan
         return fresh.plan
 
+    def _show_value(self, session: Session, name: str) -> str:
+        """A session variable, else a read-only Postgres setting clients ask for
+        (`max_identifier_length`, `lc_collate`, ...: server/system.py), else 42704."""
+        try:
+            return session.get(name)
+        except SqlError:
+            value = self.system.setting(session, name)
+            if value is None:
+                raise
+            return str(value)
+
+    def _alter_system(self, session: Session, s: st.AlterSystem) -> Result:
+        """ALTER SYSTEM SET / RESET: the persisted default of a variable, for new sessions and
+        for live ones that have not set it themselves (superusers only, outside a transaction)."""
+        if session.get("is_superuser") != "on":
+            raise SqlError("42501", "permission denied to alter system",
+                           detail="You must be a superuser to alter system variables.")
+        if session.txn is not None and not session.txn.implicit:
+            raise SqlError("25001", "ALTER SYSTEM cannot be run inside a transaction block")
+        names = [s.name] if s.name is not None else list(self.catalog.get_system_vars())
+        for name in names:
+            scratch = Session("mz_system", "materialize", {})  # validates and normalizes the value
+            scratch.set(name, s.value)
+            key = name.lower()
+            self.catalog.set_system_var(key, s.value if s.value is None else scratch.vars[key])
+            value = scratch.vars[key] if s.value is not None else SESSION_VARS[key][0]
+            for live in list(self._sessions.values()):
+                live.system_default_changed(key, value)
+        return CommandResult("ALTER SYSTEM")
+
     # ---- dispatch -------------------------------------------------------------------
     def _execute(self, session: Session, planned: _Planned, params: list[Any], prepared: Prepared) -> Result:
         stmt = planned.stmt
+        if planned.reads_user_objects:  # SET cluster = 'nope' is accepted; using it is not
+            self._check_cluster(session.get("cluster"))
         match stmt:
             case st.Empty():
                 return CommandResult("EMPTY")
@@ -259,9 +291,11 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                 if name == "all":
                     rows = [(k, v, "") for k, v in sorted(session.vars.items())]
                     return RowsResult(prepared.columns or (), iter([rows]))
-                return RowsResult(prepared.columns or (), iter([[(session.get(name),)]]), tag=lambda n: "SHOW")
-            case st.ShowObjects():
-                return RowsResult(prepared.columns or (), iter([self._show(session, stmt)]))
+                return RowsResult(prepared.columns or (), iter([[(self._show_value(session, name),)]]), tag=lambda n: "SHOW")
+            case st.ShowCreate():
+                return RowsResult(prepared.columns or (), iter([self._show_create(session, stmt)]))
+            case st.AlterSystem():
+                return self._alter_system(session, stmt)
             case st.TxnControl():
                 return self._txn_control(session, stmt)
             case st.CopyFrom():

@@ -10,6 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from catalog.catalog import Catalog, Column, Item
+from compute.plan import pipeline
 from server.api import CommandResult, Result
 from server.compute import Compute
 from server.resolver import Resolver
@@ -27,6 +28,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.scalar import Column as ColRef
+from sql.temporal import check_maintainable
 from sql.types import TEXT
 
 
@@ -64,12 +66,14 @@ class DdlMixin:
             raise SqlError("42704", f"unknown cluster '{cluster}'")
 
     def _create_view(self, session: Session, s: st.CreateView) -> Result:
-        self._check_cluster(s.cluster)
+        self._check_cluster(s.cluster or (session.get("cluster") if s.materialized else None))
         tag = "CREATE MATERIALIZED VIEW" if s.materialized else "CREATE VIEW"
         b = Binder(Resolver(self.catalog, session, self.system))
         bound = b.bind_query(s.query, top=False)
         if b.params:
             raise SqlError("42P02", "there is no parameter $1")
+        if s.materialized:  # now() never, mz_now() only in temporal filters (sql/temporal.py)
+            check_maintainable(pipeline.to_mir_rel(b._finish_nested(bound)))
         temporary = s.temporary or self._reads_temp(b.dependencies)
         if temporary and s.materialized:
             raise unsupported("materialized views that read temporary items")
@@ -138,9 +142,11 @@ class DdlMixin:
         return name
 
     def _create_index(self, session: Session, s: st.CreateIndex) -> Result:
-        self._check_cluster(s.cluster)
+        self._check_cluster(s.cluster or session.get("cluster"))
         resolver = Resolver(self.catalog, session, self.system)
         on, keys, texts = self._index_parts(resolver, s)
+        if on.kind == "view":  # an indexed view is maintained: as a materialized view's definition
+            check_maintainable(pipeline.to_mir_rel(resolver.view_hir(on)))
         name = s.name or self._index_name(on, s)
         if self.catalog.get_item(on.schema, name) is not None and s.if_not_exists:
             session.notice(f'index "{name}" already exists, skipping', "42P07")

@@ -17,7 +17,6 @@ from server.api import ColumnDesc, RowsResult
 from server.compute import Compute
 from server.resolver import Resolver
 from server.session import Session
-from server.temp import is_temp_name
 from sql import statements as st
 from sql.bind import Binder, BoundQuery
 from sql.errors import (
@@ -25,7 +24,6 @@ from sql.errors import (
     INVALID_TRANSACTION_STATE,
     OUT_OF_MEMORY,
     QUERY_CANCELED,
-    UNDEFINED_SCHEMA,
     UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE,
     SqlError,
@@ -44,6 +42,7 @@ class QueriesMixin:
     oracle: TimestampOracle
     compute: Compute
     system: Any
+    _fresh_read_ts: Any  # server.writes.WritesMixin
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
         origins = b.origins or tuple((0, 0) for _ in b.types)
@@ -59,7 +58,12 @@ class QueriesMixin:
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
-                                sizes=lambda m: self._sizes(m, self._read_ts(session)))
+                                sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names)
+
+    def _column_names(self, m: Mir) -> dict[str, tuple[str, ...]]:
+        """Column names of the storage collections `m` reads (EXPLAIN's humanized expressions)."""
+        items = (self.catalog.get_item_by_id(i) for i in pipeline.storage_ids(m))
+        return {it.id: tuple(c.name for c in it.columns) for it in items if it is not None}
 
     def _sizes(self, m: Mir, ts: int) -> dict[str, int]:
         """Rows of the storage collections `m` reads, at `ts` (from the catalog's batch
@@ -108,7 +112,7 @@ class QueriesMixin:
                 m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel))
                 if e.format == "json":
                     return pipeline.explain_mir_json(m, e.stage, f"materialize.{schema}.{name}")
-                return pipeline.explain_mir_text(m, e.options)
+                return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
             m = pipeline.to_mir_rel(rel)
             return self._explain_maintained(e, m, f"materialize.{schema}.{name}")
         assert isinstance(target, st.CreateIndex)
@@ -123,7 +127,7 @@ class QueriesMixin:
         if e.stage != "physical":
             if e.format == "json":
                 return pipeline.explain_mir_json(m, e.stage, header)
-            return pipeline.explain_mir_text(m, e.options)
+            return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
         df = pipeline.dataflow(m, None, name=header, single_time=False)
         return pipeline.explain_lir_json(df) if e.format == "json" else pipeline.explain_lir_text(df, e.options)
 
@@ -139,15 +143,15 @@ class QueriesMixin:
             # A read after writes in one simple query: the writes commit first so the read
             # sees them (Postgres' read-your-writes; atomicity then ends at the read).
             self._commit_buffered(session, txn)
-            return self.oracle.read_ts()
+            return self._fresh_read_ts()
         if txn is not None:
             if txn.kind == "write":
                 raise SqlError(INVALID_TRANSACTION_STATE, "transaction in write-only mode")
             txn.kind = "read"
             if txn.read_ts is None:
-                txn.read_ts = self.oracle.read_ts()
+                txn.read_ts = self._fresh_read_ts()
             return txn.read_ts
-        return self.oracle.read_ts()
+        return self._fresh_read_ts()
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
         ts = self._read_ts(session)  # also enforces the transaction's read/write mode
@@ -251,23 +255,6 @@ class QueriesMixin:
             raise SqlError(INTERNAL_ERROR, "Invalid data in source, saw negative accumulation")
         f = fin if fin is not None else lir.Finishing((), None, 0, tuple(range(len(types))))
         return _finish_python(rows, f, already_sorted=True)
-
-    def _show(self, session: Session, s: st.ShowObjects) -> list[tuple]:
-        if s.what == "tables":
-            schema = s.schema or (session.search_path() or ["public"])[0]
-            if not self.catalog.schema_exists(schema):
-                raise SqlError(UNDEFINED_SCHEMA, f"unknown schema '{schema}'")
-            return sorted((i.name, None) for i in self.catalog.items("table") if i.schema == schema)
-        if s.what == "schemas":
-            return sorted((n, None) for _, n in self.catalog.schemas() if not is_temp_name(n))
-        if s.what == "databases":
-            return [("materialize", None)]
-        if s.what == "columns":
-            item = Resolver(self.catalog, session, self.system).item(s.target)
-            if item is None:
-                raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(s.target)}'")
-            return [(c.name, c.nullable, c.type.pg_format(), None) for c in item.columns]
-        raise unsupported(f"SHOW {s.what.upper()}")
 
 
 def _sort_key(orders):

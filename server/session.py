@@ -163,13 +163,17 @@ class Transaction:
 
 
 class Session:
-    def __init__(self, user: str, database: str, options: dict[str, str]) -> None:
+    def __init__(self, user: str, database: str, options: dict[str, str],
+                 system_defaults: dict[str, str] | None = None) -> None:
         self.pid = next(_pids)
         self.secret = secrets.randbits(31)
         self.user = user
         self.database = database
         self.vars: dict[str, str] = {k: v for k, (v, _) in SESSION_VARS.items()}
+        # ALTER SYSTEM SET values (already validated) replace the built-in defaults
+        self.vars.update({k: v for k, v in (system_defaults or {}).items() if k in self.vars})
         self.defaults: dict[str, str] = dict(self.vars)
+        self.option_keys = {k.lower() for k in options}  # defaults the connection chose
         self._changed: dict[str, str] = {}
         self._notices: list[tuple[str, str, str]] = []
         self._deallocations: list[str | None] = []
@@ -219,6 +223,21 @@ class Session:
         if self.txn is None:
             return "I"
         return "E" if self.txn.failed else "T"
+
+    def system_default_changed(self, name: str, value: str) -> None:
+        """ALTER SYSTEM SET/RESET: the new default, also the value if the session did not set it."""
+        if name in self.option_keys or name not in self.defaults:
+            return
+        if self.vars[name] == self.defaults[name]:
+            self.vars[name] = value
+            if SESSION_VARS[name][1]:
+                self._changed[REPORTED_NAMES.get(name, name)] = value
+        self.defaults[name] = value
+
+    def abort_transaction(self) -> None:
+        """An error reached the client: an open transaction block is failed (Postgres)."""
+        if self.txn is not None:
+            self.txn.failed = True
 
     # --- variables --------------------------------------------------------------------
     def get(self, name: str) -> str:

@@ -466,6 +466,8 @@ class Rewriter:
                 return exp.Array(expressions=[q]), arr
             new = [self.expr(e, scope) for e in items]
             t = next((x for _, x in new if x is not None), TEXT)
+            if t.element is not None or t.name.startswith("_"):  # ARRAY[ARRAY[..], ..]: as the planner
+                raise SqlError(FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
             node.set("expressions", [n for n, _ in new])
             arr = SqlType("_" + t.name) if "_" + t.name in ARRAY_ELEMENT else SqlType("_text")
             return node, arr

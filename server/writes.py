@@ -52,6 +52,9 @@ log = logging.getLogger("mzspark.coordinator")
 COMPACT_AFTER_BATCHES = 32
 
 
+TICK_MS = 1000  # how far the read timestamp may trail the wall clock
+
+
 class WritesMixin:
     """The Coordinator's writes and transactions (mixed into server.coordinator.Coordinator)."""
 
@@ -61,6 +64,24 @@ class WritesMixin:
     system: Any
     write_lock: threading.Lock
     _compacting: set[str]
+
+    def _fresh_read_ts(self) -> int:
+        """The read timestamp, first advanced to the wall clock when it trails it by more than
+        a second (Materialize's once-a-second oracle tick, done lazily: without it `mz_now()`
+        and `now()` stayed at the last write's time, 1970 on a new catalog). A tick takes the
+        write lock, so no write is in flight below it; while a write holds it, the write's
+        own timestamp advances time instead."""
+        if self.oracle.now_ms() - self.oracle.read_ts() > TICK_MS and self.write_lock.acquire(blocking=False):
+            try:
+                self._tick_if_stale()
+            finally:
+                self.write_lock.release()
+        return self.oracle.read_ts()
+
+    def _tick_if_stale(self) -> None:
+        """Caller holds the write lock."""
+        if self.oracle.now_ms() - self.oracle.read_ts() > TICK_MS:
+            self.oracle.tick()
 
     def _target(self, session: Session, table: Any) -> Item:
         parts = [p.name for p in table.parts]
@@ -198,7 +219,7 @@ class WritesMixin:
             if isinstance(m, Constant):
                 got = list(m.rows)
             elif txn.implicit:
-                got = self._eval_rows(session, rel, params, param_types, self.oracle.read_ts())
+                got = self._eval_rows(session, rel, params, param_types, self._fresh_read_ts())
             else:
                 raise SqlError(INVALID_TRANSACTION_STATE, "INSERT with a query cannot be run inside a transaction block (transaction in write-only mode)")
             txn.kind = "write"
@@ -207,6 +228,7 @@ class WritesMixin:
             txn.writes.append((item, rows, [1] * len(rows)))
             return CommandResult(f"INSERT 0 {len(rows)}")
         with self.write_lock:
+            self._tick_if_stale()  # now() / mz_now() of the statement: the wall clock's second
             read_ts = self.oracle.read_ts()
             if kind == "insert":
                 got = self._eval_rows(session, rel, params, param_types, read_ts)

@@ -9,6 +9,7 @@ from sqlglot import exp
 
 from sql import datetime_typmods, func, func_names, regex, srf
 from sql.bind_aggregates import _is_agg
+from sql.bind_datediff import bind_datediff
 from sql.bind_jsonb import (
     _JSONB_NODES,
     JSONB_FUNCTIONS,
@@ -547,6 +548,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if session_value is None:
             raise unsupported(f"{written}()")
         return Literal(session_value(name), SqlType("name"))
+    if name == "datediff":  # Materialize's; bound as Postgres functions (sql/bind_datediff.py)
+        return bind_datediff(binder, raw_args, scope)
     if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):
         return CallVariadic("now", (), SqlType("timestamptz"))
     if name in ("currentdate", "current_date"):

@@ -11,6 +11,9 @@ emits one row per list element.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, assert_never
 
@@ -285,14 +288,30 @@ _INFIX = {
 }
 
 
+# EXPLAIN ... WITH (redacted): literals print as `█` (set by `redacted_literals()`)
+_REDACT: ContextVar[bool] = ContextVar("redact_literals", default=False)
+
+
+@contextmanager
+def redacted_literals(on: bool = True) -> Iterator[None]:
+    """Within the block, EXPLAIN text shows every literal as `█` (Materialize's redaction)."""
+    token = _REDACT.set(on)
+    try:
+        yield
+    finally:
+        _REDACT.reset(token)
+
+
 def literal_text(v: Any, t: SqlType) -> str:
+    if _REDACT.get():
+        return "█"
     if v is None:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)) or t.is_numeric:
         return str(v)
-    if isinstance(v, list):
+    if not isinstance(v, str):  # the type's text output (an interval as `30 days`, not a repr)
         from sql.literal import to_text
 
         v = to_text(v, t)
@@ -300,12 +319,12 @@ def literal_text(v: Any, t: SqlType) -> str:
     return f'"{s}"'
 
 
-def explain(e: Scalar, names: list[str] | None = None) -> str:
+def explain(e: Scalar, names: Sequence[str | None] | None = None) -> str:
     """Materialize-style scalar text: #0, (#0 + 1), coalesce(#1, 0)."""
     match e:
         case Column(index=i):
             if names is not None and i < len(names) and names[i]:
-                return names[i]
+                return f"#{i}{{{names[i]}}}"  # EXPLAIN WITH (humanized expressions)
             return f"#{i}"
         case Literal(value=v, typ=t):
             return literal_text(v, t)
@@ -339,7 +358,7 @@ def explain(e: Scalar, names: list[str] | None = None) -> str:
             assert_never(e)
 
 
-def explain_agg(a: AggregateExpr, names: list[str] | None = None) -> str:
+def explain_agg(a: AggregateExpr, names: Sequence[str | None] | None = None) -> str:
     if a.window is not None:
         return f"{a.func}[{explain_window(a.window)}]({explain(a.expr, names)})"
     inner = "*" if (a.func == "count" and a.expr == TRUE) else explain(a.expr, names)

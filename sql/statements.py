@@ -15,7 +15,9 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsupported
+from sql.explain_options import explain_options as _explain_options
 from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
+from sql.show import ShowCreate, ShowListing, parse_show
 
 
 @dataclass(frozen=True)
@@ -81,15 +83,16 @@ class ResetVar:
 
 
 @dataclass(frozen=True)
-class ShowVar:
-    name: str  # "all" for SHOW ALL
+class AlterSystem:
+    """ALTER SYSTEM SET name = value | RESET name (value None) | RESET ALL (name None)."""
+
+    name: str | None
+    value: str | None
 
 
 @dataclass(frozen=True)
-class ShowObjects:
-    what: str  # tables | schemas | columns
-    schema: str | None = None
-    target: tuple[str, ...] = ()
+class ShowVar:
+    name: str  # "all" for SHOW ALL
 
 
 @dataclass(frozen=True)
@@ -162,8 +165,8 @@ class Deallocate:
 
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
-             | SetVar | ResetVar | ShowVar | ShowObjects | TxnControl | CopyFrom | CopyTo | Explain | Empty
-             | CreateView | CreateIndex | Deallocate)
+             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | Empty
+             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -452,6 +455,16 @@ def _copy_options(text: str) -> dict[str, str]:
     return opts
 
 
+# The words a PostgreSQL or Materialize statement can start with: anything else is a syntax
+# error at its first word (sqlglot would read `selec $1` as an aliased parameter).
+STATEMENT_KEYWORDS = frozenset("""
+    abort alter analyze begin call checkpoint close cluster comment commit copy create deallocate
+    declare delete discard do drop end execute explain fetch grant import insert listen load lock
+    merge move notify prepare reassign refresh reindex release reset revoke rollback savepoint
+    security select set show start subscribe table truncate unlisten update vacuum values with
+""".split())
+
+
 def classify(sql: str) -> Statement:
     text = strip_comments(sql).strip().rstrip(";").strip()
     if not text:
@@ -493,6 +506,8 @@ def classify(sql: str) -> Statement:
             raise SqlError(SYNTAX_ERROR, "syntax error in DROP SCHEMA")
         names = tuple(qname(n)[-1] for n in re.split(r"\s*,\s*", m.group(2)))
         return DropSchema(names, bool(m.group(1)), (m.group(3) or "").lower() == "cascade")
+    if w0 == "drop" and len(words) > 1 and words[1] in ("cluster", "secret", "connection", "sink", "type", "role", "database", "owned", "network", "user", "function"):
+        raise unsupported(f"DROP {words[1].upper()}{' REPLICA' if words[1:3] == ['cluster', 'replica'] else ''}")
     if w0 == "drop":
         m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
@@ -514,9 +529,21 @@ def classify(sql: str) -> Statement:
             raise SqlError(SYNTAX_ERROR, "syntax error in DEALLOCATE")
         raw = m.group(1)
         return Deallocate(None if raw.lower() == "all" else ident(raw))
+    if w0 == "alter" and len(words) > 1 and words[1] == "system":
+        return _parse_alter_system(text)
+    if w0 in ("validate", "inspect"):  # Materialize's VALIDATE CONNECTION, INSPECT SHARD
+        raise unsupported(w0.upper())
     if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
-    node = parse_sql(text)
+    if w0 not in STATEMENT_KEYWORDS and not text.startswith("("):
+        first = text.split(None, 1)[0] if text.split() else text
+        raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{first}"', position=sql.find(first) + 1 or None)
+    try:
+        node = parse_sql(text)
+    except SqlError as e:
+        if e.sqlstate == SYNTAX_ERROR and _AS_OF.search(text):
+            raise unsupported("SELECT ... AS OF") from None
+        raise
     if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
         return Query(node, unary_plus_operands(rewrite_wmr(text)[0]))
     if isinstance(node, exp.Insert):
@@ -736,6 +763,24 @@ def unary_plus_operands(text: str) -> frozenset[int]:
     return frozenset(out)
 
 
+# Materialize's `SELECT ... AS OF [AT LEAST] <timestamp>` (looked for once the parse failed)
+_AS_OF = re.compile(r"(?is)\bas\s+of\s+(?:at\s+least\s+)?\S")
+
+
+def _parse_alter_system(text: str) -> Statement:
+    m = re.match(rf"(?is)^alter\s+system\s+set\s+({_IDENT})\s*(?:=|\s+to\s+)\s*(.+?)\s*$", text)
+    if m:
+        raw = m.group(2)
+        value = None if raw.lower() == "default" else ", ".join(
+            _parse_value(p.strip()) for p in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", raw))
+        return AlterSystem(ident(m.group(1)), value)
+    m = re.match(rf"(?is)^alter\s+system\s+reset\s+({_IDENT})\s*$", text)
+    if m:
+        name = ident(m.group(1))
+        return AlterSystem(None if name == "all" else name, None)
+    raise SqlError(SYNTAX_ERROR, "syntax error in ALTER SYSTEM")
+
+
 def _parse_set(text: str) -> Statement:
     m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({_IDENT}(?:\s*\.\s*{_IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
     if m and ident(m.group(2).split(".")[-1]) == "time" and m.group(3).lower().startswith("zone"):
@@ -757,14 +802,13 @@ def _parse_set(text: str) -> Statement:
 
 def _parse_show(text: str) -> Statement:
     low = " ".join(text.lower().split())
-    m = re.match(rf"(?is)^show\s+tables(?:\s+(?:from|in)\s+({_QNAME}))?\s*$", text)
-    if m:
-        return ShowObjects("tables", qname(m.group(1))[-1] if m.group(1) else None)
-    if low in ("show schemas", "show databases"):
-        return ShowObjects(low.split()[1])
-    m = re.match(rf"(?is)^show\s+columns\s+(?:from|in)\s+({_QNAME})\s*$", text)
-    if m:
-        return ShowObjects("columns", target=qname(m.group(1)))
+    listing = parse_show(text)  # SHOW OBJECTS | TABLES | INDEXES ... | CREATE ...: sql/show.py
+    if listing is not None:
+        return listing
+    w = low.split()
+    if len(w) > 1 and (w[1] in ("privileges", "subsources", "network", "continual", "default", "role")
+                       or (w[1] == "create" and len(w) > 2)):
+        raise unsupported(" ".join(text.split()[:3]).upper())
     if low == "show transaction isolation level":
         return ShowVar("transaction_isolation")
     m = re.match(rf"(?is)^show\s+({_IDENT})\s*$", text)
@@ -779,34 +823,29 @@ _EXPLAIN_RE = re.compile(
     r"(?is)^explain\s+(?:(raw|decorrelated|optimized|locally\s+optimized|physical)\s+)?plan\s*"
     r"(?:with\s*\(([^)]*)\)\s*)?(?:as\s+(text|verbose\s+text|json)\s+)?for\s+(.*)$"
 )
-_EXPLAIN_OPTIONS = {"arity", "types", "keys", "node_ids", "humanized_exprs", "join_impls", "non_negative", "redacted", "no_fast_path", "raw_plans", "cardinality", "filter_pushdown", "linear_chains", "subtree_size", "timing", "equivalences"}
-
-
 def _parse_explain(text: str) -> Statement:
     m = _EXPLAIN_RE.match(text)
     if m:
         stage = " ".join((m.group(1) or "physical").lower().split())
         if stage == "locally optimized":
             stage = "optimized"
-        opts = []
-        if m.group(2):
-            for o in m.group(2).split(","):
-                o = "_".join(o.strip().lower().split())
-                o = {"node_identifiers": "node_ids", "humanized_expressions": "humanized_exprs"}.get(o, o)
-                if o.endswith("_=_true") or o.endswith("=true"):
-                    o = o.split("=")[0].rstrip("_")
-                if o not in _EXPLAIN_OPTIONS:
-                    raise SqlError(SYNTAX_ERROR, f"unrecognized EXPLAIN option: {o}")
-                opts.append(o)
         fmt = " ".join((m.group(3) or "text").lower().split())
+        opts = _explain_options(m.group(2), stage, fmt)
         body = m.group(4)
         mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
         if mo:
-            return Explain(stage, tuple(opts), fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
+            return Explain(stage, opts, fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
         if not isinstance(inner, (Query, CreateView, CreateIndex)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
-        return Explain(stage, tuple(opts), fmt, inner)
+        return Explain(stage, opts, fmt, inner)
+    mu = re.match(r"(?is)^explain\s+(timestamp|filter\s+pushdown|key\s+schema|value\s+schema|replan)\b", text)
+    if mu:
+        raise unsupported(f"EXPLAIN {' '.join(mu.group(1).upper().split())}")
+    mo = re.match(rf"(?is)^explain\s+(view|materialized\s+view|index)\s+({_QNAME})\s*$", text)
+    if mo:  # EXPLAIN VIEW v (a view's optimized plan) | MATERIALIZED VIEW m | INDEX i (physical)
+        kind = " ".join(mo.group(1).lower().split())
+        return Explain("optimized" if kind == "view" else "physical", (), "text", ExplainObject(kind, qname(mo.group(2))))
     ma = re.match(r"(?is)^explain\s+analyze\s+(?:physical\s+plan\s+)?(?:with\s*\(([^)]*)\)\s*)?(?:for\s+)?(.*)$", text)
     if ma:
         inner = classify(ma.group(2))

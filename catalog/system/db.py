@@ -53,6 +53,7 @@ from catalog.system.relations import (
     pkey_index_oid,
 )
 from catalog.system.views import DERIVED_VIEWS, MACROS
+from sql.redact import redact_literals
 from sql.types import ARRAY_ELEMENT, TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
 
 if TYPE_CHECKING:
@@ -567,7 +568,7 @@ class SystemDb:
                     if c.default_sql is not None:
                         attrdefs.append({"oid": attrdef_oid(it.oid, pos), "adrelid": it.oid, "adnum": pos,
                                          "adbin": c.default_sql, "adsrc": c.default_sql})
-            create = {"create_sql": it.create_sql, "redacted_create_sql": it.create_sql}
+            create = {"create_sql": it.create_sql, "redacted_create_sql": redact_literals(it.create_sql)}
             definition = _definition(it.create_sql)
             if it.kind == "table":
                 mz["mz_tables"].append({**obj, **create})

@@ -19,10 +19,10 @@ from sql import mir
 from sql.bind import BoundQuery
 from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Mir, explain_mir, mir_types
+from sql.mir import Annotations, Mir, explain_mir, mir_types
 from sql.mir_json import mir_json
 from sql.optimize import optimize
-from sql.scalar import Scalar
+from sql.scalar import Scalar, explain_order, redacted_literals
 from sql.types import SqlType
 
 
@@ -49,8 +49,32 @@ def arrange_by(m: Mir, keys: tuple[Scalar, ...]) -> Mir:
     return mir.ArrangeBy(m, (keys,))
 
 
-def explain_mir_text(m: Mir, options: tuple[str, ...] = ()) -> str:
-    return explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
+def explain_mir_text(m: Mir, options: tuple[str, ...] = (), finishing: Finishing | None = None,
+                     names: Mapping[str, tuple[str, ...]] | None = None) -> str:
+    """EXPLAIN <RAW | DECORRELATED | OPTIMIZED> PLAN AS TEXT: the MIR tree, under a `Finish`
+    line when the query's ORDER BY / LIMIT / OFFSET / output projection is not trivial.
+    `names` (storage id -> column names) for WITH (humanized expressions)."""
+    notes = Annotations(arity="arity" in options, types="types" in options, keys="keys" in options)
+    humanized = (names or {}) if "humanized_exprs" in options else None
+    with redacted_literals("redacted" in options):
+        tree = explain_mir(m, join_impls="join_impls" in options, annotations=notes, humanized=humanized)
+    fin = lir_finishing(finishing, len(mir_types(m))) if finishing is not None else None
+    if fin is None:
+        return tree + "\n"
+    return finish_line(fin) + "\n" + "\n".join("  " + line for line in tree.split("\n")) + "\n"
+
+
+def finish_line(f: lir.Finishing) -> str:
+    """`Finish order_by=[#0 asc nulls_last] limit=3 output=[#0, #1]` (Materialize)."""
+    parts = []
+    if f.order_by:
+        parts.append(f"order_by=[{', '.join(explain_order(o) for o in f.order_by)}]")
+    if f.limit is not None:
+        parts.append(f"limit={f.limit}")
+    if f.offset:
+        parts.append(f"offset={f.offset}")
+    parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
+    return "Finish " + " ".join(parts)
 
 
 def explain_mir_json(m: Mir, stage: str, name: str = "Explained Query") -> str:
@@ -68,7 +92,8 @@ def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dic
 
 
 def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
-    return explain_dataflow(df, node_ids="node_ids" in options)
+    with redacted_literals("redacted" in options):
+        return explain_dataflow(df, node_ids="node_ids" in options)
 
 
 def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
@@ -125,16 +150,20 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
-            sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> str:
-    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT."""
+            sizes: Callable[[Mir], Mapping[str, int]] | None = None,
+            names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None) -> str:
+    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
+    storage collections a plan reads (by id), for humanized expressions."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
-        return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options) + "\n"
-    m = optimized_mir(bound, params, param_types, sizes=sizes)
-    if stage == "optimized":
-        return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
+    else:
+        m = optimized_mir(bound, params, param_types, sizes=sizes)
+    if stage != "physical":
+        if fmt == "json":
+            return explain_mir_json(m, stage)
+        return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None)
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
-    return explain_lir_json(df) if fmt == "json" else explain_dataflow(df, node_ids="node_ids" in options)
+    return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options)
 
 
 def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:

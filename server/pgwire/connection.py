@@ -219,6 +219,14 @@ class Connection:
             raise ClientGone from e
 
     def _send_error(self, exc: BaseException, severity: str | None = None) -> None:
+        # Any error reported inside a transaction block aborts it (25P02 until ROLLBACK), also
+        # one raised while a result streams, after the coordinator's execute returned.
+        abort = getattr(self.session, "abort_transaction", None)
+        if abort is not None:
+            try:
+                abort()
+            except Exception:
+                log.exception("abort_transaction failed")
         if isinstance(exc, SqlError):
             err = exc
         else:

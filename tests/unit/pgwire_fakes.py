@@ -148,6 +148,10 @@ class FakeSession:
     def transaction_status(self) -> str:
         return self.status
 
+    def abort_transaction(self) -> None:
+        if self.status == "T":
+            self.status = "E"
+
 
 def _series(n: int, batch: int) -> Iterator[list[tuple[Any, ...]]]:
     for start in range(1, n + 1, batch):

@@ -251,6 +251,20 @@ def test_psycopg_pipeline_and_error_mid_stream(srv: ServerThread) -> None:
         assert conn.execute("select series 2").fetchall() == [(1,), (2,)]
 
 
+def test_error_while_rows_stream_aborts_the_transaction_block(srv: ServerThread) -> None:
+    """An error raised after execute returned (while the result streams) fails the open
+    transaction block as any other error does (psycopg then sees status INERROR)."""
+    import psycopg
+
+    with psycopg.connect(dsn(srv.port)) as conn:
+        conn.execute("select series 2").fetchall()  # opens the block (psycopg sends BEGIN)
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            conn.execute("select fail midway").fetchall()
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR
+        conn.rollback()
+        assert conn.execute("select series 2").fetchall() == [(1,), (2,)]
+
+
 # ---------------------------------------------------------------------------------------------
 # psycopg2, pg8000, asyncpg
 # ---------------------------------------------------------------------------------------------

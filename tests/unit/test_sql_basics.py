@@ -56,7 +56,7 @@ def test_unterminated_string_is_a_syntax_error() -> None:
         ("VALUES (1)", st.Query),
         ("INSERT INTO t VALUES (1)", st.Insert),
         ("SET search_path TO public", st.SetVar),
-        ("SHOW TABLES", st.ShowObjects),
+        ("SHOW TABLES", st.ShowListing),
         ("BEGIN READ ONLY", st.TxnControl),
         ("COPY t (a) FROM STDIN WITH (FORMAT csv)", st.CopyFrom),
         ("COPY (SELECT 1) TO STDOUT", st.CopyTo),
@@ -71,11 +71,22 @@ def test_classify(sql: str, kind: type) -> None:
 
 
 def test_explain_options_are_validated() -> None:
-    e = st.classify("EXPLAIN PHYSICAL PLAN WITH (node identifiers, arity) FOR SELECT 1")
-    assert isinstance(e, st.Explain) and e.options == ("node_ids", "arity")
+    e = st.classify("EXPLAIN PHYSICAL PLAN WITH (node identifiers, redacted) FOR SELECT 1")
+    assert isinstance(e, st.Explain) and e.options == ("node_ids", "redacted")
+    e = st.classify("EXPLAIN OPTIMIZED PLAN WITH (arity, join implementations, keys, types, redacted) FOR SELECT 1")
+    assert isinstance(e, st.Explain) and e.options == ("arity", "join_impls", "keys", "types", "redacted")
     with pytest.raises(SqlError) as err:
         st.classify("EXPLAIN PLAN WITH (bogus) FOR SELECT 1")
     assert err.value.sqlstate == "42601"
+    # known modifiers an output does not implement are refused, never silently ignored
+    for sql in ("EXPLAIN PHYSICAL PLAN WITH (arity) FOR SELECT 1",
+                "EXPLAIN PHYSICAL PLAN WITH (humanized expressions) FOR SELECT 1",
+                "EXPLAIN OPTIMIZED PLAN WITH (cardinality) FOR SELECT 1",
+                "EXPLAIN OPTIMIZED PLAN WITH (filter pushdown) FOR SELECT 1",
+                "EXPLAIN OPTIMIZED PLAN WITH (arity) AS JSON FOR SELECT 1"):
+        with pytest.raises(SqlError) as err:
+            st.classify(sql)
+        assert err.value.sqlstate == "0A000", sql
 
 
 def test_copy_to_a_file_is_refused() -> None:

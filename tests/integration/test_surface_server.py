@@ -1,0 +1,96 @@
+"""Materialize's SQL surface against the real server: the quickstart from psql (tables standing
+in for the AUCTION load generator, `datediff` and SHOW steps included), datediff's values,
+and the wire-level wrong answers of issue 13 (planner-level checks: tests/unit/test_surface.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.integration.harness import MzServer
+from tests.unit.test_surface import DATEDIFF_CASES
+
+pytestmark = pytest.mark.integration
+
+QUICKSTART = Path(__file__).with_name("quickstart.sql")
+
+
+def test_quickstart_from_psql(mz_server: MzServer) -> None:
+    """Every step succeeds (ON_ERROR_STOP) and the answers are the quickstart's: the winning
+    bid of each auction that has ended, the fraud check, the funds movement."""
+    psql = shutil.which("psql")
+    assert psql is not None, "psql is installed by make test"
+    env = dict(os.environ, PGCONNECT_TIMEOUT="30")
+    res = subprocess.run([psql, "-X", "-v", "ON_ERROR_STOP=1", "-h", mz_server.host, "-p", str(mz_server.port),
+                          "-U", "materialize", "materialize", "-A", "-F", "|", "-f", str(QUICKSTART)],
+                         capture_output=True, text=True, timeout=900, env=env)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    # winning_bids: auction 1 (ended an hour ago) is won by bid 2 (70), auction 2 by bid 4 (45);
+    # auction 3 has not ended (mz_now() < end_time)
+    assert "2|30|1|70|" in out and "Best Pizza in Town|10" in out
+    assert "\n4|30|2|45|" in out
+    assert "City Bar Crawl" not in out.split("-- winning bids")[1].split("-- end winning bids")[0]
+    # funds_movement: credits = debits = 70 + 45
+    assert "\n115|115\n" in out
+    # datediff step: bids older than 30 minutes
+    assert "\n1|t\n2|t\n3|t\n4|t\n5|f\n" in out
+    # SHOW steps
+    assert "wins_by_item|winning_bids|quickstart|{item}|" in out
+    assert "quickstart|r1 (spark)|" in out
+
+
+def test_datediff_values(mz_server: MzServer) -> None:
+    with mz_server.connect() as conn:
+        for sql, expected in DATEDIFF_CASES:
+            assert conn.execute(f"SELECT {sql}").fetchone() == (expected,), sql
+
+
+def test_now_in_an_insert_is_the_wall_clock(mz_server: MzServer, uniq) -> None:
+    t = uniq("clock")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (at timestamptz)")
+        conn.execute(f"INSERT INTO {t} VALUES (now())")
+        ((at,),) = conn.execute(f"SELECT at FROM {t}").fetchall()
+        assert abs((at - dt.datetime.now(dt.UTC)).total_seconds()) < 30, at
+        conn.execute(f"DROP TABLE {t}")
+
+
+def test_error_while_streaming_fails_the_transaction(mz_server: MzServer, uniq) -> None:
+    t = uniq("zero")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (a int)")
+        conn.execute(f"INSERT INTO {t} VALUES (0), (1)")
+    with mz_server.connect(autocommit=False) as conn:
+        conn.execute("SELECT 1").fetchall()
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            conn.execute(f"SELECT 1 / a FROM {t}").fetchall()
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+            conn.execute("SELECT 1").fetchall()
+        conn.rollback()
+        assert conn.execute("SELECT 1").fetchall() == [(1,)]
+    with mz_server.connect() as conn:
+        conn.execute(f"DROP TABLE {t}")
+
+
+def test_syntax_error_with_parameters_over_the_extended_protocol(mz_server: MzServer) -> None:
+    with mz_server.connect() as conn, pytest.raises(psycopg.errors.SyntaxError):
+        conn.execute("selec %s", [1])
+
+
+def test_unknown_cluster_fails_at_use(mz_server: MzServer, uniq) -> None:
+    t = uniq("cl")
+    with mz_server.connect() as conn:
+        conn.execute(f"CREATE TABLE {t} (a int)")
+        conn.execute("SET cluster = 'no_such_cluster'")
+        with pytest.raises(psycopg.errors.UndefinedObject, match="unknown cluster 'no_such_cluster'"):
+            conn.execute(f"SELECT * FROM {t}").fetchall()
+        conn.execute("RESET cluster")
+        assert conn.execute(f"SELECT * FROM {t}").fetchall() == []
+        conn.execute(f"DROP TABLE {t}")
