@@ -417,3 +417,10 @@ def test_set_schema_is_search_path(coord: Coordinator, session: Any) -> None:
         assert ("t", "") in run(coord, session, "SHOW TABLES")
     finally:
         run(coord, session, "DROP SCHEMA other CASCADE")
+
+
+def test_current_role_is_a_keyword(coord: Coordinator, session: Any) -> None:
+    """Postgres: `current_role` (unquoted) is the session's role, like current_user (it was
+    read as a column: 42703)."""
+    assert columns(coord, session, "SELECT current_role") == ["current_role"]
+    assert run(coord, session, "SELECT current_role, current_role = current_user") == [("materialize", True)]
