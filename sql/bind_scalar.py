@@ -101,6 +101,12 @@ def _column(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
 
 def _column_ref(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
     table = e.table or None
+    if table is None and isinstance(e.this, exp.Identifier) and not e.this.quoted and e.name.lower() == "current_role":
+        # a reserved word in Postgres, never a column (sqlglot reads it as one): current_user
+        session_value = getattr(binder.catalog, "session_value", None)
+        if session_value is None:
+            raise unsupported("current_role")
+        return Literal(session_value("current_role"), SqlType("name"))
     try:
         i = scope.lookup(e.name, table)
         return Column(i, scope.columns[i].typ)

@@ -787,6 +787,9 @@ def _parse_set(text: str) -> Statement:
         return SetVar("timezone", _parse_value(m.group(3)[4:].strip()), bool(m.group(1) and "local" in m.group(1).lower()))
     if m and ident(m.group(2)) == "names":
         return SetVar("client_encoding", _parse_value(m.group(3)))
+    if m and ident(m.group(2)) == "schema" and m.group(3) and "," not in m.group(3):
+        # SET SCHEMA 'x' = SET search_path TO x (Postgres; Materialize also takes `=`)
+        return SetVar("search_path", _parse_value(m.group(3)), bool(m.group(1) and "local" in m.group(1).lower()))
     if m and ident(m.group(2)) in ("transaction", "characteristics"):
         raise unsupported("SET TRANSACTION")
     if not m or not m.group(3):

@@ -404,3 +404,23 @@ def test_show_of_read_only_postgres_settings(coord: Coordinator, session: Any) -
     assert run(coord, session, "SHOW max_identifier_length") == [("63",)]
     assert run(coord, session, "SHOW lc_collate") == [("C",)]
     assert error(coord, session, "SHOW no_such_setting").sqlstate == "42704"
+
+
+def test_set_schema_is_search_path(coord: Coordinator, session: Any) -> None:
+    run(coord, session, "CREATE SCHEMA other")
+    try:
+        run(coord, session, "SET schema = 'other'")
+        assert run(coord, session, "SHOW search_path") == [("other",)]
+        run(coord, session, "CREATE TABLE in_other (x int)")
+        assert run(coord, session, "SHOW TABLES") == [("in_other", "")]
+        run(coord, session, "SET SCHEMA 'public'")
+        assert ("t", "") in run(coord, session, "SHOW TABLES")
+    finally:
+        run(coord, session, "DROP SCHEMA other CASCADE")
+
+
+def test_current_role_is_a_keyword(coord: Coordinator, session: Any) -> None:
+    """Postgres: `current_role` (unquoted) is the session's role, like current_user (it was
+    read as a column: 42703)."""
+    assert columns(coord, session, "SELECT current_role") == ["current_role"]
+    assert run(coord, session, "SELECT current_role, current_role = current_user") == [("materialize", True)]
