@@ -61,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
                 last = seed
                 p = from_seed(seed, objects=args.objects, writes=args.writes, families=families)
                 t_seed = time.monotonic()
-                found = oracle.run(p)
+                try:
+                    found = oracle.run(p)
+                except (ConnectionError, psycopg.OperationalError) as e:
+                    print(f"=== seed {seed}: the connection to mzspark was lost ({e}); stopping\n{p.script()}", flush=True)
+                    bad += 1
+                    break
                 print(f"-- seed {seed}: {len(found)} mismatches, {time.monotonic() - t_seed:.0f} s", flush=True)
                 for m in found:
                     bad += 1
@@ -80,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                                               "repro": m.repro, "program": p.script()}) + "\n")
                         out.flush()
         finally:
-            oracle.drop()
+            with contextlib.suppress(ConnectionError, psycopg.OperationalError):
+                oracle.drop()
             if out:
                 out.close()
         print(f"SUMMARY seeds {args.seed_start}..{last}: {oracle.stats.summary(time.monotonic() - t0)}; "

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from tests.ivm.choose import Chooser, SeededChooser
-from tests.ivm.queries import Def, Prev, random_def
+from tests.ivm.queries import FAMILIES, Def, Prev, random_def
 from tests.ivm.schema import create_sql, random_tables
 from tests.ivm.writes import Write, random_writes
 from tests.oracle.schema import Table
@@ -66,12 +66,14 @@ class Program:
 
 
 def generate(c: Chooser, *, objects: int = 4, writes: int = 8, families: tuple[str, ...] = (),
-             label: str = "") -> Program:
+             cover: bool = False, label: str = "") -> Program:
+    """`cover`: object i is of family i (mod their number), so every family appears."""
     tables = random_tables(c)
     objs: list[Obj] = []
     prev: list[Prev] = []
+    names = families or tuple(FAMILIES)
     for i in range(objects):
-        d = random_def(c, tables, prev, families)
+        d = random_def(c, tables, prev, (names[i % len(names)],) if cover else families)
         kind = c.choice(KINDS)
         idx = f"c{c.randint(1, d.ncols)}" if kind == "view" and c.chance(0.4) else None
         o = Obj(f"o{i + 1}", kind, d, idx)
