@@ -38,7 +38,7 @@ def pg_dsn() -> Iterator[str]:
           suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_ivm_oracle(mz_server: MzServer, pg_dsn: str, data: st.DataObject) -> None:
-    p = generate(HypothesisChooser(data), objects=len(FAMILIES), writes=3, cover=True, label="hypothesis")
+    p = generate(HypothesisChooser(data), objects=len(FAMILIES), writes=2, cover=True, label="hypothesis")
     with mz_server.connect() as mz, psycopg.connect(pg_dsn, autocommit=True) as pg:
         oracle = IvmOracle(mz, pg, schema="ivm_ci", oneshot=False)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import signal
 import sys
 import time
 
@@ -44,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown families: {', '.join(sorted(unknown))}")
 
+    # a SIGTERM unwinds like ^C, so the servers this run started are stopped
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with contextlib.ExitStack() as stack:
         pg_dsn = args.pg_dsn or stack.enter_context(postgres_c_collation())
         mz_dsn = args.mz_dsn or stack.enter_context(mzspark_server())
