@@ -164,6 +164,9 @@ class IvmOracle:
             mz = self.run_mz(st)
             if not mz.ok or not pg.ok:
                 if pg.ok or mz.ok or pg.sqlstate[:2] != mz.sqlstate[:2]:
+                    if w.txn:
+                        self.run_pg("ROLLBACK")
+                        self.run_mz("ROLLBACK")
                     return Mismatch(p.label, p.objects[0], i + 1, "write", "write-error", st, pg, mz)
         self.stats.writes += 1
         return None
