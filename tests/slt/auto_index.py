@@ -13,8 +13,9 @@ SELECT re-imposes the order: each ORDER BY item that is a position or matches an
 expression (or an output alias) becomes that position; at the first item that matches nothing
 the derived ORDER BY stops (a prefix). The record's sort mode then applies as usual, so only a
 `nosort` record whose ORDER BY cannot be derived can see rows in another order. Output columns
-are renamed a1 … an when the projection has no `*` (one-shot SELECTs may repeat a column name,
-a view may not)."""
+are renamed a1 … an (one-shot SELECTs may repeat a column name, a view may not): by the
+projection when it has no `*`, else by the record's column count (one deviation from
+Materialize, whose views of `SELECT * FROM t, t AS u` fail with 42701)."""
 
 from __future__ import annotations
 
@@ -100,14 +101,16 @@ def derived_order_by(node: exp.Expression) -> list[str]:
     return out
 
 
-def view_sql(sql: str, name: str | None = None) -> ViewSql | None:
-    """The statements that run `sql` through an indexed view; None when it is not a SELECT."""
+def view_sql(sql: str, name: str | None = None, ncols: int | None = None) -> ViewSql | None:
+    """The statements that run `sql` through an indexed view; None when it is not a SELECT.
+    `ncols` (the record's column count) names the columns of a `SELECT *` too, where
+    Materialize's runner leaves them (so `SELECT * FROM t, t AS u` fails there with 42701)."""
     text = sql.strip().rstrip(";").strip()
     node = _parse(text)
     if not isinstance(node, exp.Query) or isinstance(node, exp.Values):
         return None
     name = name or f"v{uuid.uuid4().hex}"
-    n = num_attributes(node)
+    n = num_attributes(node) or ncols
     cols = f" ({', '.join(f'a{i + 1}' for i in range(n))})" if n else ""
     order = derived_order_by(node)
     select = f"SELECT * FROM {name}" + (f" ORDER BY {', '.join(order)}" if order else "")

@@ -34,6 +34,14 @@ def test_view_statements(sql: str, cols: str, order: str) -> None:
     assert v.drop == "DROP VIEW IF EXISTS v"
 
 
+def test_star_columns_named_by_the_record() -> None:
+    v = view_sql("SELECT * FROM t, t AS u ORDER BY 1", "v", ncols=4)
+    assert v is not None and v.create_view.startswith("CREATE VIEW v (a1, a2, a3, a4) AS SELECT *")
+    assert v.select == "SELECT * FROM v ORDER BY 1"
+    # a projection without `*` is counted from the query itself
+    assert view_sql("SELECT a, b FROM t", "v", ncols=7).create_view.startswith("CREATE VIEW v (a1, a2) AS")  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("sql", ["INSERT INTO t VALUES (1)", "VALUES (1)", "CREATE TABLE t (a int)", "SELECT (((", ""])
 def test_not_a_select(sql: str) -> None:
     assert view_sql(sql) is None and not is_select(sql)
