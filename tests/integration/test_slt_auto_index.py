@@ -18,8 +18,8 @@ pytestmark = pytest.mark.integration
 # corpus file -> (first N statement/query records, every k-th query): aggregates, IN lists,
 # joins, ORDER BY … LIMIT (re-imposed on the view), DISTINCT, views over views, NULLs
 SAMPLE = {
-    "evidence/in1.test": (120, 1),
-    "select1.test": (45, 1),
+    "evidence/in1.test": (40, 1),
+    "select1.test": (36, 1),
     "random/aggregates/slt_good_0.test": (None, 400),
     "index/orderby/10/slt_good_0.test": (None, 400),
 }
