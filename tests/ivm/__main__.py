@@ -4,7 +4,7 @@ The IVM oracle: per seed a random schema of 2–3 tables, K maintained objects (
 views, and views with a default index) and W random writes, applied to mzspark and to a
 throwaway PostgreSQL 15 (both started here unless --mz-dsn / --pg-dsn point at running ones);
 after CREATE and after every write every object must equal PostgreSQL and mzspark's one-shot
-SELECT of its definition. Prints every mismatch (minimized with --minimize: a SQL script that
+SELECT of its definition (objects are read in a second session). Prints every mismatch (minimized with --minimize: a SQL script that
 reproduces it) and a summary; exit status 1 when there was one."""
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         pg_dsn = args.pg_dsn or stack.enter_context(postgres_c_collation())
         mz_dsn = args.mz_dsn or stack.enter_context(mzspark_server())
         mz = stack.enter_context(psycopg.connect(mz_dsn, autocommit=True))
+        reader = stack.enter_context(psycopg.connect(mz_dsn, autocommit=True))
         pg = stack.enter_context(psycopg.connect(pg_dsn, autocommit=True))
-        oracle = IvmOracle(mz, pg, oneshot=not args.no_oneshot)
+        oracle = IvmOracle(mz, pg, oneshot=not args.no_oneshot, reader=reader)
         out = open(args.out, "a") if args.out else None  # noqa: SIM115
         bad = 0
         t0 = time.monotonic()

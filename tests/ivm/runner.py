@@ -69,16 +69,20 @@ class Stats:
 
 
 class IvmOracle:
-    """`mz_exec` is how statements reach mzspark (tests replace it to plant bugs)."""
+    """`mz_exec` is how statements reach mzspark, `read_exec` how maintained objects are read
+    back: over `reader`, a second session when given (a read in another session after an
+    acknowledged write must see it: strict serializability). Tests replace both to plant bugs."""
 
     def __init__(self, mz: psycopg.Connection, pg: psycopg.Connection, *, schema: str = "ivm",
-                 oneshot: bool = True) -> None:
+                 oneshot: bool = True, reader: psycopg.Connection | None = None) -> None:
         self.mz, self.pg = mz, pg
+        self.reader = reader or mz
         self.schema = schema
         self.oneshot = oneshot
         self.stats = Stats()
         self.mz_exec: Callable[[str], Outcome] = lambda sql: execute(self.mz, sql)
-        for conn, timeout in ((mz, "300s"), (pg, "30s")):
+        self.read_exec: Callable[[str], Outcome] = lambda sql: execute(self.reader, sql)
+        for conn, timeout in ((mz, "300s"), (self.reader, "300s"), (pg, "30s")):
             execute(conn, f"SET statement_timeout = '{timeout}'")
 
     # ---- plumbing ---------------------------------------------------------------------
@@ -87,6 +91,13 @@ class IvmOracle:
         t0 = time.monotonic()
         try:
             return self.mz_exec(sql)
+        finally:
+            self.stats.mz_seconds += time.monotonic() - t0
+
+    def read_mz(self, sql: str) -> Outcome:
+        t0 = time.monotonic()
+        try:
+            return self.read_exec(sql)
         finally:
             self.stats.mz_seconds += time.monotonic() - t0
 
@@ -101,6 +112,8 @@ class IvmOracle:
                 o = run(st)
                 if not o.ok:
                     raise RuntimeError(f"setup failed: {st}: {o.sqlstate} {o.message}")
+        if self.reader is not self.mz:
+            self.read_mz(f"SET search_path = {self.schema}")
 
     def drop(self) -> None:
         for run in (self.run_mz, self.run_pg):
@@ -129,7 +142,7 @@ class IvmOracle:
     def check(self, p: Program, o: Obj, step: int) -> Mismatch | None:
         self.stats.checks += 1
         read = f"SELECT * FROM {o.name}"
-        got = self.run_mz(read)
+        got = self.read_mz(read)
         if o.d.pg_sql is not None:
             pg = self.run_pg(read)
             kind = classify(pg, got)
@@ -156,7 +169,7 @@ class IvmOracle:
             return None
         v = values[step % len(values)].replace("'", "''")
         sql = f"SELECT * FROM {o.name} WHERE {o.index_col} = '{v}'"
-        pgl, mzl = self.run_pg(sql), self.run_mz(sql)
+        pgl, mzl = self.run_pg(sql), self.read_mz(sql)
         kind = classify(pgl, mzl)
         return Mismatch(p.label, o, step, "postgres", kind, sql, pgl, mzl) if kind not in TOLERATED_VS_PG else None
 

@@ -52,8 +52,9 @@ class PgAsMz(IvmOracle):
 @pytest.fixture
 def oracle(dsns: tuple[str, str]) -> Iterator[PgAsMz]:
     mz_dsn, pg_dsn = dsns
-    with psycopg.connect(mz_dsn, autocommit=True) as mz, psycopg.connect(pg_dsn, autocommit=True) as pg:
-        o = PgAsMz(mz, pg)
+    with psycopg.connect(mz_dsn, autocommit=True) as mz, psycopg.connect(mz_dsn, autocommit=True) as reader, \
+            psycopg.connect(pg_dsn, autocommit=True) as pg:
+        o = PgAsMz(mz, pg, reader=reader)
         try:
             yield o
         finally:
@@ -98,7 +99,7 @@ def test_lost_writes_are_caught_and_minimized(oracle: PgAsMz) -> None:
 
 
 def test_a_planted_row_is_caught_at_hydration(oracle: PgAsMz) -> None:
-    plain = oracle.mz_exec
+    plain = oracle.read_exec
 
     def extra_row(sql: str) -> Outcome:
         o = plain(sql)
@@ -106,7 +107,7 @@ def test_a_planted_row_is_caught_at_hydration(oracle: PgAsMz) -> None:
             return dataclasses.replace(o, rows=o.rows + (tuple("1" for _ in o.oids),))
         return o
 
-    oracle.mz_exec = extra_row
+    oracle.read_exec = extra_row
     found = oracle.run(from_seed(11, objects=3, writes=2, families=("join", "agg", "setop")))
     assert [(m.obj.name, m.step, m.against) for m in found] == [("o2", 0, "postgres")]
 
