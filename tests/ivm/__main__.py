@@ -93,8 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                 oracle.drop()
             if out:
                 out.close()
-        print(f"SUMMARY seeds {args.seed_start}..{last}: {oracle.stats.summary(time.monotonic() - t0)}; "
-              f"mismatches={bad}", flush=True)
+            print(f"SUMMARY seeds {args.seed_start}..{last}: {oracle.stats.summary(time.monotonic() - t0)}; "
+                  f"mismatches={bad}", flush=True)
         return 1 if bad else 0
 
 
