@@ -8,6 +8,8 @@
 #   make tpch SF=0.1 # TPC-H: mzspark vs spark.sql vs DuckDB vs PostgreSQL (benches/tpch.py)
 #   make pg-regress # PostgreSQL's regression scripts vs a real PostgreSQL 15; rewrites tests/pg_regress/RESULTS.md
 #   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
+#   make ivm-oracle IVM_SEEDS=0:200 IVM_OBJECTS=4 IVM_WRITES=8  # maintained objects after every write vs PostgreSQL 15
+#   make slt-auto-index  # the sqllogictest corpus, each SELECT also through an indexed view
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -85,10 +87,15 @@ SLT_CORPUS ?= ../shared/slt/sqlite
 SLT_JOBS ?= 3
 SLT_ARGS ?=
 
-.PHONY: slt slt-plans
+.PHONY: slt slt-plans slt-auto-index
 
 slt: $(STAMP)
 	$(PY) -m tests.slt.runner --jobs $(SLT_JOBS) --check-pg $(SLT_ARGS) $(SLT_CORPUS)
+
+# Materialize's --auto-index-selects mode: every SELECT record is also run as CREATE VIEW +
+# CREATE DEFAULT INDEX + SELECT * FROM the view and must match too (same corpus and options).
+slt-auto-index: $(STAMP)
+	$(PY) -m tests.slt.runner --jobs $(SLT_JOBS) --check-pg --auto-index-selects $(SLT_ARGS) $(SLT_CORPUS)
 
 slt-plans: $(STAMP)
 	$(PY) -m tests.slt.plans --write-md tests/slt/PLAN_FAILURES.md $(SLT_CORPUS)
@@ -130,3 +137,18 @@ ORACLE_ARGS ?= --minimize
 
 oracle: $(STAMP) deps-test
 	$(PY) -m tests.oracle --seed-start $(word 1,$(subst :, ,$(SEEDS))) --count $(word 2,$(subst :, ,$(SEEDS))) --tier $(TIER) --out $(ORACLE_OUT) $(ORACLE_ARGS)
+
+# IVM oracle (tests/ivm): IVM_SEEDS=START:COUNT programs, each IVM_OBJECTS maintained objects
+# (materialized views, indexed views) and IVM_WRITES random writes; after CREATE and after every
+# write every object must equal PostgreSQL 15 and mzspark's one-shot SELECT of its definition.
+# Starts its own mzspark and PostgreSQL; mismatches (minimized to a SQL script) go to IVM_OUT.
+IVM_SEEDS ?= 0:200
+IVM_OBJECTS ?= 4
+IVM_WRITES ?= 8
+IVM_OUT ?= ivm-findings.jsonl
+IVM_ARGS ?= --minimize
+
+.PHONY: ivm-oracle
+
+ivm-oracle: $(STAMP) deps-test
+	$(PY) -m tests.ivm --seed-start $(word 1,$(subst :, ,$(IVM_SEEDS))) --count $(word 2,$(subst :, ,$(IVM_SEEDS))) --objects $(IVM_OBJECTS) --writes $(IVM_WRITES) --out $(IVM_OUT) $(IVM_ARGS)

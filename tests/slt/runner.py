@@ -48,6 +48,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from tests.slt.auto_index import view_sql
 from tests.slt.parser import Record, parse_file
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -241,6 +242,10 @@ class FileResult:
     # SQLSTATE of every record that raised an error (passing `statement error` ones too)
     error_states: dict[int, str] = field(default_factory=dict)
     aborted: str | None = None  # why the file stopped early (connection lost, ...)
+    # --auto-index-selects: SELECT records also run through an indexed view, and those of them
+    # that passed as a plain query but failed through the view
+    view_checked: int = 0
+    view_failed: int = 0
     on_failure: Callable[[Failure], None] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -258,6 +263,8 @@ class RunOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     keep_schema: bool = False
     label_check: bool = True
+    # also run each SELECT record through CREATE VIEW + CREATE DEFAULT INDEX (auto_index.py)
+    auto_index_selects: bool = False
     # called with every failure as it happens (a long run's failures can be read early)
     on_failure: Callable[[Failure], None] | None = None
 
@@ -347,6 +354,8 @@ def run_records(
                 _fail(res, rec, file_label, "not run", res.aborted, "aborted")
                 continue
             reason = _run_one(rec, conn, res, file_label, mode, labels if opts.label_check else None)
+            if reason is None and opts.auto_index_selects and rec.kind == "query" and not conn.broken:
+                reason = _run_through_view(rec, conn, res, file_label, mode)
             if reason is None:
                 res.passed += 1
                 res.passed_lines.append(rec.line)
@@ -419,6 +428,36 @@ def _run_one(rec: Record, conn: PgConnection, res: FileResult, file_label: str, 
             return _fail(res, rec, file_label, f"same values as earlier {rec.label}",
                          _actual_text(flat, True), "label mismatch")
     return None
+
+
+def _run_through_view(rec: Record, conn: PgConnection, res: FileResult, file_label: str, mode: str) -> str | None:
+    """--auto-index-selects for a record that passed: the same check through an indexed view
+    (tests/slt/auto_index.py). None when it passes there too (or is not a SELECT)."""
+    v = view_sql(rec.sql, ncols=None if rec.multiline else len(rec.types))
+    if v is None:
+        return None
+    res.view_checked += 1
+    what = "ok" if rec.expect == "error" else _expected_text(rec)
+    try:
+        try:
+            conn.execute(v.create_view)
+            conn.execute(v.create_index)
+            out = conn.execute(v.select)
+        finally:
+            with contextlib.suppress(DbError):
+                if not conn.broken:
+                    conn.execute(v.drop)
+    except DbError as e:
+        if rec.expect == "error" and (not rec.error_regex or re.search(rec.error_regex, e.message)):
+            return None
+        res.view_failed += 1
+        return _fail(res, rec, file_label, what, f"through an indexed view: error {e.sqlstate}: {e.message}",
+                     "view error", e.sqlstate)
+    bad = "ok" if rec.expect == "error" else check_query(rec, out, mode)
+    if bad is None:
+        return None
+    res.view_failed += 1
+    return _fail(res, rec, file_label, what, f"through an indexed view: {bad}", "view wrong result")
 
 
 class SchemaSetup:
@@ -534,13 +573,14 @@ def format_table(results: list[FileResult], total_seconds: float | None = None,
     w = max([len("file"), *(len(r.file) for r in results)])
     worse = [worse_than_pg_count(r) if compare_pg else None for r in results]
     show = any(x is not None for x in worse)
-    extra_h = f" | {'PG-passes':>9}" if show else ""
-    extra_l = f"-+-{'-' * 9}" if show else ""
+    views = any(r.view_checked for r in results)
+    extra_h = (f" | {'PG-passes':>9}" if show else "") + (f" | {'view-only':>9}" if views else "")
+    extra_l = (f"-+-{'-' * 9}" if show else "") + (f"-+-{'-' * 9}" if views else "")
     sep = f"{'-' * w}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 7}-+-{'-' * 8}{extra_l}"
     lines = [f"{'file':<{w}} | {'passed':>7} | {'failed':>7} | {'skipped':>7} | {'seconds':>8}{extra_h}", sep]
     for r, x in zip(results, worse, strict=True):
         note = f"  ({r.aborted})" if r.aborted else ""
-        extra = (f" | {'-' if x is None else x:>9}") if show else ""
+        extra = (f" | {'-' if x is None else x:>9}" if show else "") + (f" | {r.view_failed:>9}" if views else "")
         lines.append(f"{r.file:<{w}} | {r.passed:>7} | {r.failed:>7} | {r.skipped:>7} | {r.seconds:>8.1f}{extra}{note}")
     p = sum(r.passed for r in results)
     f = sum(r.failed for r in results)
@@ -548,13 +588,17 @@ def format_table(results: list[FileResult], total_seconds: float | None = None,
     wt = sum(x or 0 for x in worse)
     secs = total_seconds if total_seconds is not None else sum(r.seconds for r in results)
     lines.append(sep)
-    extra = f" | {wt:>9}" if show else ""
+    vf = sum(r.view_failed for r in results)
+    extra = (f" | {wt:>9}" if show else "") + (f" | {vf:>9}" if views else "")
     lines.append(f"{'total':<{w}} | {p:>7} | {f:>7} | {s:>7} | {secs:>8.1f}{extra}")
     rate = 100.0 * p / (p + f) if p + f else 0.0
     lines.append(f"total: {p} passed, {f} failed, {s} skipped; pass rate {rate:.2f}%")
     if show:
         lines.append(f"failed records that PostgreSQL 15 passes (tests/slt/pg_expected): {wt}"
                      + (f" ({100.0 * wt / (p + f):.2f}% of the records run)" if p + f else ""))
+    if views:
+        lines.append(f"--auto-index-selects: {sum(r.view_checked for r in results)} SELECT records also run through "
+                     f"an indexed view; {vf} of them passed as a plain query but failed through the view (view-only)")
     return "\n".join(lines)
 
 
@@ -606,15 +650,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--spark-master", default="local[2]", help="for the server started by the runner")
     ap.add_argument("--server-log", type=Path, help="log file of the server started by the runner")
     ap.add_argument("--auto-index-selects", action="store_true",
-                    help="re-run each SELECT as CREATE VIEW + CREATE DEFAULT INDEX + SELECT (not implemented yet)")
+                    help="also run each SELECT record as CREATE VIEW + CREATE DEFAULT INDEX + SELECT * FROM the view")
     ap.add_argument("--check-pg", action="store_true",
                     help="exit 1 when a record that PostgreSQL 15 passes (tests/slt/pg_expected) failed")
     ap.add_argument("--quiet", action="store_true", help="no per-file progress on stderr")
     args = ap.parse_args(argv)
 
-    if args.auto_index_selects:
-        print("error: --auto-index-selects is not implemented yet (a later issue implements it)", file=sys.stderr)
-        return 2
     engines = DEFAULT_ENGINES if args.engine == "materialize" else frozenset({args.engine})
     paths = args.paths or [str(DEFAULT_CORPUS)]
     files = collect_files(paths)
@@ -623,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     root = Path(paths[0]).resolve() if len(paths) == 1 and Path(paths[0]).is_dir() else None
     opts = RunOptions(engines=engines, limit=args.limit, timeout_s=args.timeout,
-                      query_every=args.query_every)
+                      query_every=args.query_every, auto_index_selects=args.auto_index_selects)
     lock = threading.Lock()
     if args.failures:
         args.failures.write_text("")
@@ -651,8 +692,9 @@ def main(argv: list[str] | None = None) -> int:
         with lock:
             done[0] += 1
             note = f" ABORTED: {r.aborted}" if r.aborted else ""
+            views = f" view-only-failed {r.view_failed}/{r.view_checked}" if r.view_checked else ""
             print(f"[{done[0]}/{len(files)}] {r.file}: passed {r.passed} failed {r.failed} "
-                  f"skipped {r.skipped} ({r.seconds:.1f}s){note}", file=sys.stderr, flush=True)
+                  f"skipped {r.skipped}{views} ({r.seconds:.1f}s){note}", file=sys.stderr, flush=True)
 
     t0 = time.monotonic()
     try:
