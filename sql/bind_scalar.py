@@ -561,6 +561,9 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
         return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
+    if name == "pg_typeof" and len(args) == 1:
+        # pg_typeof(x) = the name of x's type, without its modifier (a regtype, sent as text)
+        return Literal(SqlType(args[0].typ.name).pg_format(), TEXT)
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
     if name == "to_jsonb" and len(args) == 1:
