@@ -64,7 +64,8 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
         b = binder.bind_query(cte.this, top=False)
         rel, _ = binder.derived_rel(b)
         names = list(b.names)
-        cols = cte.args.get("alias").columns if cte.args.get("alias") else []
+        alias = cte.args.get("alias")
+        cols = alias.columns if alias is not None else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
 
@@ -176,8 +177,8 @@ def _recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, lis
     if any(_in_sublink(r, step_q) for r in refs):
         raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within a subquery')
     for r in refs:
-        if (op := _in_set_operation(r, step_q, (exp.Intersect, exp.Except))) is not None:
-            raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within {op.key.upper()}')
+        if (op := _refused_set_operation(r, step_q)) is not None:
+            raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within {op}')
     distinct = q.args.get("distinct", True) is not False
     base = binder.bind_query(q.this, top=False)
     types = tuple(TEXT if t.name == "unknown" else t for t in base.types)
@@ -250,14 +251,19 @@ def _in_sublink(node: exp.Expression, root: exp.Expression) -> bool:
     return False
 
 
-def _in_set_operation(node: exp.Expression, root: exp.Expression, kinds: tuple[type, ...]) -> exp.Expression | None:
+def _refused_set_operation(node: exp.Expression, root: exp.Expression) -> str | None:
+    """PostgreSQL's rule for the working table inside a set operation of the step: not in
+    INTERSECT ALL, not in EXCEPT's right side nor in EXCEPT ALL (the step is re-evaluated
+    as a whole each round, so the others mean what they say)."""
+    child: Any = node
     p: Any = node.parent
-    while p is not None:
-        if isinstance(p, kinds):
-            return p  # type: ignore[no-any-return]
-        if p is root:
-            return None
-        p = p.parent
+    while p is not None and child is not root:
+        all_ = p.args.get("distinct") is False
+        if isinstance(p, exp.Intersect) and all_:
+            return "INTERSECT"
+        if isinstance(p, exp.Except) and (all_ or child is p.expression):
+            return "EXCEPT"
+        child, p = p, p.parent
     return None
 
 

@@ -40,9 +40,11 @@ from sql.hir import (
     HMap,
     HProject,
     HReduce,
+    HTopK,
     OuterColumn,
     Param,
     Select,
+    hir_types,
 )
 from sql.scalar import (
     AggregateExpr,
@@ -50,6 +52,7 @@ from sql.scalar import (
     CallUnary,
     CallVariadic,
     Column,
+    ColumnOrder,
     If,
     Literal,
     record_get,
@@ -426,6 +429,9 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
 
 def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     """ARRAY[x, ...]: the elements' common type; all-literal arrays fold to a literal."""
+    if not e.args.get("value_constructor") and len(e.expressions) == 1 \
+            and isinstance(e.expressions[0], (exp.Select, exp.SetOperation)):
+        return _array_subquery(binder, e.expressions[0], scope)
     elems = [binder.scalar(x, scope) for x in e.expressions]
     if not elems:
         raise SqlError("42P18", "cannot determine type of empty array",
@@ -436,6 +442,30 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     if all(isinstance(x, Literal) for x in coerced):
         return Literal([cast(Literal, x).value for x in coerced], t)
     return CallVariadic("array_create", coerced, t)
+
+
+def _array_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScalar:
+    """ARRAY(subquery) = coalesce((SELECT array_agg(c ORDER BY k1, ..) FROM subquery), '{}'):
+    the subquery's one column over its rows, in the order of its ORDER BY k1, .. (after its
+    LIMIT / OFFSET); no rows make an empty array, not NULL."""
+    bq = _subquery(binder, q, scope)
+    if len(bq.types) != 1:
+        raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
+    f = bq.finishing
+    rel = bq.rel
+    if f.limit is not None or f.offset:
+        rel = HTopK(rel, (), f.order_by, f.limit, f.offset)
+    types = hir_types(rel)
+    value = Column(f.project[0], types[f.project[0]])
+    elem = binder.coerce(value, TEXT) if value.typ.name == "unknown" else value
+    if func.is_array(elem.typ):
+        raise unsupported("ARRAY(subquery) of arrays")
+    fields = (elem, *(Column(o.column, types[o.column]) for o in f.order_by))
+    rt = record_type(tuple(x.typ for x in fields))
+    order = tuple(ColumnOrder(1 + i, o.desc, o.nulls_last) for i, o in enumerate(f.order_by))
+    t = func.array_of(elem.typ)
+    agg = AggregateExpr("array_agg", CallVariadic("row", fields, rt), False, t, order_by=order)
+    return CallVariadic("coalesce", (Select(HReduce(rel, (), (agg,)), t), Literal([], t)), t)
 
 
 def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:

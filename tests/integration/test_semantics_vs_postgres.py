@@ -84,6 +84,11 @@ QUERIES = [
     "SELECT count(*) FROM t1 WHERE b IS DISTINCT FROM 20",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
+    # ARRAY(subquery): all its rows in its ORDER BY's order, {} for none (not ARRAY[scalar subquery])
+    "SELECT a, ARRAY(SELECT y FROM t2 WHERE t2.x = t1.a ORDER BY y DESC) FROM t1",
+    "SELECT a, ARRAY(SELECT y * t1.a FROM t2 WHERE y IS NOT NULL ORDER BY y LIMIT 3) FROM t1",
+    "SELECT ARRAY(SELECT x FROM t2 WHERE x > 100), ARRAY(SELECT 'k' FROM t2 WHERE x = 5), ARRAY[(SELECT 1)]",
+    "SELECT x, ARRAY(SELECT sum(x + b) AS s FROM t1 GROUP BY b ORDER BY s NULLS FIRST) FROM t2 WHERE x IS NOT NULL",
 ]
 
 
