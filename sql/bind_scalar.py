@@ -641,6 +641,17 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
+    if name == "decode":
+        # decode(text, 'hex') only: base64 / escape are 0A000, not approximated
+        fmt = cargs[1]
+        if not isinstance(fmt, Literal):
+            raise unsupported("decode with a format that is not a literal")
+        if fmt.value is None:
+            return Literal(None, rtype)
+        if str(fmt.value).lower() in ("base64", "escape"):
+            raise unsupported(f"decode(.., '{fmt.value}')")
+        if str(fmt.value).lower() != "hex":
+            raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
     if name in _VARIADIC_ONLY:
         return CallVariadic(name, cargs, rtype)
     if len(cargs) == 1:
