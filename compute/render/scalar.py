@@ -780,7 +780,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # whitespace before a pair skipped, else PostgreSQL's 22023
             digits = f"regexp_replace({a}, '[ \\t\\n\\r]', '')"
             bad = raise_error("[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit", "binary")
-            return (f"(CASE WHEN {a} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$' THEN unhex({digits})"
+            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN {a} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$' THEN unhex({digits})"
                     f" ELSE {bad} END)")
         case "log":
             return cast(f"log({a}, {b})", t)
