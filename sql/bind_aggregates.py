@@ -39,6 +39,7 @@ from sql.scalar import (
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
 from sql.types import (
     BOOL,
+    BYTEA,
     FLOAT8,
     INT4,
     INT8,
@@ -205,14 +206,13 @@ def _ordered_aggregate(binder: Binder, name: str, raw_args: list[exp.Expression]
         raise SqlError(UNDEFINED_FUNCTION, f"function {name}({', '.join(x.typ.pg_format() for x in args)}) does not exist",
                        hint="No function matches the given name and argument types. You might need to add explicit type casts.")
     if name == "string_agg":
+        # string_agg(text, text) or string_agg(bytea, bytea)
+        typ = BYTEA if any(x.typ.name == "bytea" for x in args) else TEXT
         for x in args:
-            if not (x.typ.is_string or x.typ.name == "unknown"):
-                if x.typ.name == "bytea":
-                    raise unsupported("string_agg(bytea, bytea)")
+            if not (x.typ.name == "unknown" or (x.typ.name == "bytea" if typ == BYTEA else x.typ.is_string)):
                 raise SqlError(UNDEFINED_FUNCTION, f"function string_agg({', '.join(y.typ.pg_format() for y in args)}) does not exist",
                                hint="No function matches the given name and argument types. You might need to add explicit type casts.")
-        args = [binder.coerce(x, TEXT) for x in args]
-        typ = TEXT
+        args = [binder.coerce(x, typ) for x in args]
     elif name == "array_agg":
         if args[0].typ.name == "unknown":
             args = [binder.coerce(args[0], TEXT)]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
+from sql import func
 from sql.bind_aggregates import _has_agg
 from sql.bind_names import sql_type_of
 from sql.bind_scalar import assignment_castable
@@ -55,13 +56,16 @@ def bind_with(binder: Binder, q: exp.Expression) -> None:
         if name in seen:
             raise SqlError("42712", f'WITH query name "{name}" specified more than once')
         seen.add(name)
+    for cte in (_dependency_order(w.expressions) if recursive else w.expressions):
+        name = cte.alias_or_name
         if recursive and _reads(cte.this, name):
             binder.ctes[name] = recursive_cte(binder, cte, name)
             continue
         b = binder.bind_query(cte.this, top=False)
         rel, _ = binder.derived_rel(b)
         names = list(b.names)
-        cols = cte.args.get("alias").columns if cte.args.get("alias") else []
+        alias = cte.args.get("alias")
+        cols = alias.columns if alias is not None else []
         names = aliased_names(names, [c.name for c in cols], f'WITH query "{cte.alias_or_name}"')
         binder.ctes[name] = (rel, names, len(binder.outer))
 
@@ -74,8 +78,57 @@ def _search_cycle(cte: exp.CTE, name: str, recursive: bool) -> None:
     raise unsupported("WITH RECURSIVE ... SEARCH / CYCLE")
 
 
+def _dependency_order(ctes: list[exp.CTE]) -> list[exp.CTE]:
+    """WITH RECURSIVE's items in an order that binds each after the others it reads (all are
+    in scope in each: forward references are allowed); a cycle through two or more items is
+    mutual recursion, which PostgreSQL does not implement (0A000)."""
+    names = {c.alias_or_name for c in ctes}
+    deps = {c.alias_or_name: {n for n in names - {c.alias_or_name} if _reads(c.this, n)} for c in ctes}
+    done: set[str] = set()
+    out: list[exp.CTE] = []
+    while len(out) < len(ctes):
+        ready = next((c for c in ctes if c.alias_or_name not in done and deps[c.alias_or_name] <= done), None)
+        if ready is None:
+            raise SqlError("0A000", "mutual recursion between WITH items is not implemented")
+        done.add(ready.alias_or_name)
+        out.append(ready)
+    return out
+
+
 def _reads(q: exp.Expression, name: str) -> bool:
-    return any(len(t.parts) == 1 and t.name == name for t in q.find_all(exp.Table))
+    return bool(_refs(q, name))
+
+
+def _refs(q: exp.Expression, name: str) -> list[exp.Table]:
+    """The references in q to the WITH query `name` of q's scope: a one-part table name
+    that no WITH inside q (or attached to q) rebinds where the reference stands."""
+    return [t for t in q.find_all(exp.Table) if len(t.parts) == 1 and t.name == name and not _shadowed(t, q, name)]
+
+
+def _shadowed(t: exp.Table, root: exp.Expression, name: str) -> bool:
+    """Does a WITH between t and root (root's own included) define `name` visibly at t? Its
+    items are visible in its query's body, in the later items, and (WITH RECURSIVE) in all
+    of its items."""
+    path: list[Any] = [t]
+    node: Any = t
+    while node is not root and node.parent is not None:
+        node = node.parent
+        path.append(node)
+    for k, p in enumerate(path):
+        w = p.args.get("with_") or p.args.get("with") if isinstance(p, exp.Expression) and k > 0 else None
+        if not isinstance(w, exp.With):
+            continue
+        items = list(w.expressions)
+        at = next((i for i, c in enumerate(items) if c.alias_or_name == name), None)
+        if at is None:
+            continue
+        if k < 2 or path[k - 1] is not w:
+            return True  # read in the body of p
+        inside = path[k - 2]  # the item of w that holds the reference
+        pos = next(i for i, c in enumerate(items) if c is inside)
+        if w.args.get("recursive") or pos > at:
+            return True
+    return False
 
 
 def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list[str], int]:
@@ -86,24 +139,46 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
         w       = base WHERE NOT EXISTS started  UNION ALL  step(w) WHERE EXISTS started
         t       = w UNION ALL t                  (UNION: distinct, and w less t)
         started = VALUES (true)
-    whose fixpoint is reached when w is empty: step(empty) is empty because the step reads
-    its working table once, outside subqueries, outer joins and aggregates (else refused)."""
+    whose fixpoint is reached when w is empty: step(empty) is empty when the step reads its
+    working table once in its FROM list, outside outer joins' nullable sides and aggregates.
+    A step that reads it elsewhere (in a FROM subquery, a set operation, its own WITH) may
+    yield rows from an empty working table; PostgreSQL runs the step once even then (on an
+    empty base) and stops at the first round that yields nothing, so it is guarded instead:
+        step(w) WHERE EXISTS nonempty OR (EXISTS started AND NOT EXISTS stepped)
+        nonempty = SELECT DISTINCT true FROM w,  stepped = started
+    (bound after w and before started, they read w's value of this round and started's of
+    the round before; w then reads nonempty's value of the round before: w's previous one)."""
+    saved = dict(binder.ctes)
+    try:
+        return _recursive_cte(binder, cte, name)
+    finally:
+        binder.ctes = saved
+
+
+def _recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list[str], int]:
     q = cte.this
     while isinstance(q, exp.Subquery) and not q.args.get("order") and not q.args.get("limit"):
         q = q.this
+    inner_with = q.args.get("with_") or q.args.get("with")
+    if inner_with is not None and any(_reads(c.this, name) for c in inner_with.expressions):
+        raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within a subquery')
     if not isinstance(q, exp.Union) or _reads(q.this, name):
         raise SqlError("42P19", f'recursive query "{name}" does not have the form non-recursive-term UNION [ALL] recursive-term')
-    for bad in ("order", "limit", "offset", "with_", "with"):
+    for bad in ("order", "limit", "offset"):
         if q.args.get(bad):
             raise unsupported(f"{bad.upper().rstrip('_')} on a recursive query")
+    bind_with(binder, q)  # the recursive query's own WITH: in scope in both terms
     step_q = q.expression
     while isinstance(step_q, exp.Subquery) and not step_q.args.get("order") and not step_q.args.get("limit"):
         step_q = step_q.this
-    refs = [t for t in step_q.find_all(exp.Table) if len(t.parts) == 1 and t.name == name]
+    refs = _refs(step_q, name)
     if len(refs) > 1:
         raise SqlError("42P19", f'recursive reference to query "{name}" must not appear more than once')
-    if any(_under_subquery(r, step_q) for r in refs):
+    if any(_in_sublink(r, step_q) for r in refs):
         raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within a subquery')
+    for r in refs:
+        if (op := _refused_set_operation(r, step_q)) is not None:
+            raise SqlError("42P19", f'recursive reference to query "{name}" must not appear within {op}')
     distinct = q.args.get("distinct", True) is not False
     base = binder.bind_query(q.this, top=False)
     types = tuple(TEXT if t.name == "unknown" else t for t in base.types)
@@ -115,30 +190,89 @@ def recursive_cte(binder: Binder, cte: exp.CTE, name: str) -> tuple[HirRel, list
     binder._next_rec += 3
     w, acc, started = (HGet(ids[0], f"{name} (working table)", types, local=True), HGet(ids[1], name, types, local=True),
                        HGet(ids[2], f"{name} (started)", (BOOL,), local=True))
-    saved = dict(binder.ctes)
     binder.ctes[name] = (w, names, len(binder.outer))
-    try:
-        step = binder.bind_query(step_q, top=False)
-    finally:
-        binder.ctes = saved
+    step = binder.bind_query(step_q, top=False)
     for j in step_q.find_all(exp.Join):
         _check_outer_join(j, refs, name)
     if _aggregates(step_q):
         raise SqlError("42P19", f'aggregate functions are not allowed in a recursive query\'s recursive term of "{name}"')
+    _check_step_types(name, types, step.types)
     base_rel = wmr_cast(binder, name, binder._finish_nested(base), base.types, types)
     step_rel = wmr_cast(binder, name, binder._finish_nested(step), step.types, types)
     if distinct:
         base_rel = HDistinct(base_rel)
         step_rel = HThreshold(HUnion((HDistinct(step_rel), HNegate(acc))))
-    # the flag as a one-column relation crossed with each part (no zero-width relations)
+    # the flags as one-column relations crossed with each part (no zero-width relations)
     first_round = HThreshold(HUnion((HConstant(((True,),), (BOOL,)), HNegate(started))))
     n = len(types)
+    simple = isinstance(step_q, exp.Select) and all(_in_from_list(r, step_q) for r in refs)
+    true_rel = HConstant(((True,),), (BOOL,))
+    guard: HirRel = started
+    if not simple:
+        nonempty = HGet(f"r{binder._next_rec}", f"{name} (nonempty)", (BOOL,), local=True)
+        stepped = HGet(f"r{binder._next_rec + 1}", f"{name} (stepped)", (BOOL,), local=True)
+        binder._next_rec += 2
+        first_step = HThreshold(HUnion((started, HNegate(stepped))))
+        guard = HDistinct(HUnion((nonempty, first_step)))
     w_value = HUnion((HProject(HJoin(base_rel, first_round, TRUE, "inner"), tuple(range(n))),
-                      HProject(HJoin(step_rel, started, TRUE, "inner"), tuple(range(n)))))
+                      HProject(HJoin(step_rel, guard, TRUE, "inner"), tuple(range(n)))))
     acc_value: HirRel = HUnion((w, acc))  # (the renderer needs the self-reference last)
-    rel = HLetRec(tuple(ids), (f"{name}_working", name, f"{name}_started"), (types, types, (BOOL,)),
-                  (w_value, acc_value, HConstant(((True,),), (BOOL,))), None, acc)
+    if simple:
+        rel = HLetRec(tuple(ids), (f"{name}_working", name, f"{name}_started"), (types, types, (BOOL,)),
+                      (w_value, acc_value, true_rel), None, acc)
+    else:
+        rel = HLetRec((ids[0], ids[1], nonempty.id, stepped.id, ids[2]),
+                      (f"{name}_working", name, f"{name}_nonempty", f"{name}_stepped", f"{name}_started"),
+                      (types, types, (BOOL,), (BOOL,), (BOOL,)),
+                      (w_value, acc_value, HDistinct(HProject(HMap(w, (TRUE,)), (n,))), started, true_rel), None, acc)
     return rel, names, len(binder.outer)
+
+
+def _check_step_types(name: str, types: tuple[SqlType, ...], step: tuple[SqlType, ...]) -> None:
+    """The non-recursive term fixes the column types: the UNION of both terms must have them,
+    modifiers included (PostgreSQL's 42804)."""
+    if len(step) != len(types):
+        raise SqlError("42601", "each UNION query must have the same number of columns")
+    for i, (t, s) in enumerate(zip(types, step, strict=True)):
+        u = func.unify([t, s], "UNION")
+        if u != t:
+            raise SqlError(DATATYPE_MISMATCH, f'recursive query "{name}" column {i + 1} has type {t.pg_format()} in '
+                           f"non-recursive term but type {u.pg_format()} overall")
+
+
+def _in_sublink(node: exp.Expression, root: exp.Expression) -> bool:
+    """Is node inside a subquery used as an expression (scalar, EXISTS, IN, ARRAY(..)) of root?"""
+    p: Any = node
+    while p is not root and p.parent is not None:
+        if isinstance(p, (exp.Select, exp.Subquery, exp.SetOperation)) and not isinstance(
+                p.parent, (exp.Subquery, exp.SetOperation, exp.From, exp.Join, exp.CTE, exp.With)):
+            return True
+        p = p.parent
+    return False
+
+
+def _refused_set_operation(node: exp.Expression, root: exp.Expression) -> str | None:
+    """PostgreSQL's rule for the working table inside a set operation of the step: not in
+    INTERSECT ALL, not in EXCEPT's right side nor in EXCEPT ALL (the step is re-evaluated
+    as a whole each round, so the others mean what they say)."""
+    child: Any = node
+    p: Any = node.parent
+    while p is not None and child is not root:
+        all_ = p.args.get("distinct") is False
+        if isinstance(p, exp.Intersect) and all_:
+            return "INTERSECT"
+        if isinstance(p, exp.Except) and (all_ or child is p.expression):
+            return "EXCEPT"
+        child, p = p, p.parent
+    return None
+
+
+def _in_from_list(node: exp.Expression, select: exp.Select) -> bool:
+    """Is node a table of select's own FROM / JOIN list (not deeper)?"""
+    p: Any = node.parent
+    while isinstance(p, (exp.From, exp.Join)):
+        p = p.parent
+    return p is select
 
 
 def _check_outer_join(j: exp.Join, refs: list[exp.Table], name: str) -> None:
@@ -171,16 +305,6 @@ def _ancestors(node: exp.Expression) -> list[Any]:
         out.append(p)
         p = p.parent
     return out
-
-
-def _under_subquery(node: exp.Expression, root: exp.Expression) -> bool:
-    """Is node inside a subquery of the query root?"""
-    p = node.parent
-    while p is not None and p is not root:
-        if isinstance(p, (exp.Subquery, exp.Select)) and not (isinstance(p, exp.Subquery) and p.parent is root):
-            return True
-        p = p.parent
-    return False
 
 
 def _aggregates(q: exp.Expression) -> bool:

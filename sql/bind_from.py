@@ -158,7 +158,9 @@ def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope
     """l JOIN r USING (c, ..) = l JOIN r ON l.c = r.c AND .., plus one merged column per c:
     l.c for inner and LEFT joins, r.c for RIGHT, coalesce(l.c, r.c) for FULL (each in the
     two sides' common type). The merged columns are what `c` names and come first in `*`
-    (then l's other columns, then r's); l.c and r.c stay reachable qualified."""
+    (then l's other columns, then r's); l.c and r.c stay reachable qualified. A merged column
+    that is one side's column as it is (no cast) is that column, not a copy: grouping by
+    t1.c then also groups `c`."""
     if len(set(using)) != len(using):
         dup = next(n for n in using if using.count(n) > 1)
         raise SqlError("42701", f'column name "{dup}" appears more than once in USING clause')
@@ -180,11 +182,21 @@ def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope
         hide_right.add(ri)
     pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
     width = n + len(s2.columns)
-    out = HMap(HJoin(rel, r2, pred, join_kind, lateral), tuple(merged))
-    cols = ([replace(c, hidden=True) if i in hide_left else c for i, c in enumerate(scope.columns)]
-            + [replace(c, hidden=True) if i in hide_right else c for i, c in enumerate(s2.columns)]
-            + [ScopeColumn(None, name, m.typ) for name, m in zip(using, merged, strict=True)])
-    star = (list(range(width, width + len(merged))) + [i for i in scope.star_positions() if i not in hide_left]
+    # per merged column: the position of the side's column it is, else None (mapped)
+    same = [m.index if isinstance(m, Column) and m.index not in (c.index for c in merged[:k] if isinstance(c, Column))
+            else None for k, m in enumerate(merged)]
+    mapped = [m for m, p in zip(merged, same, strict=True) if p is None]
+    positions: list[int] = []
+    for p in same:
+        positions.append(p if p is not None else width + sum(q is None for q in same[: len(positions)]))
+    out: HirRel = HJoin(rel, r2, pred, join_kind, lateral)
+    if mapped:
+        out = HMap(out, tuple(mapped))
+    kept = {p for p in same if p is not None}
+    cols = ([replace(c, hidden=True) if i in hide_left and i not in kept else c for i, c in enumerate(scope.columns)]
+            + [replace(c, hidden=True) if i in hide_right and n + i not in kept else c for i, c in enumerate(s2.columns)]
+            + [ScopeColumn(None, name, m.typ) for name, m, p in zip(using, merged, same, strict=True) if p is None])
+    star = (positions + [i for i in scope.star_positions() if i not in hide_left]
             + [n + i for i in s2.star_positions() if i not in hide_right])
     return out, Scope(cols, star)
 

@@ -41,9 +41,11 @@ from sql.hir import (
     HMap,
     HProject,
     HReduce,
+    HTopK,
     OuterColumn,
     Param,
     Select,
+    hir_types,
 )
 from sql.scalar import (
     AggregateExpr,
@@ -51,6 +53,7 @@ from sql.scalar import (
     CallUnary,
     CallVariadic,
     Column,
+    ColumnOrder,
     If,
     Literal,
     record_get,
@@ -433,6 +436,9 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
 
 def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     """ARRAY[x, ...]: the elements' common type; all-literal arrays fold to a literal."""
+    if not e.args.get("value_constructor") and len(e.expressions) == 1 \
+            and isinstance(e.expressions[0], (exp.Select, exp.SetOperation)):
+        return _array_subquery(binder, e.expressions[0], scope)
     elems = [binder.scalar(x, scope) for x in e.expressions]
     if not elems:
         raise SqlError("42P18", "cannot determine type of empty array",
@@ -443,6 +449,30 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     if all(isinstance(x, Literal) for x in coerced):
         return Literal([cast(Literal, x).value for x in coerced], t)
     return CallVariadic("array_create", coerced, t)
+
+
+def _array_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScalar:
+    """ARRAY(subquery) = coalesce((SELECT array_agg(c ORDER BY k1, ..) FROM subquery), '{}'):
+    the subquery's one column over its rows, in the order of its ORDER BY k1, .. (after its
+    LIMIT / OFFSET); no rows make an empty array, not NULL."""
+    bq = _subquery(binder, q, scope)
+    if len(bq.types) != 1:
+        raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
+    f = bq.finishing
+    rel = bq.rel
+    if f.limit is not None or f.offset:
+        rel = HTopK(rel, (), f.order_by, f.limit, f.offset)
+    types = hir_types(rel)
+    value = Column(f.project[0], types[f.project[0]])
+    elem = binder.coerce(value, TEXT) if value.typ.name == "unknown" else value
+    if func.is_array(elem.typ):
+        raise unsupported("ARRAY(subquery) of arrays")
+    fields = (elem, *(Column(o.column, types[o.column]) for o in f.order_by))
+    rt = record_type(tuple(x.typ for x in fields))
+    order = tuple(ColumnOrder(1 + i, o.desc, o.nulls_last) for i, o in enumerate(f.order_by))
+    t = func.array_of(elem.typ)
+    agg = AggregateExpr("array_agg", CallVariadic("row", fields, rt), False, t, order_by=order)
+    return CallVariadic("coalesce", (Select(HReduce(rel, (), (agg,)), t), Literal([], t)), t)
 
 
 def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
@@ -570,6 +600,9 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
         return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
+    if name == "pg_typeof" and len(args) == 1:
+        # pg_typeof(x) = the name of x's type, without its modifier (a regtype, sent as text)
+        return Literal(SqlType(args[0].typ.name).pg_format(), TEXT)
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
     if name == "to_jsonb" and len(args) == 1:
@@ -617,6 +650,17 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
+    if name == "decode":
+        # decode(text, 'hex') only: base64 / escape are 0A000, not approximated
+        fmt = cargs[1]
+        if not isinstance(fmt, Literal):
+            raise unsupported("decode with a format that is not a literal")
+        if fmt.value is None:
+            return Literal(None, rtype)
+        if str(fmt.value).lower() in ("base64", "escape"):
+            raise unsupported(f"decode(.., '{fmt.value}')")
+        if str(fmt.value).lower() != "hex":
+            raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
     if name in _VARIADIC_ONLY:
         return CallVariadic(name, cargs, rtype)
     if len(cargs) == 1:

@@ -344,6 +344,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [t, t, t, INT4], INT4
     if name == "starts_with" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
         return [TEXT, TEXT], BOOL
+    if name == "decode" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
+        return [TEXT, TEXT], BYTEA
     if name in regex.REGEX_FUNCTIONS or name == "regexp_replace":
         typed = regex.function_type(name, args)
         if typed is not None:

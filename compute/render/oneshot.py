@@ -635,6 +635,9 @@ def _finish_aggregate(a: AggregateExpr, v: str) -> str:
     # string_agg: NULL values are skipped; every value but the first is preceded by its
     # own row's separator (a NULL separator adds nothing)
     vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
+    if a.typ.name == "bytea":
+        parts = f"transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, X''), s.f0) END)"
+        return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN aggregate({parts}, X'', (acc, p) -> concat(acc, p)) END)"
     joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
     # Postgres' buffer holds every value with its separator (the first one's is skipped at
     # the end): over the 1 GB limit it fails before Spark builds the string

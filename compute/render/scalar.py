@@ -775,6 +775,13 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return cast(f"div({a}, {b})", t)
         case "starts_with":
             return f"startswith({a}, {b})"
+        case "decode":
+            # decode(text, 'hex') (the binder admits only 'hex'): pairs of hex digits, with
+            # whitespace before a pair skipped, else PostgreSQL's 22023
+            digits = f"regexp_replace({a}, '[ \\t\\n\\r]', '')"
+            bad = raise_error("[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit", "binary")
+            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN {a} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$' THEN unhex({digits})"
+                    f" ELSE {bad} END)")
         case "log":
             return cast(f"log({a}, {b})", t)
         case "div_avg":

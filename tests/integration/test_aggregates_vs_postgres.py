@@ -101,7 +101,21 @@ SUBQUERY_ARGS = [
     "SELECT string_agg((SELECT s FROM os i WHERE i.x = o.x AND i.s IS NOT NULL LIMIT 1), ',' ORDER BY x) FROM os o",
 ]
 
+BYTEA = [
+    # string_agg(bytea, bytea): the values in order, each after its own row's separator
+    "SELECT g, string_agg(decode(CASE WHEN x > 2 THEN 'ff' ELSE 'a0' END, 'hex'), decode('ee', 'hex') ORDER BY x DESC)"
+    " FROM os GROUP BY g",
+    "SELECT string_agg(decode('01', 'hex'), NULL), string_agg(NULL::bytea, ''), string_agg(decode('0a', 'hex'), '')"
+    " FROM os WHERE g = 1",
+    "SELECT decode(' 0a Ff\n', 'hex'), decode('', 'hex'), decode(NULL, 'hex')",
+]
+
 ERRORS = [
+    "SELECT decode('abc', 'hex')",
+    "SELECT decode(' a b', 'hex')",
+    "SELECT decode('0g', 'hex')",
+    "SELECT decode('ab', 'foo')",
+    "SELECT string_agg(x, '') FROM os",
     "SELECT sum((SELECT x FROM os)) FROM os",
     "SELECT avg((SELECT avg(a1.x ORDER BY (SELECT avg(a2.x) FROM os a3)) FROM os a1)) FROM os a2",
     "SELECT var_pop(x) FROM (VALUES (1e300::float8), (-1e300)) v(x)",
@@ -113,7 +127,7 @@ ERRORS = [
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) FROM os",
 ]
 
-QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + ERRORS
+QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + BYTEA + ERRORS
 
 
 def _norm(v: object) -> object:

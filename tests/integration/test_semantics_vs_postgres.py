@@ -84,6 +84,17 @@ QUERIES = [
     "SELECT count(*) FROM t1 WHERE b IS DISTINCT FROM 20",
     # a scalar subquery returning two rows is an error (21000) in both
     "SELECT (SELECT x FROM t2)",
+    # a USING column of an inner / LEFT / RIGHT join is one side's column: grouping by it groups the merged name
+    "SELECT a FROM t1 LEFT JOIN (SELECT x AS a, y FROM t2) s USING (a) GROUP BY t1.a",
+    "SELECT a, count(*) FROM t1 JOIN (SELECT x AS a FROM t2) s USING (a) GROUP BY t1.a",
+    "SELECT a, max(b) FROM t1 RIGHT JOIN (SELECT x AS a FROM t2) s USING (a) GROUP BY s.a",
+    "SELECT * FROM t1 JOIN (SELECT x AS a, y FROM t2) s USING (a) JOIN (SELECT x AS a, y AS b2 FROM t2) u USING (a)",
+    "SELECT a, t1.a, s.a FROM t1 FULL JOIN (SELECT x AS a FROM t2) s USING (a)",
+    # ARRAY(subquery): all its rows in its ORDER BY's order, {} for none (not ARRAY[scalar subquery])
+    "SELECT a, ARRAY(SELECT y FROM t2 WHERE t2.x = t1.a ORDER BY y DESC) FROM t1",
+    "SELECT a, ARRAY(SELECT y * t1.a FROM t2 WHERE y IS NOT NULL ORDER BY y LIMIT 3) FROM t1",
+    "SELECT ARRAY(SELECT x FROM t2 WHERE x > 100), ARRAY(SELECT 'k' FROM t2 WHERE x = 5), ARRAY[(SELECT 1)]",
+    "SELECT x, ARRAY(SELECT sum(x + b) AS s FROM t1 GROUP BY b ORDER BY s NULLS FIRST) FROM t2 WHERE x IS NOT NULL",
 ]
 
 

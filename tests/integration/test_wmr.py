@@ -276,7 +276,47 @@ RECURSIVE_VS_PG = [
     "WITH RECURSIVE t(n) AS (SELECT 1 UNION SELECT n+1 FROM t) SELECT n * 2 FROM t LIMIT 3 OFFSET 4",
     # ... but a finite one with a LIMIT above its size runs to its end
     "WITH RECURSIVE t(n) AS (VALUES (1) UNION ALL SELECT n+1 FROM t WHERE n < 7) SELECT * FROM t LIMIT 100",
+    # WITH RECURSIVE's items see each other: a forward reference; an inner WITH shadows a name
+    "WITH RECURSIVE x(id) AS (SELECT * FROM y UNION ALL SELECT id+1 FROM x WHERE id < 5), y(id) AS (VALUES (1)) "
+    "SELECT * FROM x",
+    "WITH RECURSIVE w1(c1) AS (WITH RECURSIVE w6(c6) AS (WITH w6(c6) AS (SELECT 1) SELECT * FROM w6) SELECT * FROM w6) "
+    "SELECT * FROM w1",
+    # the recursive query's own WITH is in scope in both terms
+    "WITH RECURSIVE t(j) AS (WITH RECURSIVE s(i) AS (VALUES (1) UNION ALL SELECT i+1 FROM s WHERE i < 4) "
+    "SELECT i FROM s UNION ALL SELECT j+1 FROM t WHERE j < 4) SELECT j, count(*) FROM t GROUP BY j",
+    # the step reads the working table in a set operation / its own WITH / a FROM subquery: it
+    # yields rows from an empty working table, runs once even on an empty base, and the
+    # recursion stops at the first round that yields nothing
+    "WITH RECURSIVE o(x) AS (SELECT 1 UNION (WITH i AS (SELECT 2) SELECT * FROM o UNION SELECT * FROM i)) SELECT * FROM o",
+    "WITH RECURSIVE o(x) AS (SELECT 1 WHERE false UNION (WITH i AS (SELECT 2) SELECT * FROM o UNION SELECT * FROM i)) "
+    "SELECT * FROM o",
+    "WITH RECURSIVE o(x) AS (SELECT 1 UNION ALL (WITH i AS (SELECT x + 1 AS y FROM o WHERE x < 4) SELECT y FROM i)) "
+    "SELECT * FROM o",
+    "WITH RECURSIVE o(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM (SELECT * FROM o) s WHERE x < 4) SELECT * FROM o",
+    "WITH RECURSIVE f(i) AS (VALUES (1) UNION ALL (SELECT i+1 FROM f WHERE i < 6 EXCEPT SELECT 3)) SELECT * FROM f",
 ]
+
+# statements PostgreSQL rejects: the same SQLSTATE class
+RECURSIVE_ERRORS_VS_PG = [
+    "WITH RECURSIVE x(id) AS (SELECT 1 UNION ALL SELECT id+1 FROM y WHERE id < 5), "
+    "y(id) AS (SELECT 1 UNION ALL SELECT id+1 FROM x WHERE id < 5) SELECT * FROM x",  # mutual recursion: 0A000
+    "WITH RECURSIVE foo(i) AS (SELECT i FROM (VALUES (1), (2)) t(i) UNION ALL "
+    "SELECT (i+1)::numeric(10,0) FROM foo WHERE i < 10) SELECT * FROM foo",  # step widens the type: 42804
+    "WITH RECURSIVE foo(i) AS (SELECT i::numeric(3,0) FROM (VALUES (1), (2)) t(i) UNION ALL "
+    "SELECT (i+1)::numeric(10,0) FROM foo WHERE i < 10) SELECT * FROM foo",  # ... or its modifier
+    "WITH RECURSIVE x(n) AS (WITH x1 AS (SELECT 1 FROM x) SELECT 0 UNION SELECT * FROM x1) SELECT * FROM x",
+    "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n+1 FROM x WHERE n IN (SELECT * FROM x)) SELECT * FROM x",
+    "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT (SELECT n FROM x) FROM (VALUES (1)) v) SELECT * FROM x",
+    "WITH RECURSIVE f(i) AS (VALUES (1) UNION ALL (SELECT 3 EXCEPT SELECT i+1 FROM f WHERE i < 10)) SELECT * FROM f",
+    "WITH RECURSIVE f(i) AS (VALUES (1) UNION ALL (SELECT i+1 FROM f WHERE i < 10 EXCEPT ALL SELECT 3)) SELECT * FROM f",
+]
+
+
+@pytest.mark.parametrize("sql", RECURSIVE_ERRORS_VS_PG)
+def test_with_recursive_errors_match_postgres(mz: psycopg.Connection, sql: str) -> None:
+    with reference_postgres("wmr-") as dsn, psycopg.connect(dsn, autocommit=True) as pg:
+        want = error(pg, sql).sqlstate
+    assert want is not None and error(mz, sql).sqlstate[:2] == want[:2]
 
 
 @pytest.mark.parametrize("sql", RECURSIVE_VS_PG)

@@ -133,6 +133,12 @@ NA_RULES: list[tuple[str, re.Pattern[str]]] = [
      re.compile(r"\bon\s+conflict\b|\bfor\s+(no\s+key\s+)?(update|share|key\s+share)\b(?!\s*\w+\s*=)"
                 r"|\bwhere\s+current\s+of\b")),
     ("TABLESAMPLE", re.compile(r"\btablesample\b")),
+    ("WITH RECURSIVE … SEARCH / CYCLE clauses (not in Materialize)",
+     re.compile(r"\)\s*(search\s+(depth|breadth)\s+first\s+by\b|cycle\s+[\w\",\s]+?\s+set\s+[\w\"]+\s+(to|using)\b)")),
+    ("data-modifying statements in WITH (not in Materialize)",
+     re.compile(r"^with\b.*\bas\s+(not\s+)?(materialized\s+)?\(\s*(insert|update|delete|merge)\b")),
+    ("PostgreSQL's aggregate support functions (transition / combine: float8_accum, …), not in Materialize",
+     re.compile(r"\b(float[48]|int[248]|numeric|interval)_(regr_)?(accum|combine)\s*\(|\bbool(and|or)_statefunc\s*\(")),
     ("view check options / recursive views",
      re.compile(r"^create\s+(or\s+replace\s+)?(temp\w*\s+)?recursive\s+view\b|\bwith\s+(cascaded\s+|local\s+)?"
                 r"check\s+option\b|^create\b.*\bview\b.*\bwith\s*\(")),

@@ -109,6 +109,15 @@ def test_split_whole_corpus_counts() -> None:
     ("SAVEPOINT a", "savepoints"),
     ("INSERT INTO t VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"),
     ("CREATE UNIQUE INDEX i ON t (a)", "index kinds"),
+    ("with recursive t as (select 1 as x union all select x + 1 from t) search depth first by x set y select * from t",
+     "SEARCH / CYCLE"),
+    ("with recursive t(f, t) as (select 1, 2 union all select 1, 2 from t) cycle f, t set c to 'Y' default 'N' "
+     "using p select * from t", "SEARCH / CYCLE"),
+    ("create temp view v as with recursive t(f) as (select 1) cycle f set c using p select f from t", "CYCLE"),
+    ("WITH t AS (INSERT INTO y VALUES (1) RETURNING *) SELECT * FROM t", "data-modifying"),
+    ("WITH t AS MATERIALIZED ( DELETE FROM y RETURNING *) SELECT 1", "data-modifying"),
+    ("SELECT float8_regr_combine('{3,60,200}'::float8[], '{0,0,0}'::float8[])", "aggregate support"),
+    ("SELECT booland_statefunc(NULL, NULL) IS NULL AS t", "aggregate support"),
 ])
 def test_static_na(sql: str, reason: str) -> None:
     got = static_na(sql)
@@ -120,6 +129,9 @@ def test_static_na(sql: str, reason: str) -> None:
     "SET search_path = x", "ALTER TABLE t RENAME TO u", "CREATE INDEX i ON t (a)", "CREATE VIEW v AS SELECT 1",
     "INSERT INTO t SELECT * FROM u", "BEGIN", "ROLLBACK", "SELECT 'for update'", "DELETE FROM t WHERE a = 1",
     "SELECT * FROM t FOR UPDATE", "update t set a = 1",
+    "WITH t AS (SELECT a FROM y) INSERT INTO y SELECT a + 20 FROM t", "WITH search AS (SELECT 1) SELECT * FROM search",
+    "WITH RECURSIVE t(cycle) AS (SELECT 1 UNION ALL SELECT cycle + 1 FROM t WHERE cycle < 3) SELECT * FROM t",
+    "SELECT my_accum FROM float8_accum_tbl", "SELECT bool_and(b), bool_or(b) FROM t",
 ])
 def test_static_in_surface(sql: str) -> None:
     expected_na = "for update" in sql.lower() and not sql.startswith("SELECT 'for")
