@@ -184,3 +184,15 @@ def power(b: Decimal, e: Decimal) -> Decimal:
         if val < -rscale - 1:
             return at_scale(0, rscale)
         return checked(sign * lnr.exp(), rscale)
+
+
+def round_to(x: Decimal, n: int, truncate: bool = False) -> Decimal:
+    """round(x, n) / trunc(x, n): half away from zero (or toward zero) at 10^-n, written with
+    max(n, 0) fractional digits; 0 when n is beyond every digit."""
+    n = max(min(n, MAX_DISPLAY_SCALE), -(2**31))
+    scale = max(n, 0)
+    if x == 0 or n < -x.adjusted() - 1:
+        return at_scale(0, scale)
+    with localcontext(context(ROUND_DOWN if truncate else ROUND_HALF_UP)):
+        q = x.quantize(Decimal(1).scaleb(-n)) if n >= -x.adjusted() - 1 else Decimal(0)
+    return checked(q, scale)

@@ -28,6 +28,8 @@ _UNARY: dict[str, Callable[[Decimal], Decimal]] = {
 _BINARY: dict[str, Callable[[Decimal, Decimal], Decimal]] = {
     "div": numeric_ops.div, "div_avg": numeric_ops.div, "pow": numeric_ops.power, "power": numeric_ops.power,
     "log": numeric_ops.log,
+    "round": lambda x, n: numeric_ops.round_to(x, int(n)),
+    "trunc": lambda x, n: numeric_ops.round_to(x, int(n), truncate=True),
 }
 FUNCTIONS = frozenset(_UNARY) | frozenset(_BINARY)
 
@@ -74,24 +76,40 @@ def _fit(v: Decimal, scale: int) -> str:
     return format(v, "f")
 
 
-def _udf(f: str, a: object, b: object, scale: int) -> str | None:
+def _arg(v: object, keep: str) -> Decimal:
+    """An argument's value; an unconstrained numeric's trailing zeros are the storage
+    scale's, not the value's display scale (dropped, as Materialize prints it)."""
+    d = Decimal(v)  # type: ignore[arg-type]
+    if keep == "1" or d == 0:
+        return d
+    t = d.normalize(numeric_ops.context())
+    return t.quantize(Decimal(1)) if t.as_tuple().exponent > 0 else t  # type: ignore[operator]
+
+
+def _udf(f: str, a: object, b: object, scale: int, keep: str) -> str | None:
     if a is None or (f in _BINARY and b is None):
         return None
     try:
         if f in _UNARY:
-            v = _UNARY[f](Decimal(a))  # type: ignore[arg-type]
+            v = _UNARY[f](_arg(a, keep[0]))
         else:
-            v = _BINARY[f](Decimal(a), Decimal(b))  # type: ignore[arg-type]
+            v = _BINARY[f](_arg(a, keep[0]), _arg(b, keep[1]) if f not in ("round", "trunc") else b)  # type: ignore[arg-type]
     except SqlError as e:
         return ERR + f"[{e.sqlstate}] {e.message}"
     return _fit(v, scale)
+
+
+def _keeps_scale(t: SqlType) -> str:
+    """'1' when a value of type t carries its display scale (numeric(p, s): s)."""
+    return "1" if t.numeric_precision_scale() is not None else "0"
 
 
 def call(f: str, args: list[str], types: list[SqlType]) -> str:
     """The Spark SQL expression of numeric function `f` over the rendered arguments."""
     s = result_scale(f, types)
     b = args[1] if len(args) > 1 else "CAST(NULL AS DECIMAL(1,0))"
-    return checked(f"mz_numeric_fn('{f}', {args[0]}, {b}, {s})", f"DECIMAL(38,{s})")
+    keep = "".join(_keeps_scale(t) for t in types).ljust(2, "1")
+    return checked(f"mz_numeric_fn('{f}', {args[0]}, {b}, {s}, '{keep}')", f"DECIMAL(38,{s})")
 
 
 def register(spark: SparkSession) -> None:

@@ -172,7 +172,7 @@ def _render(e: Scalar, cols: list[str], r) -> str:
         case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):
             return _regexp_replace(r(a), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
         case CallBinary(func=("round" | "trunc") as f, expr1=a, expr2=b, typ=t) if t.name == "numeric" and not isinstance(b, Literal):
-            return _numeric_round_by_value(f, r(a), r(b), a.typ, b.typ, t)
+            return numeric_udfs.call(f, [r(a), r(b)], [a.typ, b.typ])
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
@@ -753,7 +753,7 @@ _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": "
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
-    if f in numeric_udfs.FUNCTIONS and t.name == "numeric" and at.name == "numeric" \
+    if f in numeric_udfs.FUNCTIONS and f not in ("round", "trunc") and t.name == "numeric" and at.name == "numeric" \
             and (bt.name == "numeric" or f == "div_avg" and bt.name in _INTS):
         return numeric_udfs.call(f, [a, b], [at, bt])
     if f.startswith(("percentile_cont", "percentile_disc")):
@@ -832,25 +832,6 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
-
-
-def _numeric_round_by_value(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
-    """round / trunc (numeric, n) with n not a constant: Spark's round needs a constant scale,
-    so one branch per scale the value can hold (-38 .. its scale): round(x, n) = x for n at or
-    beyond x's scale, and 0 for n below -38 (|x| < 10^38). An unconstrained value computed with
-    more than 10 fractional digits (a quotient, a product) and n >= 10 is 0A000, not rounded
-    to the 10 digits of the result type. x is bound once (one branch per scale repeats it)."""
-    ps = t.numeric_precision_scale() or (38, 10)
-
-    def body(x: str) -> str:
-        branches = " ".join(f"WHEN {b} = {k} THEN {cast(_binary(f, x, str(k), at, bt, t), t)}" for k in range(-38, ps[1]))
-        whole = cast(x, t)
-        if t.numeric_precision_scale() is None:
-            lost = raise_error(f"[0A000] {f}(numeric, n) of a value of more than {ps[1]} fractional digits", t)
-            whole = f"(CASE WHEN {x} = {whole} THEN {whole} ELSE {lost} END)"
-        return f"(CASE WHEN {b} IS NULL THEN NULL WHEN {b} >= {ps[1]} THEN {whole} WHEN {b} < -38 THEN {cast('0', t)} {branches} END)"
-
-    return body(a) if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.`]*", a) else _let(a, body)
 
 
 def _power(a: str, b: str, t: SqlType) -> str:
