@@ -124,6 +124,14 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
     return _render(e, cols, lambda x: render_scalar(x, cols))
 
 
+def _numeric_udf(e: Scalar) -> bool:
+    """Is `e` computed by compute.render.numeric_udfs (a Python UDF)?"""
+    match e:
+        case CallBinary(func=f, typ=t) | CallUnary(func=f, typ=t) | CallVariadic(func=f, typ=t):
+            return f in numeric_udfs.FUNCTIONS and t.name == "numeric"
+    return False
+
+
 def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
     """`e` with its arguments rendered once, NULL when one that may be NULL is (a long one is
     bound once with _let, so nested strict calls do not repeat their text)."""
@@ -138,6 +146,8 @@ def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
         if not nullable:
             return body(texts)
         long = [i for i in nullable if len(texts[i]) > _LONG_ARGUMENT and not texts[i].startswith("_v")]
+        if _numeric_udf(e):
+            long = []  # Spark refuses a Python UDF inside a lambda (_let's binding)
         if long:
             k = long[0]
             return _let(texts[k], lambda v: guarded([*texts[:k], v, *texts[k + 1:]]))
