@@ -66,7 +66,8 @@ def result_scale(f: str, args: list[SqlType]) -> int:
     return 38 - min(ints, _DEFAULT_INT_DIGITS)
 
 
-def _fit(v: Decimal, scale: int) -> str:
+def fit(v: Decimal, scale: int) -> str:
+    """v's text when its digits (trailing zeros aside) fit decimal(38, scale), else ERR + 0A000."""
     t = v.normalize(numeric_ops.context()) if v != 0 else Decimal(0)
     exp = t.as_tuple().exponent
     assert isinstance(exp, int)
@@ -96,7 +97,7 @@ def _udf(f: str, a: object, b: object, scale: int, keep: str) -> str | None:
             v = _BINARY[f](_arg(a, keep[0]), _arg(b, keep[1]) if f not in ("round", "trunc") else b)  # type: ignore[arg-type]
     except SqlError as e:
         return ERR + f"[{e.sqlstate}] {e.message}"
-    return _fit(v, scale)
+    return fit(v, scale)
 
 
 def _keeps_scale(t: SqlType) -> str:
