@@ -119,6 +119,7 @@ def _numeric_ps(t: SqlType) -> tuple[int, int]:
 
 def _to_decimal(t: SqlType) -> Callable[[Any], decimal.Decimal]:
     p, s = _numeric_ps(t)
+    unconstrained = t.numeric_precision_scale() is None
     quantum = decimal.Decimal(1).scaleb(-s)
     ctx = decimal.Context(prec=80, rounding=decimal.ROUND_HALF_UP)
 
@@ -132,6 +133,12 @@ def _to_decimal(t: SqlType) -> Callable[[Any], decimal.Decimal]:
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
         if len(q.as_tuple().digits) > p and q != 0:
             raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+        if unconstrained and q != d:
+            # Postgres keeps every digit of a numeric without a scale; rounding would store
+            # another value
+            raise SqlError(FEATURE_NOT_SUPPORTED, f"numeric value {d:f} has more than {s} fractional digits:"
+                           f" a numeric column without a scale keeps {s}",
+                           hint=f"Declare the column numeric(p, s) or round the value to {s} digits.")
         return q
 
     return conv

@@ -9,8 +9,9 @@ group's collected values:
     stddev = sqrt(var) rounded to the same scale
     NULL for no values (samp: for fewer than 2).
 
-The value is then stored in mzspark's unconstrained numeric (scale 10, rounded half up). The
-inputs' display scale is taken from their digits (trailing zeros are not kept)."""
+The value is returned as decimal(38, 24), 0A000 when its digits do not fit (never rounded to
+other digits). The inputs' display scale is taken from their digits (trailing zeros are not
+kept)."""
 
 from __future__ import annotations
 
@@ -20,9 +21,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from compute.render.jsonb import ERR, checked
+from compute.render.jsonb import checked
+from compute.render.numeric_udfs import fit
 
-STORAGE_SCALE = 10
 _MIN_SIG_DIGITS = 16  # NUMERIC_MIN_SIG_DIGITS
 _DEC_DIGITS = 4  # decimal digits per NBASE digit
 
@@ -69,11 +70,12 @@ def numeric_stat(values: list[Decimal | None] | None, func: str) -> Decimal | No
         out = _round(numerator / den, scale)
         if func.startswith("stddev"):
             out = _round(out.sqrt(), scale)
-        return _round(out, STORAGE_SCALE)
+        return out
 
 
-# values of at least 10^28 do not fit decimal(38, 10)
-_LIMIT = Decimal(10) ** (38 - STORAGE_SCALE)
+# the statistic's Spark type: 14 integer digits, 24 fractional ones (a value needing more is
+# 0A000, compute.render.numeric_udfs)
+RESULT_SCALE = 24
 
 
 def _udf(values: list[Decimal | None] | None, func: str) -> str | None:
@@ -81,14 +83,12 @@ def _udf(values: list[Decimal | None] | None, func: str) -> str | None:
     v = numeric_stat(values, func)
     if v is None:
         return None
-    if abs(v) >= _LIMIT:
-        return ERR + "[22003] value overflows numeric format"
-    return str(v)
+    return fit(v, RESULT_SCALE)
 
 
 def call(values: str, func: str) -> str:
     """The Spark SQL expression of the statistic over the collected values."""
-    return checked(f"mz_numeric_stat({values}, '{func}')", f"DECIMAL(38,{STORAGE_SCALE})")
+    return checked(f"mz_numeric_stat({values}, '{func}')", f"DECIMAL(38,{RESULT_SCALE})")
 
 
 def register(spark: SparkSession) -> None:

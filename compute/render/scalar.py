@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
-from compute.render import limits, ordered_set
+from compute.render import limits, numeric_udfs, ordered_set
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
 from compute.render.scalar_datetime import (
@@ -25,7 +25,7 @@ from compute.render.scalar_datetime import (
     year_start,
 )
 from compute.render.types import spark_type, to_spark_value
-from sql import func, func_names
+from sql import func, func_names, numeric_ops
 from sql.errors import unsupported
 from sql.scalar import (
     CallBinary,
@@ -75,7 +75,7 @@ def lit(v: object, t: SqlType) -> str:
     if n in ("float4", "float8"):
         return cast(quote(repr(float(sv))), t)
     if n == "numeric":
-        return cast(quote(str(Decimal(sv))), t)
+        return _numeric_lit(Decimal(sv), t)
     if n == "date":
         return f"DATE '{sv.isoformat()}'"
     if n == "timestamp":
@@ -86,6 +86,27 @@ def lit(v: object, t: SqlType) -> str:
     if n == "bytea":
         return f"X'{bytes(sv).hex()}'"
     return cast(quote(str(sv)), t)
+
+
+def _numeric_lit(d: Decimal, t: SqlType) -> str:
+    """A numeric literal of exactly its value: typed numeric(p, s) as declared; an
+    unconstrained one as decimal(its digits, its scale) (was decimal(38,10), rounding
+    0.000000000001 to 0), 0A000 beyond Spark's 38 digits."""
+    if t.numeric_precision_scale() is not None:
+        return cast(quote(str(d)), t)
+    if d != 0 and d.adjusted() >= 38:
+        raise unsupported(f"numeric value {d} in a computation (more than 38 digits)")
+    if d.as_tuple().exponent > 0:  # type: ignore[operator]
+        d = d.quantize(Decimal(1), context=numeric_ops.context())
+    digits, scale = len(d.as_tuple().digits), numeric_ops.dscale(d)
+    if max(digits, scale) > 38:  # trailing fractional zeros do not count
+        d = d.normalize(numeric_ops.context())
+        if d.as_tuple().exponent > 0:  # type: ignore[operator]
+            d = d.quantize(Decimal(1), context=numeric_ops.context())
+        digits, scale = len(d.as_tuple().digits), numeric_ops.dscale(d)
+        if max(digits, scale) > 38:
+            raise unsupported(f"numeric value {d:f} in a computation (more than 38 digits)")
+    return cast(quote(format(d, "f")), f"DECIMAL({max(digits, scale, 1)},{scale})")
 
 
 _STRICT = func_names.strict_functions(func.SCALAR_FUNCTIONS)
@@ -103,6 +124,14 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
     return _render(e, cols, lambda x: render_scalar(x, cols))
 
 
+def _numeric_udf(e: Scalar) -> bool:
+    """Is `e` computed by compute.render.numeric_udfs (a Python UDF)?"""
+    match e:
+        case CallBinary(func=f, typ=t) | CallUnary(func=f, typ=t) | CallVariadic(func=f, typ=t):
+            return f in numeric_udfs.FUNCTIONS and t.name == "numeric"
+    return False
+
+
 def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
     """`e` with its arguments rendered once, NULL when one that may be NULL is (a long one is
     bound once with _let, so nested strict calls do not repeat their text)."""
@@ -117,6 +146,8 @@ def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
         if not nullable:
             return body(texts)
         long = [i for i in nullable if len(texts[i]) > _LONG_ARGUMENT and not texts[i].startswith("_v")]
+        if _numeric_udf(e):
+            long = []  # Spark refuses a Python UDF inside a lambda (_let's binding)
         if long:
             k = long[0]
             return _let(texts[k], lambda v: guarded([*texts[:k], v, *texts[k + 1:]]))
@@ -151,7 +182,7 @@ def _render(e: Scalar, cols: list[str], r) -> str:
         case CallVariadic(func="regexp_replace", exprs=(a, Literal(value=str() as pat), Literal(value=str() as rep), *flags)):
             return _regexp_replace(r(a), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
         case CallBinary(func=("round" | "trunc") as f, expr1=a, expr2=b, typ=t) if t.name == "numeric" and not isinstance(b, Literal):
-            return _numeric_round_by_value(f, r(a), r(b), a.typ, b.typ, t)
+            return numeric_udfs.call(f, [r(a), r(b)], [a.typ, b.typ])
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
@@ -182,6 +213,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
     if d in _INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
+    if d == s == "numeric" and dst.numeric_precision_scale() is None:
+        return x  # numeric -> numeric without a typmod keeps every digit
     if d == "numeric" and s in ("float4", "float8"):
         # float8_numeric / float4_numeric: the value printed to 15 / 6 significant digits
         # (Java's %g rounds the exact binary value half up, as C's printf does but for exact ties)
@@ -694,6 +727,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
+    if f in numeric_udfs.FUNCTIONS and t.name == xt.name == "numeric":
+        return numeric_udfs.call(f, [x], [xt])
     if f in _TYPED_UNARY:
         return cast(f"{_TYPED_UNARY[f]}({x})", t)
     match f:
@@ -725,22 +760,12 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
 _COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def _numeric_quotient(a: str, b: str) -> str:
-    """numeric / numeric to scale 10 (the storage scale): Spark's decimal division keeps only
-    6 fractional digits once the operands' precision adds up past 38 (decimal(38,10) operands
-    always do). a / b = trunc(a / b) + (a % b) / b: the integer part and the remainder are
-    exact decimals, only the remainder's ratio (below 1) goes through a double (error about
-    1e-16, then rounded half up to 10 digits). Quotients of 1e17 and more keep Spark's
-    division (its 6 digits are then below the double's resolution anyway)."""
-    whole = f"CAST(div({a}, {b}) AS DECIMAL(27,0))"
-    frac = f"CAST(CAST({a} % {b} AS DOUBLE) / CAST({b} AS DOUBLE) AS DECIMAL(11,10))"
-    small = f"abs(CAST({a} AS DOUBLE)) < 1e17D * abs(CAST({b} AS DOUBLE))"
-    return f"(CASE WHEN {small} THEN CAST({whole} + {frac} AS DECIMAL(38,10)) ELSE CAST({a} / {b} AS DECIMAL(38,10)) END)"
-
-
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
+    if f in numeric_udfs.FUNCTIONS and f not in ("round", "trunc") and t.name == "numeric" and at.name == "numeric" \
+            and (bt.name == "numeric" or f == "div_avg" and bt.name in _INTS):
+        return numeric_udfs.call(f, [a, b], [at, bt])
     if f.startswith(("percentile_cont", "percentile_disc")):
         return ordered_set.percentile(f, a, b, t)
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
@@ -762,8 +787,6 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             if t.name in _INTS:
                 # Spark's integral `div` truncates toward zero like Postgres; ANSI raises on 0
                 return cast(f"div({a}, {b})", t)
-            if t.name == "numeric":
-                return cast(_numeric_quotient(a, b), t)
             return f"({a} / {b})"
         case "age":
             return _age(a, b)
@@ -787,10 +810,6 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "div_avg":
             if t.name == "interval":
                 return _interval_arith("div", a, b, at, bt, t)  # type: ignore[return-value]
-            if t.name == "numeric":
-                # the count is integral: as DECIMAL(20,0) the quotient keeps Spark's full
-                # scale 10 (decimal(38,10) / decimal(38,10) would round to scale 6)
-                return cast(f"({a} / CAST({b} AS DECIMAL(20,0)))", t)
             return f"({a} / {b})"
         case "mod" | "mod_fn":
             return f"({a} % {b})"
@@ -830,15 +849,6 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
     raise unsupported(f"function {f}")
-
-
-def _numeric_round_by_value(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
-    """round / trunc (numeric, n) with n not a constant: Spark's round needs a constant scale,
-    so one branch per scale the value can hold (-38 .. its scale): round(x, n) = x for n at or
-    beyond x's scale, and 0 for n below -38 (|x| < 10^38)."""
-    ps = t.numeric_precision_scale() or (38, 10)
-    branches = " ".join(f"WHEN {b} = {k} THEN {cast(_binary(f, a, str(k), at, bt, t), t)}" for k in range(-38, ps[1]))
-    return f"(CASE WHEN {b} IS NULL THEN NULL WHEN {b} >= {ps[1]} THEN {cast(a, t)} WHEN {b} < -38 THEN {cast('0', t)} {branches} END)"
 
 
 def _power(a: str, b: str, t: SqlType) -> str:

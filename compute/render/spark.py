@@ -13,7 +13,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, numeric_stats, text_udfs
+from compute.render import jsonb, numeric_stats, numeric_udfs, text_udfs
 
 log = logging.getLogger("mzspark.spark")
 
@@ -48,6 +48,9 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.sql.ansi.enabled", "true")
+            # decimal + - * keep the exact result's scale (capped at 38) and fail on overflow;
+            # with precision loss allowed, decimal(38,10) * decimal(38,10) rounded to 6 digits
+            .config("spark.sql.decimalOperations.allowPrecisionLoss", "false")
             .config("spark.sql.shuffle.partitions", str(w))
             .config("spark.default.parallelism", str(w))
             .config("spark.sql.adaptive.enabled", "false")  # its re-planning costs more than it saves here
@@ -87,6 +90,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         jsonb.register(_spark)
         text_udfs.register(_spark)
         numeric_stats.register(_spark)
+        numeric_udfs.register(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -127,6 +131,7 @@ def session_for(rows: int) -> SparkSession:
             jsonb.register(s)
             text_udfs.register(s)
             numeric_stats.register(s)
+            numeric_udfs.register(s)
             _sessions[kind] = s
         return s
 

@@ -1,8 +1,10 @@
 """Constant folding of operators whose input is a Constant.
 
 - Map(ss)(Constant(rows)) = Constant(row ++ eval(ss, row) for row in rows), when every
-  scalar is built from literals, columns and casts (casts evaluate with the types' own
-  input/output rules in sql.literal; anything else is left to the renderer)
+  scalar is built from literals, columns, casts (evaluated with the types' own input/output
+  rules in sql.literal) and numeric arithmetic and functions (+ - * / ^ exp ln log sqrt,
+  evaluated exactly as Postgres does by sql.numeric_ops); anything else is left to the
+  renderer
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
@@ -12,14 +14,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from sql import mir
+from sql import mir, numeric_ops
 from sql.literal import cast_value
-from sql.scalar import CallUnary, Column, Literal, Scalar
+from sql.scalar import CallBinary, CallUnary, Column, Literal, Scalar
 from sql.transforms.visit import map_children
 
 
 class _NotFoldable(Exception):
     pass
+
+
+# numeric operators and functions: name -> exact evaluation (sql.numeric_ops)
+_NUMERIC_BINARY = {
+    "add": lambda a, b: numeric_ops.checked(a + b, max(numeric_ops.dscale(a), numeric_ops.dscale(b))),
+    "sub": lambda a, b: numeric_ops.checked(a - b, max(numeric_ops.dscale(a), numeric_ops.dscale(b))),
+    "mul": lambda a, b: numeric_ops.checked(a * b, numeric_ops.dscale(a) + numeric_ops.dscale(b)),
+    "div": numeric_ops.div,
+    "pow": numeric_ops.power,
+    "power": numeric_ops.power,
+    "log": numeric_ops.log,
+}
+_NUMERIC_UNARY = {"exp": numeric_ops.exp, "ln": numeric_ops.ln, "log10": numeric_ops.log10, "sqrt": numeric_ops.sqrt}
+
+
+def _numeric_call(s: Scalar) -> bool:
+    """A numeric operator or function of numeric arguments that folding evaluates exactly."""
+    match s:
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t) if f in _NUMERIC_BINARY:
+            return t.name == a.typ.name == b.typ.name == "numeric"
+        case CallUnary(func=f, expr=x, typ=t) if f in _NUMERIC_UNARY:
+            return t.name == x.typ.name == "numeric"
+    return False
 
 
 def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
@@ -30,6 +55,12 @@ def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
             return row[i]
         case CallUnary(func="cast", expr=x, typ=t):
             return cast_value(_eval(x, row, types), x.typ, t)
+        case CallBinary(func=f, expr1=a, expr2=b) if _numeric_call(s):
+            va, vb = _eval(a, row, types), _eval(b, row, types)
+            return None if va is None or vb is None else _NUMERIC_BINARY[f](va, vb)
+        case CallUnary(func=f, expr=x) if _numeric_call(s):
+            v = _eval(x, row, types)
+            return None if v is None else _NUMERIC_UNARY[f](v)
         case _:
             raise _NotFoldable
 
@@ -39,6 +70,10 @@ def _foldable(s: Scalar) -> bool:
         case Literal() | Column():
             return True
         case CallUnary(func="cast", expr=x):
+            return _foldable(x)
+        case CallBinary(expr1=a, expr2=b) if _numeric_call(s):
+            return _foldable(a) and _foldable(b)
+        case CallUnary(expr=x) if _numeric_call(s):
             return _foldable(x)
         case _:
             return False

@@ -1,0 +1,110 @@
+"""Numeric results compared value for value with a real PostgreSQL 15 (issue 16): division and
+avg at Postgres' select_div_scale, exp / ln / log / sqrt / power at Postgres' result scales,
+literals and products keeping every digit -- over constants (folded at plan time) and over
+table columns (computed in Spark). Values compare with trailing zeros removed (Materialize's
+output rule); a result mzspark cannot hold must be an error, never other digits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+import psycopg
+import pytest
+
+from tests.integration.harness import MzServer
+from tests.pgref import paired_with_postgres
+
+pytestmark = pytest.mark.integration
+
+SETUP = [
+    "CREATE TABLE {s}.nv (id int, a numeric, b numeric, t numeric(12,4), i int)",
+    "INSERT INTO {s}.nv VALUES (1, 0.01, 7.125, 7.1250, 98), (2, 1, 3, 3.0000, 3), (3, 0.0001, 0.0001, 0.0001, -7),"
+    " (4, -2.5, 0.7, 12345678.1234, 0), (5, 123456.789, 1.1, 0.5000, 1), (6, NULL, 2, NULL, NULL)",
+]
+
+CONSTANTS = [
+    "SELECT 0.01 / 7.125, 98 / 3.0, 1 / 3.0, 2 / 3.0, 12345678901234567890 / 123",
+    "SELECT 3.789 ^ 21, 0.12 ^ (-20), 1.000000000123 ^ (-2147483648), 32.1 ^ 9.8, 32.1 ^ (-9.8), 12.3 ^ (-45.6)",
+    "SELECT 0.0 ^ 0.0, (-12.34) ^ 0.0, 12.34 ^ 0.0, 2.0 ^ 10, (-2.0) ^ 3",
+    "SELECT exp(1.0), exp(32.999), exp(-32.999), exp(-123.456), exp(0.0)",
+    "SELECT ln(2.0), ln(1.000001), ln(10.0), log(2.0, 64.0), log10(1000.0), log(10.0, 0.001)",
+    "SELECT sqrt(2.0), sqrt(0.0000000001), sqrt(1e20), sqrt(0.0)",
+    "SELECT 0.000000000001, 0.000000000001 + 1, 0.0001 * 0.0001, 1.5 * 2.25 - 0.375",
+]
+
+COLUMNS = [
+    "SELECT id, a / b, b / a, t / b, a / 7, i / 3.0, (a * 1000000000 + 1) / 7 FROM nv",
+    "SELECT id, a * b, a * a, a + 0.000000000001, a * 0.0000000001, t * t FROM nv",
+    "SELECT id, exp(b), ln(b), log10(b), sqrt(b), log(2.0, b), b ^ 2.5, b ^ 3 FROM nv",
+    "SELECT id, round(a / b, 12), round(a / b, i + 12), trunc(b / 3, i + 5) FROM nv WHERE i IS NOT NULL",
+    "SELECT avg(i), avg(a), avg(b), avg(t), sum(a) / count(*) FROM nv",
+    "SELECT id, avg(i) FROM nv GROUP BY id",
+]
+
+ERRORS = [
+    ("SELECT exp(1234.5678)", "22003"),
+    ("SELECT 1.2 ^ 345", "22003"),
+    ("SELECT a / 0 FROM nv", "22012"),
+    ("SELECT ln(a) FROM nv WHERE id = 4", "2201E"),
+    ("SELECT 0.0 ^ (-1.0)", "2201F"),
+    ("SELECT sqrt(a) FROM nv WHERE id = 4", "2201F"),
+]
+
+
+def _norm(v: object) -> object:
+    return v.normalize() if isinstance(v, Decimal) and v.is_finite() else v
+
+
+def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
+    try:
+        return sorted((tuple(_norm(v) for v in r) for r in conn.execute(sql).fetchall()), key=repr)
+    except psycopg.Error as e:
+        return f"error {e.sqlstate}"
+
+
+@pytest.fixture(scope="module")
+def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
+    with paired_with_postgres(mz_server.connect(), "numeric-", "nm", SETUP) as pair:
+        yield pair
+
+
+@pytest.mark.parametrize("sql", CONSTANTS + COLUMNS)
+def test_same_value_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    mz, pg = both
+    expected = _rows(pg, sql)
+    assert not isinstance(expected, str), f"the reference rejects the query: {expected}"
+    assert _rows(mz, sql) == expected
+
+
+@pytest.mark.parametrize(("sql", "state"), ERRORS)
+def test_same_error_as_postgres_or_beyond_39_digits(both: tuple[psycopg.Connection, psycopg.Connection], sql: str, state: str) -> None:
+    """Postgres' own errors; results of more than 39 significant digits (Materialize's
+    precision) are 22003 where Postgres has a value."""
+    mz, pg = both
+    got = _rows(pg, sql)
+    assert got == f"error {state}" or (state == "22003" and not isinstance(got, str))
+    assert _rows(mz, sql) == f"error {state}"
+
+
+def test_digits_mzspark_cannot_store_are_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """An unconstrained numeric column keeps 10 fractional digits: a value with more is refused
+    (0A000), not stored rounded; a typed column rounds as Postgres does."""
+    mz, pg = both
+    with pytest.raises(psycopg.Error) as e:
+        mz.execute("INSERT INTO nv (id, a) VALUES (7, 0.000000000001)")
+    assert e.value.sqlstate == "0A000"
+    for conn in both:
+        conn.execute("CREATE TABLE nv_typed (x numeric(10,3))")
+        conn.execute("INSERT INTO nv_typed VALUES (1.23456), (2.0005)")
+    assert _rows(mz, "SELECT x FROM nv_typed") == _rows(pg, "SELECT x FROM nv_typed")
+
+
+def test_results_beyond_the_computation_scale_are_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """A quotient of column values needing more fractional digits than its decimal(38, S)
+    holds is 0A000 (Postgres: 0.0000000000000000000000012345679012345679)."""
+    mz, _ = both
+    with pytest.raises(psycopg.Error) as e:
+        mz.execute("SELECT a / 810000000000000000000 FROM nv WHERE id = 3").fetchall()
+    assert e.value.sqlstate in ("0A000", "22003")
