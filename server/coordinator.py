@@ -52,6 +52,17 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         from server.system import SystemHandler
 
         self.system = SystemHandler(self)
+        self.controller: Any = None  # compute.controller.Controller, once compute runs
+
+    def start_controller(self) -> None:
+        """Start Spark and the compute controller: every index and materialized view is
+        installed (rehydrated) before this returns."""
+        from compute.controller import Controller
+
+        self.spark()
+        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow)
+        self.compute.on_restart(self.controller.driver_restarted)
+        self.controller.start()
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
@@ -60,6 +71,8 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
 
     def close(self) -> None:
         self._closed = True
+        if self.controller is not None:
+            self.controller.close()
         self.compute.close()
         self.catalog.close()
 
@@ -243,6 +256,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                         continue
                     dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
                     self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
+                    self._dropped_maintained()
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)

@@ -44,6 +44,7 @@ class QueriesMixin:
     oracle: TimestampOracle
     compute: Compute
     system: Any
+    controller: Any
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
         origins = b.origins or tuple((0, 0) for _ in b.types)
@@ -180,15 +181,18 @@ class QueriesMixin:
             item = self.catalog.get_item_by_id(item_id)
             if item is None or item.shard_id is None:
                 raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
-            if item.kind == "materialized-view":
-                # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
-                hir = Resolver(self.catalog, session, self.system).view_hir(item)
-                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
-                outer, ctx.source_mfps = ctx.source_mfps, dict(sub.source_mfps)
-                try:
-                    return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)
-                finally:
-                    ctx.source_mfps = outer
+            ctl = self.controller
+            if ctl is not None:
+                # strict serializable: a maintained object is read once complete at `ts`
+                if item.kind == "materialized-view":
+                    ctl.wait_until(item.id, ts, check_interrupt)
+                got = ctl.index_state(item.id, ts, check_interrupt)
+                if got is not None:
+                    view, release = got
+                    done.append(release)
+                    if item.shard_id is not None:  # its size, for the choice of Spark session
+                        rows_read[0] += sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
+                    return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
