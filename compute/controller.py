@@ -75,6 +75,7 @@ class Maintained:
     frontier: int = 0  # every time < frontier is complete (0: not hydrated)
     renderer: Any = None
     error: SqlError | None = None
+    error_at: int = 0  # the time of the step that failed
     state: Any = None  # an index's IndexState
     # the least time the index state is valid at (the last step that changed it)
     valid_from: int = 0
@@ -109,13 +110,15 @@ class Controller:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Install every existing index and materialized view (rehydration) and start stepping."""
+        """Install every existing index and materialized view and start stepping; they
+        rehydrate on the controller's thread (a view is readable meanwhile below its
+        persisted upper; an index serves reads once hydrated)."""
         self.catalog.add_commit_listener(self._on_commit)
         self.catalog.set_read_hold(self._read_hold)
         for item in sorted(self.catalog.items(), key=lambda i: i.id_num):
             if item.kind in ("materialized-view", "index"):
                 try:
-                    self.install(item)
+                    self.install(item, hydrate=False)
                 except SqlError as e:
                     log.error("cannot install %s: %s", item.qualified_name, e)
         self._thread = threading.Thread(target=self._loop, name="compute-controller", daemon=True)
@@ -138,7 +141,7 @@ class Controller:
 
     # -- installing and dropping ------------------------------------------------------------------
 
-    def install(self, item: Item, df: lir.Dataflow | None = None) -> None:
+    def install(self, item: Item, df: lir.Dataflow | None = None, hydrate: bool = True) -> None:
         """Plan (unless given `df`) and hydrate the dataflow of a new (or, at start,
         existing) index or materialized view. Planning errors (0A000 ...) raise; a data
         error during hydration puts the object in an error state."""
@@ -151,6 +154,12 @@ class Controller:
                 raise SqlError("XX000", f"maintained input {sid} has no storage")
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
         m = Maintained(item, df, tuple(inputs))
+        if m.is_mv and item.shard_id is not None:
+            m.frontier = self.catalog.shard_upper(item.shard_id)  # its durable output
+        if not hydrate:
+            self._dataflows[item.id] = m
+            self._wake.set()
+            return
         with self._work:
             self._dataflows[item.id] = m
             self._hydrate(m)
@@ -194,9 +203,9 @@ class Controller:
                 m = self._dataflows.get(object_id)
                 if m is None:
                     return
-                if m.error is not None:
+                if m.error is not None and m.error_at >= ts:
                     raise m.error
-                if m.frontier > ts:
+                if m.frontier > ts and m.error is None:
                     return
                 check()
                 if self._closed.is_set():
@@ -221,6 +230,14 @@ class Controller:
                     return None
                 check()
                 self._changed.wait(0.05)
+
+    def indexed(self) -> dict[str, str]:
+        """The index serving reads of each indexed object: on_id -> its qualified name."""
+        out: dict[str, str] = {}
+        for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
+            if m.item.kind == "index" and m.item.on_id is not None:
+                out.setdefault(m.item.on_id, m.item.qualified_name)
+        return out
 
     def indexes_on(self, on_id: str) -> list[Item]:
         return [m.item for m in list(self._dataflows.values()) if m.item.kind == "index" and m.item.on_id == on_id]
@@ -269,7 +286,8 @@ class Controller:
                 if self._closed.is_set():
                     return
                 if m.renderer is None:
-                    self._hydrate(m)
+                    if m.error is None or self._upper(m) > m.error_at:
+                        self._hydrate(m)
                 else:
                     self._step(m)
         self._notify()
@@ -296,31 +314,43 @@ class Controller:
 
     def _hydrate(self, m: Maintained) -> None:
         """Build `m`'s state from its inputs' snapshots. A materialized view with a persisted
-        upper resumes there (its shard already holds its output below it)."""
+        upper resumes there (its shard already holds its output below it); if that failed
+        (an error state at restart), it hydrates at the inputs' upper instead and appends
+        the difference between its output and its shard's contents."""
         from compute.render import oneshot
 
         resume = self.catalog.shard_upper(m.item.shard_id) if m.is_mv and m.item.shard_id else 0
-        as_of = resume - 1 if resume > 0 else self._upper(m)
+        as_of = resume - 1 if resume > 0 and m.error is None else self._upper(m)
+        correct = resume > 0 and as_of >= resume
         if as_of < 0 or (resume == 0 and m.inputs and as_of < max(self.catalog.shard_since(i.shard_id) for i in m.inputs)):
             return  # an input is not readable yet: the next pass retries
         spark = self._spark_session(m, as_of)
         started = time.monotonic()
         leases = [self.catalog.lease_batches(i.shard_id, as_of) for i in m.inputs]
+        if correct:
+            assert m.item.shard_id is not None
+            leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
             renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs})
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
-                     for i, lease in zip(m.inputs, leases, strict=True)}
+                     for i, lease in zip(m.inputs, leases, strict=False)}
             try:
                 out = renderer.hydrate(snaps)
                 if m.is_mv and resume == 0:
                     self._append(m, out, as_of)
+                elif correct:
+                    from compute.render.recompute import consolidated, negated
+
+                    types = tuple(c.type for c in m.item.columns)
+                    held = oneshot.read_shard(spark, [b.path for b in leases[-1].batches], types, as_of, True)
+                    self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
                     m.state = _index_state(out)
             except BaseException:
                 renderer.close()
                 raise
         except Exception as e:  # noqa: BLE001
-            self._failed(m, e)
+            self._failed(m, e, as_of)
             return
         finally:
             for lease in leases:
@@ -337,8 +367,8 @@ class Controller:
         from compute.render import oneshot
 
         upper = self._upper(m)
-        if upper < m.frontier:
-            return
+        if upper < m.frontier or (m.error is not None and upper <= m.error_at):
+            return  # nothing new (a failed step is retried once its inputs change)
         spark = self._spark_session(m)
         started = time.monotonic()
         leases = []
@@ -360,7 +390,7 @@ class Controller:
             elif m.is_mv:
                 self.catalog.commit_writes([], upper, uppers={m.item.shard_id: upper + 1})
         except Exception as e:  # noqa: BLE001
-            self._failed(m, e)
+            self._failed(m, e, upper)
             return
         finally:
             for lease in leases:
@@ -376,7 +406,7 @@ class Controller:
         if m.is_mv:
             self._maybe_compact(m)
 
-    def _failed(self, m: Maintained, e: Exception) -> None:
+    def _failed(self, m: Maintained, e: Exception, at: int) -> None:
         from compute.render.errors import translate_spark_error
 
         lost = self.compute.lost_error(self.compute.current, e)
@@ -386,8 +416,9 @@ class Controller:
         err = e if isinstance(e, SqlError) else translate_spark_error(e)
         if m.error is None:
             log.warning("%s is in an error state: %s", m.item.qualified_name, err)
-        m.error = err
-        self._notify()
+        with self._changed:
+            m.error, m.error_at = err, at
+            self._notify()
 
     def _append(self, m: Maintained, out: Any, ts: int) -> None:
         """Append output updates to the view's shard at `ts` and advance its upper to ts + 1,

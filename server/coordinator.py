@@ -69,6 +69,10 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         """The SparkSession (started, or restarted after a loss, on demand: server.compute)."""
         return self.compute.spark()
 
+    def _indexed_view(self, item_id: str) -> bool:
+        """Is `item_id` a view read through its index (rather than inlined)?"""
+        return self.controller is not None and bool(self.controller.indexes_on(item_id))
+
     def close(self) -> None:
         self._closed = True
         if self.controller is not None:
@@ -134,7 +138,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
-                b = Binder(Resolver(self.catalog, session, self.system), param_types)
+                b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
                 if isinstance(stmt, st.Query):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
@@ -148,7 +152,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin):
                 planned.param_types = b.param_types()
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
-                    b = Binder(Resolver(self.catalog, session, self.system), param_types)
+                    b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
                     b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()

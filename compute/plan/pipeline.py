@@ -63,8 +63,9 @@ def explain_lir_json(df: lir.Dataflow) -> str:
     return json.dumps(dataflow_json(df), indent=2) + "\n"
 
 
-def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
-    return explain_dataflow(df, node_ids=node_ids, records=records)
+def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None,
+                          indexed: Mapping[str, str] | None = None) -> str:
+    return explain_dataflow(df, node_ids=node_ids, records=records, indexed=indexed)
 
 
 def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
@@ -125,8 +126,9 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
-            sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> str:
-    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT."""
+            sizes: Callable[[Mir], Mapping[str, int]] | None = None, indexed: Mapping[str, str] | None = None) -> str:
+    """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `indexed`: the index serving
+    reads of a storage collection (its qualified name), by collection id."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
         return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options) + "\n"
@@ -134,7 +136,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
     if stage == "optimized":
         return explain_mir_json(m, stage) if fmt == "json" else explain_mir(m, "arity" in options, "join_impls" in options) + "\n"
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
-    return explain_lir_json(df) if fmt == "json" else explain_dataflow(df, node_ids="node_ids" in options)
+    return explain_lir_json(df) if fmt == "json" else explain_dataflow(df, node_ids="node_ids" in options, indexed=indexed)
 
 
 def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:
