@@ -163,6 +163,11 @@ class Controller:
         with self._work:
             self._dataflows[item.id] = m
             self._hydrate(m)
+            if m.error is not None and m.error.sqlstate == "0A000":
+                # an unsupported construct found while rendering: refused at CREATE
+                del self._dataflows[item.id]
+                self._free(m)
+                raise m.error
         self._notify()
 
     def sync(self) -> None:
@@ -188,7 +193,7 @@ class Controller:
 
     def frontiers(self) -> list[tuple[str, str, int]]:
         """(object_id, replica_id, frontier) of every installed dataflow."""
-        return [(i, REPLICA_ID, m.frontier) for i, m in sorted(self._dataflows.items(), key=lambda kv: kv[1].item.id_num)]
+        return [(i, REPLICA_ID, m.frontier) for i, m in sorted(list(self._dataflows.items()), key=lambda kv: kv[1].item.id_num)]
 
     def error(self, object_id: str) -> SqlError | None:
         m = self._dataflows.get(object_id)

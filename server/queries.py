@@ -194,8 +194,9 @@ class QueriesMixin:
                     if item.shard_id is not None:  # its size, for the choice of Spark session
                         rows_read[0] += sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
                     return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
-            if item.kind == "view":
-                # an indexed view whose index has no state at `ts` (hydrating): its definition
+            if item.kind == "view" or (item.kind == "materialized-view" and ctl is None):
+                # an indexed view whose index has no state at `ts` (hydrating), or a
+                # materialized view without a compute controller (embedded use): its definition
                 hir = Resolver(self.catalog, session, self.system).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
                 outer, ctx.source_mfps = ctx.source_mfps, dict(sub.source_mfps)
