@@ -177,6 +177,13 @@ class Controller:
                 self._free(self._dataflows.pop(oid))
         self._notify()
 
+    def _free_renderer(self, m: Maintained) -> None:
+        try:
+            m.renderer.close()
+        except Exception:  # noqa: BLE001
+            log.debug("closing %s", m.item.id, exc_info=True)
+        m.renderer = None
+
     def _free(self, m: Maintained) -> None:
         for held in (m.renderer, m.state):
             if held is not None:
@@ -350,7 +357,9 @@ class Controller:
                     held = oneshot.read_shard(spark, [b.path for b in leases[-1].batches], types, as_of, True)
                     self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
-                    m.state = _index_state(out)
+                    old, m.state = m.state, _index_state(out)
+                    if old is not None:
+                        old.close()
             except BaseException:
                 renderer.close()
                 raise
@@ -378,6 +387,7 @@ class Controller:
         started = time.monotonic()
         leases = []
         deltas = {}
+        stepped = False
         try:
             for i in m.inputs:
                 lease = self.catalog.lease_batches(i.shard_id, upper)
@@ -388,6 +398,7 @@ class Controller:
             new_state = None
             if deltas or m.error is not None:
                 out = m.renderer.step(deltas)
+                stepped = True
                 if m.is_mv:
                     self._append(m, out, upper)
                 else:
@@ -395,6 +406,10 @@ class Controller:
             elif m.is_mv:
                 self.catalog.commit_writes([], upper, uppers={m.item.shard_id: upper + 1})
         except Exception as e:  # noqa: BLE001
+            if stepped:
+                # the renderer advanced but its output was not recorded: rebuild it from the
+                # last recorded state (a view's persisted upper) at the next pass
+                self._free_renderer(m)
             self._failed(m, e, upper)
             return
         finally:

@@ -83,6 +83,7 @@ class RecomputeDataflow:
         return out
 
     def step(self, deltas: Mapping[str, DataFrame]) -> DataFrame:
+        """The returned updates stay readable until the next step (or close)."""
         assert self._output is not None, "step before hydrate"
         self._free_retired()
         changed = {i: d for i, d in deltas.items() if i in self.input_types}
@@ -94,7 +95,8 @@ class RecomputeDataflow:
                 made.append(inputs[i])
             out = self._render(inputs)
             made.append(out)
-            delta = checkpointed(consolidated(out.unionByName(negated(self._output))))
+            # computed by its reader; it reads the old output, which is kept until the next step
+            delta = consolidated(out.unionByName(negated(self._output)))
         except BaseException:
             for df in made:
                 free(df)
@@ -103,7 +105,6 @@ class RecomputeDataflow:
             self._retired.append(self._inputs[i])
         self._retired.append(self._output)
         self._inputs, self._output = inputs, out
-        self._retired.append(delta)
         return delta
 
     def state_rows(self) -> Mapping[int, int]:
