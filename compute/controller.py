@@ -88,11 +88,6 @@ class Maintained:
 
 
 @dataclass
-class _Cancel:
-    check: Callable[[], None] = lambda: None
-
-
-@dataclass
 class Controller:
     catalog: Catalog
     oracle: TimestampOracle
@@ -105,7 +100,6 @@ class Controller:
     _closed: threading.Event = field(default_factory=threading.Event)
     _rehydrate: bool = False
     _thread: threading.Thread | None = None
-    _spark: Any = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
