@@ -257,6 +257,9 @@ class Catalog(ShardManifests):
             ).fetchall():
                 bf = BatchFile(self.storage.absolute(rel), rows, mn, mx, retr)
                 self._shards[sid].batches.append(_Batch(bf, rel, seq, compacted))
+            for sid, up in con.execute(f"SELECT shard_id, upper FROM {D}.uppers").fetchall():
+                if sid in self._shards:
+                    self._shards[sid].upper = up
 
     # ----------------------------------------------------------------------------------
     # clusters
@@ -536,6 +539,7 @@ class Catalog(ShardManifests):
                 sid = item.shard_id
                 con.execute(f"UPDATE {D}.shards SET dropped = true WHERE shard_id = ?", [sid])
                 con.execute(f"DELETE FROM {D}.batches WHERE shard_id = ?", [sid])
+                con.execute(f"DELETE FROM {D}.uppers WHERE shard_id = ?", [sid])
                 files.extend(b.file.path for b in self._shards[sid].batches)
         return files
 

@@ -55,6 +55,7 @@ CREATE TABLE IF NOT EXISTS {D}.batches (
     shard_id VARCHAR NOT NULL, seq BIGINT NOT NULL, path VARCHAR NOT NULL,
     rows BIGINT NOT NULL, min_time BIGINT NOT NULL, max_time BIGINT NOT NULL,
     has_retractions BOOLEAN NOT NULL, compacted BOOLEAN NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.uppers (shard_id VARCHAR NOT NULL, upper BIGINT NOT NULL);
 """
 
 # Counters in durable.meta.

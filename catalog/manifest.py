@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,8 @@ class _Shard:
     since: int
     dropped: bool
     batches: list[_Batch] = field(default_factory=list)
+    # a materialized view's shard: every time < upper is complete (persisted with its batches)
+    upper: int = 0
 
 
 class BatchLease:
@@ -63,6 +65,8 @@ class ShardManifests(CatalogStore):
     _deferred: set[str]
     _shards: dict[str, _Shard]
     _opened_at: float
+    # the compute controller's read holds: compaction never advances a shard's since past it
+    _read_hold: Callable[[str], int | None] | None = None
 
     # ----------------------------------------------------------------------------------
     # timestamp oracle state
@@ -85,11 +89,22 @@ class ShardManifests(CatalogStore):
             raise SqlError(UNDEFINED_TABLE, f"unknown or dropped shard '{shard_id}'")
         return st
 
-    def commit_writes(self, writes: list[tuple[str, BatchFile]], ts: int) -> None:
+    def set_read_hold(self, fn: Callable[[str], int | None]) -> None:
+        """`fn(shard_id)`: the greatest `since` compaction may give the shard (None: any)."""
+        self._read_hold = fn
+
+    def shard_upper(self, shard_id: str) -> int:
+        """A materialized view's shard: every time below it is complete (0: nothing yet)."""
+        with self._lock:
+            return self._live_shard(shard_id).upper
+
+    def commit_writes(self, writes: list[tuple[str, BatchFile]], ts: int,
+                      uppers: Mapping[str, int] | None = None) -> None:
         """Record written batches in their shards' manifests and advance the oracle's
         persisted write timestamp to `ts`, in one transaction. Durable on return (the
         DuckDB WAL is fsynced at commit). On failure the batch files are deleted.
-        `commit_writes([], ts)` just persists `ts` (oracle ticks)."""
+        `commit_writes([], ts)` just persists `ts` (oracle ticks). `uppers`: new uppers of
+        materialized-view shards, recorded in the same transaction as their batches."""
         try:
             rels = [self.storage.relative(bf.path) for _, bf in writes]
             for (shard_id, _bf), rel in zip(writes, rels, strict=True):
@@ -115,10 +130,16 @@ class ShardManifests(CatalogStore):
                                 for sid, s, rel, bf in rows
                             ],
                         )
+                    for sid, up in (uppers or {}).items():
+                        self._live_shard(sid)
+                        con.execute(f"DELETE FROM {D}.uppers WHERE shard_id = ?", [sid])
+                        con.execute(f"INSERT INTO {D}.uppers VALUES (?, ?)", [sid, up])
                     self._set_meta(con, meta)
                 self._meta.update(meta)
                 for sid, s, rel, bf in rows:
                     self._shards[sid].batches.append(_Batch(bf, rel, s, False))
+                for sid, up in (uppers or {}).items():
+                    self._shards[sid].upper = up
                 listeners = list(self._commit_listeners)
         except BaseException:
             self.storage.delete_files(bf.path for _, bf in writes)
@@ -232,6 +253,9 @@ class ShardManifests(CatalogStore):
         or everything cancelled out. A crash at any point leaves the shard's contents at
         every time `>= since` unchanged (old files are deleted only after the swap commits;
         a new file not yet in the manifest is an orphan)."""
+        hold = self._read_hold(shard_id) if self._read_hold is not None else None
+        if hold is not None:
+            since = min(since, hold)
         with self._lock:
             st = self._live_shard(shard_id)
             chosen = [b for b in st.batches if b.file.max_time <= since]

@@ -35,8 +35,8 @@ async def _serve(args: argparse.Namespace) -> None:
         conf[k] = v
     coord = Coordinator(args.data_dir, args.spark_master, args.workers, conf, args.password)
     loop = asyncio.get_running_loop()
-    # start Spark before accepting connections so the first query does not pay for it
-    await loop.run_in_executor(None, coord.spark)
+    # start Spark (and rehydrate maintained objects) before accepting connections
+    await loop.run_in_executor(None, coord.start_controller)
     server = PgServer(coord, host or "127.0.0.1", int(port), password=args.password, auth_method=args.auth_method)
     await server.start()
     print(f"mzspark ready on {host or '127.0.0.1'}:{server.port}", flush=True)

@@ -39,6 +39,12 @@ class Compute:
         self._started = False
         self.restarts = 0
         self._closed = threading.Event()
+        self._restart_hooks: list[Any] = []
+
+    def on_restart(self, fn: Any) -> None:
+        """`fn()` is called after every restart of a lost driver (the compute controller
+        rehydrates its dataflows)."""
+        self._restart_hooks.append(fn)
 
     @property
     def current(self) -> Any:
@@ -66,6 +72,8 @@ class Compute:
                         raise unavailable("the Spark driver could not be restarted") from None
                     self.restarts += 1
                     log.warning("the Spark driver is running again (restart %d)", self.restarts)
+                    for fn in self._restart_hooks:
+                        fn()
             return self._spark
 
     def sources(self) -> Any:

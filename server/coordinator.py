@@ -54,14 +54,31 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
         from server.system import SystemHandler
 
         self.system = SystemHandler(self)
+        self.controller: Any = None  # compute.controller.Controller, once compute runs
+
+    def start_controller(self) -> None:
+        """Start Spark and the compute controller: every index and materialized view is
+        installed (rehydrated) before this returns."""
+        from compute.controller import Controller
+
+        self.spark()
+        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow)
+        self.compute.on_restart(self.controller.driver_restarted)
+        self.controller.start()
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
         """The SparkSession (started, or restarted after a loss, on demand: server.compute)."""
         return self.compute.spark()
 
+    def _indexed_view(self, item_id: str) -> bool:
+        """Is `item_id` a view read through its index (rather than inlined)?"""
+        return self.controller is not None and bool(self.controller.indexes_on(item_id))
+
     def close(self) -> None:
         self._closed = True
+        if self.controller is not None:
+            self.controller.close()
         self.compute.close()
         self.catalog.close()
 
@@ -125,7 +142,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
         columns: tuple[ColumnDesc, ...] | None = None
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
-                b = Binder(Resolver(self.catalog, session, self.system), param_types)
+                b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
                 if isinstance(stmt, st.Query):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
@@ -140,7 +157,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 planned.param_types = b.param_types()
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
-                    b = Binder(Resolver(self.catalog, session, self.system), param_types)
+                    b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
                     b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()
@@ -275,6 +292,7 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                         continue
                     dropped = self.catalog.drop_schema(n, if_exists=ie, cascade=cascade)
                     self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
+                    self._dropped_maintained()
                 return CommandResult("DROP SCHEMA")
             case st.SetVar(name=name, value=value):
                 session.set(name, value)

@@ -39,6 +39,7 @@ class DdlMixin:
     compute: Compute
     system: Any
     write_lock: threading.Lock
+    controller: Any
 
     def _drop_temp_items(self, session: Session) -> None:
         """A session's temporary items (its mz_temp schema) end with it."""
@@ -47,6 +48,7 @@ class DdlMixin:
             with self.write_lock:
                 dropped = self.catalog.drop_schema(schema, if_exists=True, cascade=True)
             self.compute.drop_cached([it.shard_id for it in dropped if it.shard_id])
+            self._dropped_maintained()
 
     def _new_name(self, session: Session, parts: tuple[str, ...], temporary: bool = False) -> tuple[str, str]:
         if len(parts) == 3 and parts[0] != "materialize":
@@ -105,9 +107,45 @@ class DdlMixin:
                 raise unsupported(f"CREATE OR REPLACE of {existing.qualified_name}, which other objects depend on")
             with self.write_lock:
                 self.catalog.drop_items([existing.id])
-        self.catalog.create_item(schema=schema, name=name, kind=kind, create_sql=s.sql, columns=cols,
-                                 depends_on=tuple(b.dependencies), with_shard=s.materialized)
+            self._dropped_maintained()
+        item = self.catalog.create_item(schema=schema, name=name, kind=kind, create_sql=s.sql, columns=cols,
+                                        depends_on=tuple(b.dependencies), with_shard=s.materialized)
+        if s.materialized:
+            self._install(item, session)
         return CommandResult(tag)
+
+    def _maintained_dataflow(self, item: Item, session: Session | None = None):
+        """The maintained dataflow of an index or materialized view (as EXPLAIN shows it):
+        a view's definition, or an index's object arranged by its keys."""
+        from compute.plan import pipeline
+
+        resolver = Resolver(self.catalog, session or Session("mz_system", "materialize", {}), self.system)
+        stmt = st.classify(item.create_sql)
+        if item.kind == "index":
+            assert isinstance(stmt, st.CreateIndex)
+            on, keys, _ = self._index_parts(resolver, stmt)
+            m = pipeline.arrange_by(self._object_mir(resolver, on), keys)  # type: ignore[attr-defined]
+        else:
+            m = pipeline.to_mir_rel(resolver.view_hir(item))
+        return pipeline.dataflow(pipeline.optimize(m), None, name=item.qualified_name, single_time=False)
+
+    def _install(self, item: Item, session: Session) -> None:
+        """Plan (errors such as 0A000 undo the CREATE) and, with compute running, install and
+        hydrate the new object's dataflow before CREATE returns."""
+        try:
+            df = self._maintained_dataflow(item, session)
+            if self.controller is not None:
+                self.controller.install(item, df)
+        except BaseException:
+            with self.write_lock:
+                self.catalog.drop_items([item.id])
+            if self.controller is not None:
+                self.controller.sync()
+            raise
+
+    def _dropped_maintained(self) -> None:
+        if self.controller is not None:
+            self.controller.sync()
 
     def _reads_temp(self, ids) -> bool:
         return any((it := self.catalog.get_item_by_id(i)) is not None and it.temporary for i in ids)
@@ -152,8 +190,9 @@ class DdlMixin:
             session.notice(f'index "{name}" already exists, skipping', "42P07")
             return CommandResult("CREATE INDEX")
         del keys
-        self.catalog.create_item(schema=on.schema, name=name, kind="index", create_sql=s.sql, columns=(),
-                                 depends_on=(on.id,), with_shard=False, on_id=on.id, index_keys=texts)
+        item = self.catalog.create_item(schema=on.schema, name=name, kind="index", create_sql=s.sql, columns=(),
+                                        depends_on=(on.id,), with_shard=False, on_id=on.id, index_keys=texts)
+        self._install(item, session)
         return CommandResult("CREATE INDEX")
 
     def _create_table(self, session: Session, stmt: st.CreateTable) -> Result:
@@ -276,5 +315,6 @@ class DdlMixin:
             with self.write_lock:
                 self.catalog.drop_items(list(dict.fromkeys(ids)))
             self.compute.drop_cached(shards)
+            self._dropped_maintained()
         tag = {"table": "DROP TABLE", "view": "DROP VIEW", "materialized-view": "DROP MATERIALIZED VIEW", "index": "DROP INDEX", "source": "DROP SOURCE"}[kind]
         return CommandResult(tag)

@@ -43,6 +43,7 @@ class QueriesMixin:
     compute: Compute
     system: Any
     _fresh_read_ts: Any  # server.writes.WritesMixin
+    controller: Any
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
         origins = b.origins or tuple((0, 0) for _ in b.types)
@@ -58,7 +59,8 @@ class QueriesMixin:
 
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
-                                sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names)
+                                sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names,
+                                indexed=self.controller.indexed() if self.controller is not None else None)
 
     def _column_names(self, m: Mir) -> dict[str, tuple[str, ...]]:
         """Column names of the storage collections `m` reads (EXPLAIN's humanized expressions)."""
@@ -182,10 +184,23 @@ class QueriesMixin:
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
-            if item is None or item.shard_id is None:
+            if item is None:
                 raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
-            if item.kind == "materialized-view":
-                # Not maintained yet: its contents at `ts` are its definition evaluated at ts.
+            ctl = self.controller
+            if ctl is not None:
+                # strict serializable: a maintained object is read once complete at `ts`
+                if item.kind == "materialized-view":
+                    ctl.wait_until(item.id, ts, check_interrupt)
+                got = ctl.index_state(item.id, ts, check_interrupt)
+                if got is not None:
+                    view, release = got
+                    done.append(release)
+                    if item.shard_id is not None:  # its size, for the choice of Spark session
+                        rows_read[0] += sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
+                    return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
+            if item.kind == "view" or (item.kind == "materialized-view" and ctl is None):
+                # an indexed view whose index has no state at `ts` (hydrating), or a
+                # materialized view without a compute controller (embedded use): its definition
                 hir = Resolver(self.catalog, session, self.system).view_hir(item)
                 sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
                 outer, ctx.source_mfps = ctx.source_mfps, dict(sub.source_mfps)
@@ -193,6 +208,8 @@ class QueriesMixin:
                     return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)
                 finally:
                     ctx.source_mfps = outer
+            if item.shard_id is None:
+                raise SqlError(UNDEFINED_TABLE, f"unknown relation {item_id}")
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)

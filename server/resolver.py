@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from catalog.catalog import Catalog, Item
@@ -31,8 +32,11 @@ def _as_text(v: Any, t: SqlType) -> str:
 class Resolver:
     """CatalogReader over the durable catalog with the session's search path."""
 
-    def __init__(self, catalog: Catalog, session: Session, system: Any = None, with_temp: bool = True) -> None:
+    def __init__(self, catalog: Catalog, session: Session, system: Any = None, with_temp: bool = True,
+                 indexed: Callable[[str], bool] | None = None) -> None:
         self.catalog = catalog
+        # a query's own reads: a view with an index is read from the index, not inlined
+        self.indexed = indexed
         self.session = session
         self.system = system  # SystemHandler: system relations read as constant inputs
         # False while binding a permanent view's body: its names never mean temporary items
@@ -67,7 +71,7 @@ class Resolver:
             return self._system_relation(parts)
         if it.kind not in ("table", "view", "materialized-view"):
             raise SqlError(WRONG_OBJECT_TYPE, f"{it.qualified_name} is a {it.kind_word}; it cannot be read")
-        hir = self.view_hir(it) if it.kind == "view" else None
+        hir = self.view_hir(it) if it.kind == "view" and not (self.indexed is not None and self.indexed(it.id)) else None
         return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns),
                        it.oid, tuple(c.nullable for c in it.columns), hir)
 

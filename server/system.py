@@ -462,6 +462,14 @@ class SystemHandler:
                     for s in list(self.coordinator._sessions.values())]
         if rel == "mz_internal.mzspark_spark_jobs":
             return [(self.spark_jobs_started(),)]
+        if rel == "mz_internal.mzspark_spark_storage":
+            from compute.render.spark import storage_memory
+
+            spark = self.coordinator.compute.current
+            return [(0, 0)] if spark is None else [storage_memory(spark)]
+        if rel == "mz_internal.mz_compute_frontiers":
+            ctl = self.coordinator.controller
+            return [] if ctl is None else [(o, r, t) for o, r, t in ctl.frontiers() if t > 0]
         return []
 
     def _settings_rows(self, session: Session) -> list[tuple[Any, ...]]:

@@ -155,6 +155,10 @@ MZ_INTERNAL: dict[str, list[tuple[str, str]]] = {
                     ("client_ip", "text"), ("connected_at", "timestamptz")],
     # mzspark's own: how many Spark jobs the server has started (catalog queries start none).
     "mzspark_spark_jobs": [("jobs_started", "int8")],
+    # the frontier of every maintained dataflow (compute.controller)
+    "mz_compute_frontiers": [("object_id", "text"), ("replica_id", "text"), ("time", "mz_timestamp")],
+    # mzspark's own: the Spark storage memory held by cached collections (indexes, views' state)
+    "mzspark_spark_storage": [("cached_rdds", "int8"), ("memory_bytes", "int8")],
 }
 
 # Relations whose rows depend on the session or on live server state.
@@ -163,6 +167,8 @@ SESSION_RELATIONS = {
     ("pg_catalog", "pg_stat_activity"),
     ("mz_internal", "mz_sessions"),
     ("mz_internal", "mzspark_spark_jobs"),
+    ("mz_internal", "mz_compute_frontiers"),
+    ("mz_internal", "mzspark_spark_storage"),
 }
 # Tables the compute controller writes (everything else is derived or static).
 STATE_TABLES = (

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import assert_never
 
 from compute.plan import lir
 from sql.scalar import explain, explain_agg, explain_order, literal_text
 
 
-def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
-    """`records` (EXPLAIN ANALYZE): records produced per node id, shown with the node ids."""
+def fast_path(df: lir.Dataflow, indexed: Mapping[str, str]) -> str | None:
+    """The index a one-shot dataflow is a fast-path peek of (an MFP over one indexed
+    object: answered from the index's state, Materialize's `Explained Query (fast path)`),
+    or None."""
+    n = df.plan.node
+    while isinstance(n, lir.MfpNode):
+        n = n.input.node
+    if isinstance(n, lir.Get) and not n.local and n.id in indexed:
+        return indexed[n.id]
+    return None
+
+
+def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None,
+                     indexed: Mapping[str, str] | None = None) -> str:
+    """`records` (EXPLAIN ANALYZE): records produced per node id, shown with the node ids.
+    `indexed`: the index (qualified name) serving reads of a source, by source id."""
     lines: list[str] = []
+    indexed = indexed or {}
     header = df.name
+    if df.single_time and fast_path(df, indexed) is not None:
+        header += " (fast path)"
     lines.append(f"{header}:")
     depth = 1
     if df.finishing is not None:
@@ -34,6 +52,11 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
             lines.append(f"Source {name}")
             if sid in pushed:
                 _mfp_lines(pushed[sid], "  ", lines)
+    used = [indexed[sid] for sid, _ in df.sources if sid in indexed]
+    if used:
+        lines.append("")
+        lines.append("Used Indexes:")
+        lines.extend(f"  - {name} (*** full scan ***)" for name in dict.fromkeys(used))
     lines.append("")
     lines.append("Target cluster: quickstart")
     return "\n".join(lines) + "\n"

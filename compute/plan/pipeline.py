@@ -87,13 +87,14 @@ def explain_lir_json(df: lir.Dataflow) -> str:
     return json.dumps(dataflow_json(df), indent=2) + "\n"
 
 
-def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None) -> str:
-    return explain_dataflow(df, node_ids=node_ids, records=records)
+def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None,
+                          indexed: Mapping[str, str] | None = None) -> str:
+    return explain_dataflow(df, node_ids=node_ids, records=records, indexed=indexed)
 
 
-def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = ()) -> str:
+def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = (), indexed: Mapping[str, str] | None = None) -> str:
     with redacted_literals("redacted" in options):
-        return explain_dataflow(df, node_ids="node_ids" in options)
+        return explain_dataflow(df, node_ids="node_ids" in options, indexed=indexed)
 
 
 def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
@@ -151,9 +152,11 @@ def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
 def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags: PlanFlags = PlanFlags(),
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
             sizes: Callable[[Mir], Mapping[str, int]] | None = None,
-            names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None) -> str:
+            names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None,
+            indexed: Mapping[str, str] | None = None) -> str:
     """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
-    storage collections a plan reads (by id), for humanized expressions."""
+    storage collections a plan reads (by id), for humanized expressions. `indexed`: the index
+    serving reads of a storage collection (its qualified name), by collection id."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
     else:
@@ -163,7 +166,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
             return explain_mir_json(m, stage)
         return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None)
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
-    return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options)
+    return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options, indexed)
 
 
 def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:

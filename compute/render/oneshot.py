@@ -779,6 +779,21 @@ def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...]
     return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
 
 
+def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int, upto: int) -> DataFrame:
+    """A shard's updates with `after < time <= upto` (a maintained dataflow's step input),
+    untimed and consolidated."""
+    if not paths:
+        return constant_df(spark, (), types)
+    schema = T.StructType(
+        [T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)]
+        + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
+    )
+    t = F.col("time")
+    df = spark.read.schema(schema).parquet(*paths).where((t > F.lit(after)) & (t <= F.lit(upto))).drop("time")
+    cols = [c for c in df.columns if c != DIFF]
+    return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
+
+
 def arrow_rows(table, types: tuple[SqlType, ...]) -> list[tuple[tuple, int]]:
     """Collected Arrow table (c0..cN, diff) -> [(row, diff)] of Python values."""
     from compute.render.types import from_arrow_value

@@ -237,3 +237,10 @@ def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
     blobs = list(df._jdf.toArrowBatchRdd().collect())  # type: ignore[operator]
     batches = [pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs]
     return pa.Table.from_batches(batches, schema=schema)
+
+
+def storage_memory(spark: SparkSession) -> tuple[int, int]:
+    """(cached RDDs, bytes of Spark storage memory they hold): what DROP of a maintained
+    object must give back."""
+    infos = spark.sparkContext._jsc.sc().getRDDStorageInfo()  # type: ignore[union-attr]
+    return len(infos), sum(int(i.memSize()) for i in infos)

@@ -393,6 +393,7 @@ def test_duckdb_holds_metadata_only(cat: Catalog) -> None:
         "system_vars",
         "shards",
         "batches",
+        "uppers",
     }
 
 
