@@ -180,7 +180,7 @@ def _joined_frames(keyed: str, kc: list[str], over: str, a: AggregateExpr, ctx: 
         value = f"{t}.__w.f{o.column + 1}" if o is not None else None
         lo, hi = (f"{t}.__w.f{b}" if b is not None else None for b in w.bounds)
         bt = a.expr.typ.fields[w.bounds[0] or w.bounds[1]] if (w.bounds[0] or w.bounds[1]) else None
-        if value is not None and bt is not None:
+        if value is not None and bt is not None and w.frame.units == "range":
             value = f"CAST({value} AS {sql_type(bt)})"
         return frames.FrameRow(f"{t}.__pos", f"{t}.__grp", value, lo, hi)
 
