@@ -120,9 +120,9 @@ def without_inner_order(sql: str) -> str | None:
 
 def reversed_unions(sql: str) -> str | None:
     """The statement with the operands of every UNION ALL chain in reverse order (a bag
-    union is commutative; the new first operand's columns take the old first's names, and
-    an ORDER BY / LIMIT of the whole union stays): the rows reach the operators above in
-    another order. None when there is no such chain or its names are unknown."""
+    union is commutative), after an empty copy of the first operand (`LIMIT 0`) that keeps
+    the union's column names and types; an ORDER BY / LIMIT of the whole union stays. The
+    rows reach the operators above in another order. None when there is no such chain."""
     from sqlglot import exp
 
     tree = _parse(sql)
@@ -140,17 +140,10 @@ def reversed_unions(sql: str) -> str | None:
         if not isinstance(u, exp.Union) or u.args.get("distinct") is not False or isinstance(u.parent, exp.Union):
             continue
         parts = operands(u.this) + operands(u.expression)
-        first, last = parts[0], parts[-1]
-        if not (isinstance(first, exp.Select) and isinstance(last, exp.Select)) or len(parts) < 2:
+        if not isinstance(parts[0], exp.Select) or parts[0].args.get("limit") or parts[0].args.get("offset"):
             continue
-        names = [p.alias_or_name for p in first.expressions]
-        if any(not n or n == "*" for n in names) or len(last.expressions) != len(names):
-            continue
-        new_first = last.copy()
-        new_first.set("expressions", [exp.alias_(p.unalias() if isinstance(p, exp.Alias) else p, n, quoted=True)
-                                      for p, n in zip(new_first.expressions, names, strict=True)])
-        chain: exp.Expression = new_first
-        for p in reversed(parts[:-1]):
+        chain: exp.Expression = exp.Subquery(this=parts[0].copy().limit(0))
+        for p in reversed(parts):
             chain = exp.Union(this=chain, expression=p.copy(), distinct=False)
         for k in ("order", "limit", "offset"):
             if u.args.get(k) is not None:

@@ -433,8 +433,9 @@ def run_statement(pair: Pair, ctx: Context, label: str, st: Statement, sql: str,
     return StmtResult(label, st.line, sql, verdict, pg, mz)
 
 
-# physical orders of the tables' copies: reversed, and two fixed scrambles
-_PERMUTATIONS = ("ctid DESC", "md5(ctid::text)", "md5(ctid::text) DESC")
+# physical orders of the tables' copies: reversed, two fixed scrambles, and sorted by the
+# whole row both ways ({t}: the table's alias)
+_PERMUTATIONS = ("ctid DESC", "md5(ctid::text)", "md5(ctid::text) DESC", "{t} ASC", "{t} DESC")
 
 
 def _open_result(pg_session: Session, sql: str, pg: Outcome, mz: Outcome) -> Verdict | None:
@@ -494,7 +495,7 @@ def _permuted_run(s: Session, sql: str, order: str) -> Outcome:
                 if not moved.ok:
                     return moved
                 source = f'"{schema}"."{name}__pgr_permuted"'
-            made = s.run(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM {source} ORDER BY {order}')
+            made = s.run(f'CREATE TEMP TABLE "{name}" AS SELECT * FROM {source} AS __pgr ORDER BY {order.format(t="__pgr")}')
             if not made.ok:
                 return made
         return s.run(sql)
