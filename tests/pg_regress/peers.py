@@ -10,7 +10,8 @@ Two cases where PostgreSQL's answer is one of several correct ones:
   those results equals mzspark's, PostgreSQL itself gives that answer for the same data:
   `same`. If PostgreSQL's own results differ among themselves, the statement's answer is
   open; the columns whose values (as a multiset) are the same in all of PostgreSQL's results
-  must still agree, projected row by row (`na` when they do, else it stays `different`).
+  must still agree, projected row by row, and every value in the other columns must be one
+  PostgreSQL gives in that column (`na` when so, else it stays `different`).
   When PostgreSQL's results do not change, nothing is decided here. The statement is also
   run with the ORDER BY of its subqueries removed where no LIMIT / OFFSET gives it a meaning
   (`without_inner_order`; not in ARRAY(..)): SQL leaves the order of a derived table's rows
@@ -76,8 +77,13 @@ def peer_order_verdict(sql: str, pg: Outcome, mz: Outcome, variants: list[Outcom
     def project(o: Outcome) -> Counter:
         return Counter(tuple(r[i] for i in fixed) for r in o.rows)
 
-    if project(trimmed(mz, num)) != project(results[0]):
+    mz_t = trimmed(mz, num)
+    if project(mz_t) != project(results[0]):
         return None
+    # an open column's values must be ones PostgreSQL gives in that column for some order
+    for i in range(len(pg.columns)):
+        if i not in fixed and {r[i] for r in mz_t.rows} - {r[i] for o in results for r in o.rows}:
+            return None
     return Verdict(Cls.NA, PEER_ORDER_NA, {"fixed_columns": [pg.columns[i] for i in fixed]})
 
 

@@ -44,6 +44,8 @@ def test_order_among_peers_open_when_postgres_moves() -> None:
 def test_order_among_peers_still_different() -> None:
     mz = _out(COLS, ("8", "0", "0"), ("8", "8", "0"), ("5", "5", "2"))  # a fixed column differs
     assert peer_order_verdict(SQL, PG, mz, [PG_PERMUTED]) is None
+    mz = _out(COLS, ("9", "0", "0"), ("8", "8", "0"), ("5", "5", "1"))  # 9: no order gives it
+    assert peer_order_verdict(SQL, PG, mz, [PG_PERMUTED]) is None
     mz = _out(COLS, ("8", "0", "0"), ("8", "8", "0"))  # a row missing
     assert peer_order_verdict(SQL, PG, mz, [PG_PERMUTED]) is None
     # PostgreSQL's answer does not move with its input order: a real difference
