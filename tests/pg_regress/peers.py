@@ -11,7 +11,7 @@ Two cases where PostgreSQL's answer is one of several correct ones:
   `same`. If PostgreSQL's own results differ among themselves, the statement's answer is
   open; the columns whose values (as a multiset) are the same in all of PostgreSQL's results
   must still agree, projected row by row, and every value in the other columns must be one
-  PostgreSQL gives in that column (`na` when so, else it stays `different`).
+  PostgreSQL's results contain (`na` when so, else it stays `different`).
   When PostgreSQL's results do not change, nothing is decided here. The statement is also
   run with the ORDER BY of its subqueries removed where no LIMIT / OFFSET gives it a meaning
   (`without_inner_order`; not in ARRAY(..)): SQL leaves the order of a derived table's rows
@@ -80,9 +80,10 @@ def peer_order_verdict(sql: str, pg: Outcome, mz: Outcome, variants: list[Outcom
     mz_t = trimmed(mz, num)
     if project(mz_t) != project(results[0]):
         return None
-    # an open column's values must be ones PostgreSQL gives in that column for some order
+    # an open column's values must be ones PostgreSQL's results contain (no invented value)
+    seen = {v for o in results for r in o.rows for v in r}
     for i in range(len(pg.columns)):
-        if i not in fixed and {r[i] for r in mz_t.rows} - {r[i] for o in results for r in o.rows}:
+        if i not in fixed and {r[i] for r in mz_t.rows} - seen:
             return None
     return Verdict(Cls.NA, PEER_ORDER_NA, {"fixed_columns": [pg.columns[i] for i in fixed]})
 
