@@ -244,9 +244,9 @@ def _frame(binder: Binder, spec: exp.Expression | None, order_exprs: list[exp.Ex
                if b is not None and not isinstance(b, str)]
     if units == "range" and offsets and len(order_by) != 1:
         raise SqlError(WINDOWING_ERROR, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
-    start = _frame_bound(binder, spec.args.get("start"), spec.args.get("start_side"), units, "starting")
-    end = _frame_bound(binder, spec.args.get("end"), spec.args.get("end_side"), units, "ending") \
-        if spec.args.get("end") is not None else CURRENT_ROW
+    start, start_n = _frame_bound(binder, spec.args.get("start"), spec.args.get("start_side"), units, "starting")
+    end, end_n = _frame_bound(binder, spec.args.get("end"), spec.args.get("end_side"), units, "ending") \
+        if spec.args.get("end") is not None else (CURRENT_ROW, None)
     if start[0] == "following" and spec.args.get("end") is None:
         raise SqlError(WINDOWING_ERROR, "frame starting from following row cannot end with current row")
     if start == UNBOUNDED_FOLLOWING:
@@ -257,7 +257,7 @@ def _frame(binder: Binder, spec: exp.Expression | None, order_exprs: list[exp.Ex
         raise SqlError(WINDOWING_ERROR, "frame starting from current row cannot have preceding rows")
     if start[0] == "following" and (end[0] == "preceding" or end == CURRENT_ROW):
         raise SqlError(WINDOWING_ERROR, "frame starting from following row cannot have preceding rows")
-    bounds: Bounds = (None, None)
+    bounds: Bounds = (start_n, end_n)  # ROWS / GROUPS offsets computed per query (see _frame_bound)
     if units == "range":
         bounds = (_range_bound(binder, spec.args.get("start"), start, True, order_exprs, order_by, order, scope),
                   _range_bound(binder, spec.args.get("end"), end, False, order_exprs, order_by, order, scope))
@@ -313,18 +313,23 @@ def _range_bound(binder: Binder, raw: Any, bound: tuple[str, int | None], is_sta
         return binder.scalar(exp.Paren(this=e), scope)
 
 
-def _frame_bound(binder: Binder, bound: Any, side: Any, units: str, which: str) -> tuple[str, int | None]:
+def _frame_bound(binder: Binder, bound: Any, side: Any, units: str, which: str) -> tuple[tuple[str, int | None], HirScalar | None]:
+    """(kind, count) of a frame bound; a ROWS / GROUPS offset that is an expression (it
+    cannot read the row's columns, so it has one value per query, as Postgres evaluates it
+    once) is (kind, None) and the offset as a bigint scalar, checked when the query runs."""
     side = str(side or "").lower()
     if isinstance(bound, str):
         if bound.upper() == "CURRENT ROW":
-            return CURRENT_ROW
-        return UNBOUNDED_PRECEDING if side == "preceding" else UNBOUNDED_FOLLOWING
+            return CURRENT_ROW, None
+        return (UNBOUNDED_PRECEDING if side == "preceding" else UNBOUNDED_FOLLOWING), None
     if units == "range":
-        return (side, None)  # the boundary values: _range_bound
+        return (side, None), None  # the boundary values: _range_bound
     with binder._windows(None, (WINDOWING_ERROR, "window functions are not allowed in window definitions")):
         h = binder.scalar(bound, Scope())
     if not isinstance(h, Literal):
-        raise unsupported("non-constant window frame offsets")
+        if h.typ.name not in ("int2", "int4", "int8"):
+            raise SqlError(DATATYPE_MISMATCH, f"argument of {units.upper()} must be type bigint, not type {h.typ.pg_format()}")
+        return (side, None), binder.coerce(h, INT8)
     if h.value is None:
         raise SqlError("22004", f"frame {which} offset must not be null")
     try:
@@ -333,7 +338,7 @@ def _frame_bound(binder: Binder, bound: Any, side: Any, units: str, which: str) 
         raise SqlError(DATATYPE_MISMATCH, f"argument of {units.upper()} must be type bigint, not type {h.typ.pg_format()}") from None
     if n < 0:
         raise SqlError("22013", f"frame {which} offset must not be negative")
-    return (side, n)
+    return (side, n), None
 
 
 def _has_window(e: exp.Expression | None) -> bool:

@@ -178,8 +178,13 @@ class Lowerer:
     def scalars_with_subqueries(self, inp: Mir, ctx: Ctx, n: int, exprs: tuple[HirScalar, ...]) -> tuple[Mir, list[Scalar], int]:
         """Apply every subquery in `exprs` to `inp` (k + n columns), appending one column
         each; returns (new input, lowered scalars, number of appended columns)."""
+        inp, replaced, appended = self._hoist_subqueries(inp, ctx, n, exprs)
+        return inp, [self.scalar(e, ctx) for e in replaced], appended
+
+    def _hoist_subqueries(self, inp: Mir, ctx: Ctx, n: int, exprs: tuple[HirScalar, ...]) -> tuple[Mir, list[HirScalar], int]:
+        """Apply every subquery in `exprs` to `inp` (k + n columns), appending one column
+        each; returns (new input, exprs reading those columns, number of appended columns)."""
         appended = 0
-        out: list[Scalar] = []
 
         def replace(e: HirScalar) -> HirScalar:
             nonlocal inp, appended
@@ -200,9 +205,7 @@ class Lowerer:
                     return e
 
         replaced = [replace(e) for e in exprs]
-        for e in replaced:
-            out.append(self.scalar(e, ctx))
-        return inp, out, appended
+        return inp, replaced, appended
 
     def _correlated(self, sub: HirRel) -> bool:
         """Does `sub` depend on the enclosing rows: outer columns, or a recursive binding that
@@ -427,9 +430,13 @@ class Lowerer:
         """inp (k outer + n local columns) ++ one column: w's value for each row. The row
         record carries all k + n columns; see AggregateExpr for the window aggregate's input
         and output shapes."""
-        for e in w.scalars():
-            if free_scalar_subqueries(e):
-                raise unsupported("subqueries inside window functions")
+        if any(free_scalar_subqueries(e) for e in w.scalars()):
+            # w(subquery ..) over inp = w(#c ..) over (inp with the subquery's value as #c),
+            # that column projected away again
+            n = len(mir_types(inp)) - ctx.k
+            inp2, xs, extra = self._hoist_subqueries(inp, ctx, n, w.scalars())
+            windowed = self._window(inp2, ctx, _with_scalars(w, xs))
+            return Project(windowed, tuple(range(ctx.k + n)) + (ctx.k + n + extra,))
         ts = mir_types(inp)
         width = len(ts)
         row_t = record_type(ts)
@@ -781,3 +788,13 @@ def free_scalar_subqueries(e: HirScalar) -> bool:
 
 def lower(rel: HirRel, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
     return Lowerer(params, param_types, now).rel(rel, TOP)
+
+
+def _with_scalars(w: WindowExpr, xs: list[HirScalar]) -> WindowExpr:
+    """w reading `xs` (in the order of w.scalars()) instead of its own scalars."""
+    it = iter(xs)
+    args = tuple(next(it) for _ in w.args)
+    partition = tuple(next(it) for _ in w.partition_by)
+    order_by = tuple(next(it) for _ in w.order_by)
+    bounds = (None if w.bounds[0] is None else next(it), None if w.bounds[1] is None else next(it))
+    return replace(w, args=args, partition_by=partition, order_by=order_by, bounds=bounds)

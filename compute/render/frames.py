@@ -7,7 +7,8 @@ its ORDER BY value `value` and its boundary values `lo` (frame start) / `hi` (fr
 = value -/+ offset, computed by the binder. With c the current row and r a partition row:
 
 - ROWS   n PRECEDING / n FOLLOWING: r.pos >= c.pos - n (start) / r.pos <= c.pos + n (end);
-  CURRENT ROW: r.pos >= c.pos / r.pos <= c.pos
+  CURRENT ROW: r.pos >= c.pos / r.pos <= c.pos; an offset computed by the query (an
+  expression, evaluated once by Postgres) is read from the current row's `lo` / `hi`
 - GROUPS the same over grp; CURRENT ROW in RANGE / GROUPS is c's peer group (r.grp vs c.grp)
 - RANGE  offset: r.value >= c.lo (start) / r.value <= c.hi (end), reversed for DESC; NULL
   values sort as one block before or after all others, so a NULL r lies after the start
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compute.render.scalar import raise_error
 from sql.scalar import ColumnOrder, WindowFrame
 
 # positions are below 2^31; larger offsets reach as far (and keep bigint arithmetic exact)
@@ -74,7 +76,16 @@ def _bound(frame: WindowFrame, order: ColumnOrder | None, c: FrameRow, r: FrameR
         return f"{r.pos} {op} {c.pos}" if frame.units == "rows" else f"{r.grp} {op} {c.grp}"
     if frame.units in ("rows", "groups"):
         col_r, col_c = (r.pos, c.pos) if frame.units == "rows" else (r.grp, c.grp)
-        d = min(n or 0, _OFFSET_MAX) * (-1 if kind == "preceding" else 1)
+        sign = "-" if kind == "preceding" else "+"
+        if n is None:
+            # an offset computed per query: the current row's count, NULL / negative refused
+            count = c.lo if start else c.hi
+            assert count is not None
+            which = "starting" if start else "ending"
+            return (f"(CASE WHEN {count} IS NULL THEN {raise_error(f'[22004] frame {which} offset must not be null', 'boolean')}"
+                    f" WHEN {count} < 0 THEN {raise_error(f'[22013] frame {which} offset must not be negative', 'boolean')}"
+                    f" ELSE {col_r} {op} {col_c} {sign} least({count}, {_OFFSET_MAX}) END)")
+        d = min(n, _OFFSET_MAX) * (-1 if kind == "preceding" else 1)
         return f"{col_r} {op} {col_c} + ({d})"
     # RANGE offset: boundary values in the current row
     assert order is not None and r.value is not None and c.value is not None

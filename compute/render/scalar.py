@@ -241,8 +241,12 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         bad = raise_error("[22P02] invalid input syntax for type uuid")
         return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
     if d == "interval" and s in ("text", "varchar", "bpchar", "name"):
-        # plan-time literals are parsed by sql.interval; Spark has no parser of Postgres' syntax
-        raise unsupported("casting a computed text value to interval")
+        # interval_in as a UDF (compute.render.text_udfs): "months days micros"
+        v = _var()
+        parts = f"split({v}, ' ')"
+        fields = (f"CAST(element_at({parts}, {i}) AS {t})" for i, t in ((1, "INT"), (2, "INT"), (3, "BIGINT")))
+        parsed = checked(f"mz_interval_in(CAST({x} AS STRING), {dst.typmod})")
+        return f"(CASE WHEN {x} IS NULL THEN NULL ELSE element_at(transform(array({parsed}), {v} -> {_interval(*fields)}), 1) END)"
     if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
         return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):

@@ -1,8 +1,11 @@
-"""Postgres text output of floating-point values, as Arrow Python UDFs.
+"""Postgres text output of floating-point values and interval input, as Arrow Python UDFs.
 
 Spark's CAST(double AS STRING) is Java's Double.toString ("-1.0", "1.0E20"); Postgres prints
 the shortest round-trip digits in printf-like notation ("-1", "1e+20"), as `sql.literal
-.format_float` does. Casts of float4/float8 to text call these by name.
+.format_float` does. Casts of float4/float8 to text call these by name. Spark has no parser
+of Postgres' interval syntax: a computed text cast to interval calls mz_interval_in
+(sql.interval.parse_interval), which returns "months days micros" or an ERR-tagged error
+(compute.render.jsonb.checked).
 """
 
 from __future__ import annotations
@@ -11,6 +14,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from compute.render.jsonb import ERR
+from sql.errors import SqlError
+from sql.interval import parse_interval
 from sql.literal import format_float
 from sql.types import FLOAT4
 
@@ -23,7 +29,17 @@ def _float4_text(v: float | None) -> str | None:
     return None if v is None else format_float(v, FLOAT4)
 
 
-UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text}
+def _interval_in(v: str | None, typmod: int | None) -> str | None:
+    if v is None:
+        return None
+    try:
+        iv = parse_interval(v, -1 if typmod is None else int(typmod))
+    except SqlError as e:
+        return f"{ERR}[{e.sqlstate}] {e.message}"
+    return f"{iv.months} {iv.days} {iv.micros}"
+
+
+UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in}
 
 
 def register(spark: SparkSession) -> None:

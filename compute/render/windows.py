@@ -51,18 +51,21 @@ def _arg(a: AggregateExpr) -> CallVariadic | None:
     return args if isinstance(args, CallVariadic) and args.func == "row" else None
 
 
-def _window_value(a: AggregateExpr, w: str, over: str, framed: str) -> str:
+def _window_value(a: AggregateExpr, w: str, over: str, framed: str, by_row: str) -> str:
     """The window function of a window aggregate over its input record `w` (see
-    sql.scalar.AggregateExpr): result of the current row copy, with Spark's frames."""
+    sql.scalar.AggregateExpr): result of the current row copy, with Spark's frames
+    (`by_row`: the window's order with peers ordered by their row, for positions)."""
     first = f"{w}.f0"
     match a.func:
-        case "row_number" | "rank" | "dense_rank" | "percent_rank" | "cume_dist":
+        case "row_number":
+            return f"row_number() OVER ({by_row})"
+        case "rank" | "dense_rank" | "percent_rank" | "cume_dist":
             return f"{a.func}() OVER ({over})"
         case "ntile":
             n = a.expr.exprs[0].exprs[1] if isinstance(a.expr, CallVariadic) and isinstance(a.expr.exprs[0], CallVariadic) else None
             if not isinstance(n, Literal):
                 raise SqlError(FEATURE_NOT_SUPPORTED, "ntile with a non-constant argument")
-            return "NULL" if n.value is None else f"ntile({int(n.value)}) OVER ({over})"
+            return "NULL" if n.value is None else f"ntile({int(n.value)}) OVER ({by_row})"
         case "lag" | "lead":
             args = _arg(a)
             offset = args.exprs[1] if args is not None else None
@@ -70,7 +73,7 @@ def _window_value(a: AggregateExpr, w: str, over: str, framed: str) -> str:
                 raise SqlError(FEATURE_NOT_SUPPORTED, f"{a.func} with a non-constant offset")
             if offset.value is None:
                 return "NULL"
-            return f"{a.func}({first}.f1.f0, {int(offset.value)}, {first}.f1.f2) OVER ({over})"
+            return f"{a.func}({first}.f1.f0, {int(offset.value)}, {first}.f1.f2) OVER ({by_row})"
         case "first_value" | "last_value":
             return f"{a.func}({first}.f1) OVER ({framed})"
         case "lag" | "lead":
@@ -142,15 +145,21 @@ def window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     keys = [o for o in a.window.order_by if not (o.column + 1 < len(values) and isinstance(values[o.column + 1], Literal))]
     order = ", ".join(f"__w.f{o.column + 1} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in keys) or "0"
     over = f"{part}ORDER BY {order}"
+    row = "element_at(__w.f0, 1)" if a.func in RANK_LIKE else "__w.f0.f0"
+    # Peers (rows equal on the ORDER BY values) in one deterministic order, for what counts
+    # positions (row_number, ntile, lag / lead, ROWS frames): by the whole row, in the
+    # direction of the last ORDER BY key, so that windows of opposite orders number their
+    # peers in mirror order (as PostgreSQL's sorts happen to). Peer groups stay `over`'s.
+    by_row = f"{over}, {row} {'DESC' if keys and keys[-1].desc else 'ASC'}"
     res_t = _result_type(a)
     if _spark_framed(a):
         fr = a.window.frame
-        framed = over if fr.is_default() and a.window.order_by else f"{over} {fr.units.upper()} BETWEEN {_frame_bound(fr.start)} AND {_frame_bound(fr.end)}"
-        value = _window_value(a, "__w", over, framed)
+        base = by_row if fr.units == "rows" else over
+        framed = over if fr.is_default() and a.window.order_by else f"{base} {fr.units.upper()} BETWEEN {_frame_bound(fr.start)} AND {_frame_bound(fr.end)}"
+        value = _window_value(a, "__w", over, framed, by_row)
         src = keyed
     else:
-        src, value = _joined_frames(keyed, kc, over, a, ctx)
-    row = "element_at(__w.f0, 1)" if a.func in RANK_LIKE else "__w.f0.f0"
+        src, value = _joined_frames(keyed, kc, over, by_row, a, ctx)
     if res_t is not None:
         value = f"CAST({value} AS {sql_type(res_t)})"
     elem = f"named_struct('f0', {value}, 'f1', {row}) AS __e"
@@ -163,7 +172,7 @@ def window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     return _select(ctx, Rel(q, 0), [*[f"{k} AS {cname(i)}" for i, k in enumerate(kc)], f"__l AS {cname(len(kc))}", "CAST(1 AS BIGINT) AS diff"])
 
 
-def _joined_frames(keyed: str, kc: list[str], over: str, a: AggregateExpr, ctx: RenderContext) -> tuple[str, str]:
+def _joined_frames(keyed: str, kc: list[str], over: str, by_row: str, a: AggregateExpr, ctx: RenderContext) -> tuple[str, str]:
     """Frames Spark cannot express (GROUPS, EXCLUDE, RANGE offsets, empty frames) and
     functions it has no framed form of: number the partition's rows once (position, peer
     group), join each row c to the rows r of its frame (frames.in_frame; a row whose frame
@@ -171,7 +180,7 @@ def _joined_frames(keyed: str, kc: list[str], over: str, a: AggregateExpr, ctx: 
     Returns (SELECT giving k.., __w per row, the value expression over that SELECT)."""
     assert a.window is not None
     numbered = ctx.materialize(Rel(
-        f"SELECT *, row_number() OVER ({over}) AS __pos, dense_rank() OVER ({over}) AS __grp FROM ({keyed}) AS {ctx.alias()}",
+        f"SELECT *, row_number() OVER ({by_row}) AS __pos, dense_rank() OVER ({over}) AS __grp FROM ({keyed}) AS {ctx.alias()}",
         0))
     w = a.window
     o = w.order_by[0] if w.order_by else None
@@ -180,7 +189,7 @@ def _joined_frames(keyed: str, kc: list[str], over: str, a: AggregateExpr, ctx: 
         value = f"{t}.__w.f{o.column + 1}" if o is not None else None
         lo, hi = (f"{t}.__w.f{b}" if b is not None else None for b in w.bounds)
         bt = a.expr.typ.fields[w.bounds[0] or w.bounds[1]] if (w.bounds[0] or w.bounds[1]) else None
-        if value is not None and bt is not None:
+        if value is not None and bt is not None and w.frame.units == "range":
             value = f"CAST({value} AS {sql_type(bt)})"
         return frames.FrameRow(f"{t}.__pos", f"{t}.__grp", value, lo, hi)
 

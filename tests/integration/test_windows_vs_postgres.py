@@ -67,6 +67,23 @@ QUERIES = [
     # lag / lead with a per-row offset (negative looks the other way; NULL gives NULL)
     "SELECT i, v, lag(v, g) OVER (ORDER BY i, v), lead(v, g - 2, -1) OVER (PARTITION BY g ORDER BY i, v),"
     " lag(v, CASE WHEN i > 2 THEN NULL ELSE 1 END, 0) OVER (ORDER BY i, v) FROM w",
+    # subqueries in a window function's arguments and PARTITION BY (correlated and not)
+    "SELECT i, v, lead(v, (SELECT count(*)::int FROM w w2 WHERE w2.i = w.i)) OVER (ORDER BY i, v) FROM w",
+    "SELECT i, v, sum(v) OVER (PARTITION BY g > (SELECT min(g) FROM w) ORDER BY i, v),"
+    " first_value(v + (SELECT max(v) FROM w)) OVER (ORDER BY i, v) FROM w",
+    # ROWS / GROUPS offsets computed by the query (evaluated once; NULL and negative refused)
+    "SELECT i, sum(v) OVER (ORDER BY i, v ROWS BETWEEN (SELECT min(g) FROM w) PRECEDING AND (('a' < 'b')::int) + 1 FOLLOWING) FROM w",
+    "SELECT i, v, count(*) OVER (ORDER BY v GROUPS BETWEEN length('ab') PRECEDING AND CURRENT ROW EXCLUDE TIES) FROM w",
+    "SELECT i, sum(v) OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND (SELECT NULL::int) FOLLOWING) FROM w",
+    "SELECT i, sum(v) OVER (ORDER BY i, v ROWS (SELECT -1) PRECEDING) FROM w",
+    "SELECT i, sum(v) OVER (ORDER BY i, v ROWS (SELECT 'x') PRECEDING) FROM w",
+    # a computed text cast to interval (interval_in at run time), as a window aggregate's input
+    "SELECT i, sum(t::interval) OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
+    " avg(t::interval) OVER (ORDER BY i, v ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)"
+    " FROM (SELECT i, v, CASE WHEN v > 10 THEN v || ' sec' WHEN v > 7 THEN '1 day 02:03' END AS t FROM w) s",
+    "SELECT i, (v || ' days 3 hours 4.5 minutes')::interval hour to minute, ('P' || v || 'Y2M')::interval FROM w",
+    "SELECT i, (v || ' parsecs')::interval FROM w",
+    "SELECT i, (i || ' years')::interval FROM w WHERE i < 3",
     # window functions without FROM, over constant ORDER BY values
     "SELECT rank() OVER (ORDER BY length('abc')), row_number() OVER (), sum(1) OVER ()",
     # errors
@@ -111,3 +128,18 @@ def test_delete_returning_is_refused_before_writing(both: tuple[psycopg.Connecti
         mz.execute("DELETE FROM w RETURNING i")
     assert e.value.sqlstate == "0A000"
     assert mz.execute("SELECT count(*) FROM w").fetchone() == (8,)
+
+
+def test_peers_are_numbered_in_one_order_mirrored_by_opposite_windows(
+        both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """Rows tied on a window's ORDER BY get positions in one deterministic order (by the whole
+    row, in the direction of the last ORDER BY key): windows of opposite orders number peers
+    in mirror order, and ROWS frames / lead see the same order every time."""
+    mz, _ = both
+    rows = mz.execute(
+        "SELECT v, row_number() OVER (PARTITION BY g ORDER BY v) + row_number() OVER (PARTITION BY g ORDER BY v DESC),"
+        " count(*) OVER (PARTITION BY g) FROM w").fetchall()
+    assert rows and all(total == n + 1 for _, total, n in rows)
+    q = "SELECT i, lead(i) OVER (ORDER BY g), sum(i) OVER (ORDER BY g ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM w"
+    first = sorted(mz.execute(q).fetchall(), key=repr)
+    assert all(sorted(mz.execute(q).fetchall(), key=repr) == first for _ in range(2))

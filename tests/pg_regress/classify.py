@@ -301,12 +301,44 @@ def _strip_direction(key: str) -> str:
     return k.strip()
 
 
-def key_columns(keys: list[str], columns: tuple[str, ...]) -> list[int] | None:
-    """Output column index of each ORDER BY key (position, output name, or a qualified
-    column whose last part is an output name); None when some key is an expression."""
+def _squash(e: str) -> str:
+    return re.sub(r"\s+", "", e).lower()
+
+
+def select_items(sql: str) -> list[str] | None:
+    """The expressions of the first top-level select list (without `AS alias`), as written;
+    None for a statement not starting with SELECT."""
+    s = _LEADING_COMMENTS.sub("", sql)
+    words = _scan_depth0(s)
+    if not words or words[0][1] != "select":
+        return None
+    start = words[0][0] + len("select")
+    if len(words) > 1 and words[1][1] in ("all", "distinct") and not (words[1][1] == "distinct" and len(words) > 2 and words[2][1] == "on"):
+        start = words[1][0] + len(words[1][1])
+    ends = [pos for pos, w in words[1:] if w in ("from", "where", "group", "having", "window", "order", "limit",
+                                                 "union", "intersect", "except", "into", "offset", "fetch")]
+    end = ends[0] if ends else len(s.rstrip().rstrip(";"))
+    commas = [pos for pos, w in words if w == "," and start <= pos < end]
+    items, prev = [], start
+    for pos in [*commas, end]:
+        item = s[prev:pos].strip()
+        item = re.sub(r"(?i)\s+as\s+(\w+|\"[^\"]+\")$", "", item)
+        items.append(item)
+        prev = pos + 1
+    return items
+
+
+def key_columns(keys: list[str], columns: tuple[str, ...], items: list[str] | None = None) -> list[int] | None:
+    """Output column index of each ORDER BY key (position, output name, a qualified column
+    whose last part is an output name, or an expression written as a select-list item is);
+    None when some key is another expression."""
     lowered = [c.lower() for c in columns]
+    written = [_squash(i) for i in items] if items is not None and len(items) == len(columns) else []
     out = []
     for k in keys:
+        if _squash(k) in written and written.count(_squash(k)) == 1:
+            out.append(written.index(_squash(k)))
+            continue
         if re.fullmatch(r"\d+", k):
             idx = int(k) - 1
             if not 0 <= idx < len(columns):
@@ -340,7 +372,7 @@ def compare_rows(sql: str, pg: Outcome, mz: Outcome) -> str | None:
     keys = order_by_keys(sql)
     if keys is None:
         return None  # no top-level ORDER BY: multisets are equal
-    cols = key_columns(keys, pg.columns)
+    cols = key_columns(keys, pg.columns, select_items(sql))
     if cols is None:
         return "order (ORDER BY on expressions; ties not checkable)"
     if _same_up_to_ties(pg.rows, mz.rows, cols):

@@ -45,3 +45,15 @@ def test_spark_expresses_only_plain_rows_and_range_frames() -> None:
     assert not frames.native(WindowFrame("groups", CURRENT_ROW, CURRENT_ROW), (None, None))
     assert not frames.native(WindowFrame("rows", CURRENT_ROW, CURRENT_ROW, "current_row"), (None, None))
     assert not frames.native(WindowFrame("range", ("preceding", None), CURRENT_ROW), (2, None))
+
+
+def test_computed_rows_and_groups_offsets_are_read_from_the_row() -> None:
+    # ROWS (expr) PRECEDING: the count in c.lo, NULL / negative refused when the query runs
+    f = WindowFrame("rows", ("preceding", None), ("following", None))
+    p = frames.in_frame(f, None, C, R)
+    assert "r.pos >= c.pos - least(c.lo, 4294967296)" in p and "r.pos <= c.pos + least(c.hi, 4294967296)" in p
+    assert "WHEN c.lo IS NULL THEN CAST(raise_error('[22004] frame starting offset must not be null') AS boolean)" in p
+    assert "WHEN c.hi < 0 THEN CAST(raise_error('[22013] frame ending offset must not be negative') AS boolean)" in p
+    g = frames.in_frame(WindowFrame("groups", ("preceding", None), CURRENT_ROW), ColumnOrder(0), C, R)
+    assert "r.grp >= c.grp - least(c.lo, 4294967296)" in g and g.endswith("r.grp <= c.grp")
+    assert not frames.native(f, (1, 2))
