@@ -459,6 +459,6 @@ class Controller:
 
 
 def _index_state(out: Any) -> Any:
-    from compute.render.arrangement import IndexState
+    from compute.render.index_state import IndexState
 
     return IndexState(out)
