@@ -309,15 +309,11 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
             return _topk(render(i, ctx), g, o, lim, off, tp, ctx)
         case lir.Negate(input=i):
-            r = render(i, ctx)
-            return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+            return negate(render(i, ctx), ctx)
         case lir.Threshold(input=i):
-            r = consolidate(render(i, ctx), ctx)
-            return _select(ctx, r, [*cnames(r.arity), DIFF], ["diff > 0"])
+            return threshold(render(i, ctx), ctx)
         case lir.Union(inputs=ins, consolidate_output=c):
-            rs = [render(x, ctx) for x in ins]
-            out = Rel(ctx.single(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs)), rs[0].arity)
-            return consolidate(out, ctx) if c else out
+            return union([render(x, ctx) for x in ins], c, ctx)
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
         case lir.LetRec():
@@ -326,6 +322,22 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return render_letrec(n, ctx)
         case _:
             assert_never(n)
+
+
+def negate(r: Rel, ctx: RenderContext) -> Rel:
+    """-r: every diff negated."""
+    return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+
+
+def threshold(r: Rel, ctx: RenderContext) -> Rel:
+    """The rows of positive multiplicity (consolidated)."""
+    return _select(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
+
+
+def union(rs: list[Rel], consolidate_output: bool, ctx: RenderContext) -> Rel:
+    """r1 + r2 + ... (consolidated if asked)."""
+    out = Rel(ctx.single(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs)), rs[0].arity)
+    return consolidate(out, ctx) if consolidate_output else out
 
 
 def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:

@@ -1,0 +1,161 @@
+"""Arrangements of maintained dataflows (DESIGN §5.2): keyed collections held in Spark as an
+LSM spine — a base range-partitioned by key hash, sorted within partitions and cached, plus
+small recent batches (cached, sorted) merged into the base geometrically.
+
+Every stored piece has columns c0..cN, diff and `__h`, the 64-bit hash of the arrangement's
+key (`key_hash`). Reads restricted to a set of hashes keep whole keys (every row of a key has
+its key's hash), so a restriction by hashes is exact for keyed operators: a colliding key is
+read whole on both sides of an update and cancels out. Restricting by a literal `__h IN (...)`
+lets Spark skip the cached column batches whose min/max exclude every hash (in-memory batch
+pruning), which is what makes a lookup cost O(|Δ|) and not O(state).
+
+A stored piece is a leaf of every plan reading it (a DataFrame over the cache's
+InMemoryRelation): a plan built on state never grows with the plans that produced it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame, SparkSession
+
+from compute.render.oneshot import DIFF, Rel, cnames
+
+HASH = "__h"
+# restrictions up to this many hashes are literal IN lists (pruned by batch statistics);
+# above, a semi-join with the delta's hashes (IN lists of ~1000+ literals overflow the JVM
+# stack; DESIGN §5.2)
+MAX_LITERAL_KEYS = 400
+# merge the batches into the base when they hold more than this fraction of the base's rows
+MERGE_FRACTION = 0.25
+# ... or when there are more batches than this (every read unions them all)
+MAX_BATCHES = 8
+
+
+def key_hash(exprs: list[str]) -> str:
+    """The key hash of a row: xxhash64 over the key values (a constant for no key)."""
+    return f"xxhash64({', '.join(['42', *exprs])})"
+
+
+def hash_literal(h: int) -> str:
+    return f"{h}L" if h != -(2**63) else "(-9223372036854775807L - 1L)"
+
+
+@dataclass(frozen=True, slots=True)
+class Restriction:
+    """Which keys to read: literal hashes, or the hashes in a relation's `__h` column."""
+
+    hashes: tuple[int, ...] | None = None
+    relation: str | None = None  # a SELECT with a column __h
+
+    def predicate(self) -> str:
+        if self.relation is not None:
+            return f"{HASH} IN (SELECT {HASH} FROM ({self.relation}))"
+        assert self.hashes is not None
+        if not self.hashes:
+            return "FALSE"
+        return f"{HASH} IN ({', '.join(hash_literal(h) for h in self.hashes)})"
+
+
+def merge_decision(base_rows: int, batch_rows: list[int], fraction: float = MERGE_FRACTION, max_batches: int = MAX_BATCHES) -> str:
+    """The spine's merge policy after a batch was appended: `base` (merge every batch into
+    the base: when the batches outgrow `fraction` of it, so a row is re-merged O(log n)
+    times), `batches` (too many small batches: merge them into one), or `none`."""
+    total = sum(batch_rows)
+    if not batch_rows:
+        return "none"
+    if total > fraction * base_rows:
+        return "base"
+    if len(batch_rows) > max_batches:
+        return "batches"
+    return "none"
+
+
+@dataclass(eq=False)
+class Stored:
+    """One cached piece of state: a leaf DataFrame registered as a global temporary view."""
+
+    df: DataFrame
+    cached: DataFrame
+    view: str
+    rows: int
+    arity: int
+
+    @property
+    def sql(self) -> str:
+        return f"SELECT * FROM global_temp.{self.view}"
+
+    def free(self, spark: SparkSession) -> None:
+        self.cached.unpersist()
+        spark.catalog.dropGlobalTempView(self.view)
+
+
+def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None) -> Stored:
+    """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
+    partitions (range-partitioned by `__h` into `base_partitions` for a base). The count is
+    the action that computes it: any error of the query is raised here."""
+    df = spark.sql(sql)
+    if base_partitions is not None:
+        df = df.repartitionByRange(base_partitions, HASH)
+    df = df.sortWithinPartitions(HASH).persist()
+    try:
+        rows = df.count()
+    except BaseException:
+        df.unpersist()
+        raise
+    plan = df._jdf.queryExecution().withCachedData()
+    leaf = DataFrame(spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)  # type: ignore[union-attr]
+    view = f"mzd_{uuid.uuid4().hex}"
+    leaf.createOrReplaceGlobalTempView(view)
+    return Stored(leaf, df, view, rows, arity)
+
+
+@dataclass
+class Spine:
+    """The pieces of one arrangement: a base and recent batches (all with `__h`)."""
+
+    arity: int
+    base: Stored | None = None
+    batches: list[Stored] = field(default_factory=list)
+
+    def rows(self) -> int:
+        return (self.base.rows if self.base is not None else 0) + sum(b.rows for b in self.batches)
+
+    def pieces(self) -> list[Stored]:
+        return ([self.base] if self.base is not None else []) + self.batches
+
+    def empty(self) -> bool:
+        return not self.pieces()
+
+    def read(self, restriction: Restriction | None, template: Rel, extra: list[Stored] | None = None, with_hash: bool = False) -> Rel:
+        """The arrangement's rows (restricted to keys; `extra`: pending batches of this step),
+        not consolidated. Empty: `template` with no rows (it gives the schema)."""
+        cols = [*cnames(self.arity), DIFF] + ([HASH] if with_hash else [])
+        pieces = self.pieces() + (extra or [])
+        where = f" WHERE {restriction.predicate()}" if restriction is not None else ""
+        if not pieces:
+            sel = [*cnames(self.arity), DIFF] + ([f"CAST(0 AS BIGINT) AS {HASH}"] if with_hash else [])
+            return Rel(f"SELECT {', '.join(sel)} FROM ({template.sql}) AS _e WHERE FALSE", self.arity)
+        parts = [f"SELECT {', '.join(cols)} FROM global_temp.{p.view}{where}" for p in pieces]
+        return Rel(" UNION ALL ".join(parts), self.arity)
+
+    def appended(self, batch: Stored) -> Spine:
+        """The spine with `batch` added (the merge, if due, is done by `merged`)."""
+        return Spine(self.arity, self.base, [*self.batches, batch])
+
+    def merged(self, spark: SparkSession, partitions: int) -> tuple[Spine, list[Stored], list[Stored]]:
+        """Apply the merge policy: (new spine, pieces it no longer holds, pieces created)."""
+        decision = merge_decision(self.base.rows if self.base is not None else 0, [b.rows for b in self.batches])
+        if decision == "none":
+            return self, [], []
+        pieces = self.pieces() if decision == "base" else self.batches
+        cols = cnames(self.arity)
+        union = " UNION ALL ".join(f"SELECT * FROM global_temp.{p.view}" for p in pieces)
+        # consolidate: sum the diffs of equal rows (same key, so same hash), drop zeros
+        group = ", ".join([*cols, HASH])
+        q = f"SELECT {', '.join([*cols, f'SUM({DIFF}) AS {DIFF}', HASH])} FROM ({union}) AS _u GROUP BY {group} HAVING SUM({DIFF}) <> 0"
+        s = store(spark, q, self.arity, partitions if decision == "base" else None)
+        if decision == "base":
+            return Spine(self.arity, s, []), pieces, [s]
+        return Spine(self.arity, self.base, [s]), pieces, [s]
