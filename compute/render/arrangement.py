@@ -100,7 +100,8 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
         df = df.repartitionByRange(base_partitions, HASH)
     df = df.sortWithinPartitions(HASH).persist()
     try:
-        rows = df.count()
+        # one stage over the cached plan (df.count() adds a shuffle for its final sum)
+        rows = df._jdf.queryExecution().toRdd().count()
     except BaseException:
         df.unpersist()
         raise

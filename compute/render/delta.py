@@ -343,9 +343,11 @@ class _Step:
     def restriction(self, hashed: Stored, key_sql: str | None = None) -> Restriction:
         """The keys of a stored delta (`key_sql`: another key hash over its columns)."""
         col = key_sql or HASH
-        hs = self.collect(f"SELECT DISTINCT {col} FROM global_temp.{hashed.view} LIMIT {MAX_LITERAL_KEYS + 1}")
-        if len(hs) <= MAX_LITERAL_KEYS:
-            return Restriction(hashes=tuple(sorted(hs)))
+        if hashed.rows <= 4 * MAX_LITERAL_KEYS:
+            # one stage (DISTINCT would add a shuffle)
+            hs = set(self.collect(f"SELECT {col} FROM global_temp.{hashed.view}"))
+            if len(hs) <= MAX_LITERAL_KEYS:
+                return Restriction(hashes=tuple(sorted(hs)))
         return Restriction(relation=f"SELECT {col} AS {HASH} FROM global_temp.{hashed.view}")
 
     # -- the rules
