@@ -58,18 +58,26 @@ class Restriction:
         return f"{HASH} IN ({', '.join(hash_literal(h) for h in self.hashes)})"
 
 
-def merge_decision(base_rows: int, batch_rows: list[int], fraction: float = MERGE_FRACTION, max_batches: int = MAX_BATCHES) -> str:
-    """The spine's merge policy after a batch was appended: `base` (merge every batch into
-    the base: when the batches outgrow `fraction` of it, so a row is re-merged O(log n)
-    times), `batches` (too many small batches: merge them into one), or `none`."""
-    total = sum(batch_rows)
+def merge_decision(base_rows: int, batch_rows: list[int], fraction: float = MERGE_FRACTION,
+                   max_batches: int = MAX_BATCHES) -> tuple[str, int]:
+    """The spine's merge policy after a batch was appended (batches oldest first):
+    - ("base", n): merge every batch into the base, once the batches hold more than
+      `fraction` of it (the base grows geometrically: a row is rebuilt O(log n) times);
+    - ("batches", k): past `max_batches`, merge the newest k into one — at least enough to
+      get back to half the limit, and further back while the next older batch is no larger
+      than the merged ones (batch sizes stay geometric, so a row is merged O(log n) times
+      and a merge happens about every max_batches / 2 steps);
+    - ("none", 0)."""
     if not batch_rows:
-        return "none"
-    if total > fraction * base_rows:
-        return "base"
-    if len(batch_rows) > max_batches:
-        return "batches"
-    return "none"
+        return ("none", 0)
+    if sum(batch_rows) > fraction * base_rows:
+        return ("base", len(batch_rows))
+    if len(batch_rows) <= max_batches:
+        return ("none", 0)
+    k = len(batch_rows) - max_batches // 2
+    while k < len(batch_rows) and batch_rows[-(k + 1)] <= sum(batch_rows[-k:]):
+        k += 1
+    return ("batches", k)
 
 
 @dataclass(eq=False)
@@ -147,10 +155,10 @@ class Spine:
 
     def merged(self, spark: SparkSession, partitions: int) -> tuple[Spine, list[Stored], list[Stored]]:
         """Apply the merge policy: (new spine, pieces it no longer holds, pieces created)."""
-        decision = merge_decision(self.base.rows if self.base is not None else 0, [b.rows for b in self.batches])
+        decision, k = merge_decision(self.base.rows if self.base is not None else 0, [b.rows for b in self.batches])
         if decision == "none":
             return self, [], []
-        pieces = self.pieces() if decision == "base" else self.batches
+        pieces = self.pieces() if decision == "base" else self.batches[-k:]
         cols = cnames(self.arity)
         union = " UNION ALL ".join(f"SELECT * FROM global_temp.{p.view}" for p in pieces)
         # consolidate: sum the diffs of equal rows (same key, so same hash), drop zeros
@@ -159,4 +167,4 @@ class Spine:
         s = store(spark, q, self.arity, partitions if decision == "base" else None)
         if decision == "base":
             return Spine(self.arity, s, []), pieces, [s]
-        return Spine(self.arity, self.base, [s]), pieces, [s]
+        return Spine(self.arity, self.base, [*self.batches[:-k], s]), pieces, [s]

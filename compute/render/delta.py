@@ -67,6 +67,9 @@ _SESSION_CONF = {
     "spark.sql.optimizer.inSetConversionThreshold": "10",
     "spark.sql.adaptive.enabled": "false",
 }
+# state smaller than this is read by a semi-join with the delta's keys: scanning it costs
+# less than the Spark job that collects the keys for a pruned read
+SMALL_STATE_ROWS = 200_000
 
 
 def delta_session(spark: SparkSession) -> SparkSession:
@@ -340,10 +343,12 @@ class _Step:
             return _constant((), types, self.ctx)
         return Rel(self.ctx.view(df, persist=False), len(types))
 
-    def restriction(self, hashed: Stored, key_sql: str | None = None) -> Restriction:
-        """The keys of a stored delta (`key_sql`: another key hash over its columns)."""
+    def restriction(self, hashed: Stored, state_rows: int, key_sql: str | None = None) -> Restriction:
+        """The keys of a stored delta (`key_sql`: another key hash over its columns), to read
+        `state_rows` of state by: literal hashes (a Spark job to collect them, then pruned
+        reads), or over small state, or many keys, a semi-join with the delta."""
         col = key_sql or HASH
-        if hashed.rows <= 4 * MAX_LITERAL_KEYS:
+        if state_rows >= SMALL_STATE_ROWS and hashed.rows <= 4 * MAX_LITERAL_KEYS:
             # one stage (DISTINCT would add a shuffle)
             hs = set(self.collect(f"SELECT {col} FROM global_temp.{hashed.view}"))
             if len(hs) <= MAX_LITERAL_KEYS:
@@ -431,11 +436,11 @@ class _Step:
         dview = Rel(f"SELECT {', '.join([*cnames(arity), DIFF])} FROM global_temp.{hashed.view}", arity)
         if thin:
             # the current top k of the touched groups, with the new rows
-            restr = None if old_out.empty() else self.restriction(hashed)
+            restr = None if old_out.empty() else self.restriction(hashed, old_out.rows())
             new_in = union([old_out.read(restr, dview), dview], False, ctx) if restr is not None else dview
         else:
             old_in = self.spine(in_name, nid, arity)
-            restr = None if old_in.empty() and old_out.empty() else self.restriction(hashed)
+            restr = None if old_in.empty() and old_out.empty() else self.restriction(hashed, old_in.rows() + old_out.rows())
             new_spine = old_in.appended(hashed)
             self.spines[in_name] = new_spine
             new_in = new_spine.read(restr, dview)
@@ -489,7 +494,7 @@ class _Step:
                 restr = None
                 if pos == 0 and t.stream_key is not None and not spine.empty():
                     cols = cnames(n.arities[t.source])
-                    restr = self.restriction(s, key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
+                    restr = self.restriction(s, spine.rows(), key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
                 rels[j] = spine.read(restr, ds[j].rel)
             path = lir.JoinPath(t.source, (), tuple(lir.JoinStage(j, (), (), ()) for j in t.order[1:]))
             terms.append(_join(rels, n.equivalences, n.arities, (path,), ctx))
