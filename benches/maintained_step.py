@@ -83,38 +83,20 @@ def bench_topk(spark, gs, rows: int) -> list[tuple[str, int, int]]:
     """State rows kept per TopK variant after `rows` appended rows (100 groups, top 3)."""
     from compute.plan import lir
     from compute.render.delta import DeltaDataflow
+    from tests.integration.test_delta_render import with_topk_plan
 
     df = _plan(gs, TOPK)
     sid = df.sources[0][0]
 
-    def with_plan(p: lir.Plan, plan) -> lir.Plan:
-        from compute.plan.pipeline import lir_children
-
-        n = p.node
-        if isinstance(n, lir.TopK):
-            return lir.Plan(p.node_id, replace(n, plan=plan))
-        kids = lir_children(n)
-        if not kids:
-            return p
-        new = [with_plan(k, plan) for k in kids]
-        match n:
-            case lir.Join() | lir.Union():
-                return lir.Plan(p.node_id, replace(n, inputs=tuple(new)))
-            case lir.Let():
-                return lir.Plan(p.node_id, replace(n, value=new[0], body=new[1]))
-            case _:
-                return lir.Plan(p.node_id, replace(n, input=new[0]))
-
     out = []
     for label, plan in (("Basic", lir.TopKBasic()), ("MonotonicTopK", lir.TopKMonotonicTopK(False))):
-        flow = DeltaDataflow(spark, replace(df, plan=with_plan(df.plan, plan)))
+        flow = DeltaDataflow(spark, replace(df, plan=with_topk_plan(df.plan, plan)))
         half = rows // 2
         # hydrate with half the rows, then append the rest in one step
         flow.hydrate({sid: spark.sql(f"SELECT CAST(id % 100 AS INT) AS c0, CAST(id AS INT) AS c1, CAST(1 AS BIGINT) AS diff FROM range({half})")})
         flow.step({sid: spark.sql(f"SELECT CAST(id % 100 AS INT) AS c0, CAST(id AS INT) AS c1, CAST(1 AS BIGINT) AS diff FROM range({half}, {rows})")})
-        topk_nodes = [nid for nid, _ in flow.state_rows().items()]
         state = flow.state_rows()
-        out.append((label, sum(state.values()), max(state.values()) if topk_nodes else 0))
+        out.append((label, sum(state.values()), max(state.values(), default=0)))
         flow.close()
     return out
 

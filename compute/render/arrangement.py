@@ -127,6 +127,9 @@ class Spine:
     arity: int
     base: Stored | None = None
     batches: list[Stored] = field(default_factory=list)
+    # accumulators (Reduce::Accumulable): rows c0..c{sums_after-1} are a key, the other
+    # columns sums that pieces add up (merging sums them per key; the first is the count)
+    sums_after: int | None = None
 
     def rows(self) -> int:
         return (self.base.rows if self.base is not None else 0) + sum(b.rows for b in self.batches)
@@ -150,8 +153,11 @@ class Spine:
         return Rel(" UNION ALL ".join(parts), self.arity)
 
     def appended(self, batch: Stored) -> Spine:
-        """The spine with `batch` added (the merge, if due, is done by `merged`)."""
-        return Spine(self.arity, self.base, [*self.batches, batch])
+        """The spine with `batch` added (the merge, if due, is done by `merged`); the first
+        piece of an empty spine is its base (store it with base partitions: `store`)."""
+        if self.empty():
+            return Spine(self.arity, batch, [], self.sums_after)
+        return Spine(self.arity, self.base, [*self.batches, batch], self.sums_after)
 
     def merged(self, spark: SparkSession, partitions: int) -> tuple[Spine, list[Stored], list[Stored]]:
         """Apply the merge policy: (new spine, pieces it no longer holds, pieces created)."""
@@ -161,10 +167,17 @@ class Spine:
         pieces = self.pieces() if decision == "base" else self.batches[-k:]
         cols = cnames(self.arity)
         union = " UNION ALL ".join(f"SELECT * FROM global_temp.{p.view}" for p in pieces)
-        # consolidate: sum the diffs of equal rows (same key, so same hash), drop zeros
-        group = ", ".join([*cols, HASH])
-        q = f"SELECT {', '.join([*cols, f'SUM({DIFF}) AS {DIFF}', HASH])} FROM ({union}) AS _u GROUP BY {group} HAVING SUM({DIFF}) <> 0"
+        if self.sums_after is None:
+            # consolidate: sum the diffs of equal rows (same key, so same hash), drop zeros
+            group = ", ".join([*cols, HASH])
+            q = f"SELECT {', '.join([*cols, f'SUM({DIFF}) AS {DIFF}', HASH])} FROM ({union}) AS _u GROUP BY {group} HAVING SUM({DIFF}) <> 0"
+        else:
+            # add up the accumulators of a key; a key counting no rows is gone
+            m = self.sums_after
+            sums = [f"SUM({c}) AS {c}" for c in cols[m:]]
+            q = (f"SELECT {', '.join([*cols[:m], *sums, f'CAST(1 AS BIGINT) AS {DIFF}', HASH])} FROM ({union}) AS _u"
+                 f" GROUP BY {', '.join([*cols[:m], HASH])} HAVING SUM({cols[m]}) <> 0")
         s = store(spark, q, self.arity, partitions if decision == "base" else None)
         if decision == "base":
-            return Spine(self.arity, s, []), pieces, [s]
-        return Spine(self.arity, self.base, [*self.batches[:-k], s]), pieces, [s]
+            return Spine(self.arity, s, [], self.sums_after), pieces, [s]
+        return Spine(self.arity, self.base, [*self.batches[:-k], s], self.sums_after), pieces, [s]

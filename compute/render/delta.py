@@ -46,10 +46,12 @@ from compute.render.oneshot import (
     _local_uses,
     _reduce,
     _topk,
+    accumulable_parts,
     apply_mfp,
     cname,
     cnames,
     consolidate,
+    grouped_outputs,
     jsonb_equality_key,
     negate,
     threshold,
@@ -121,6 +123,12 @@ def _unsupported_reason(df: lir.Dataflow) -> str | None:
             if isinstance(x, CallVariadic) and x.func in ("mz_now", "now"):
                 return "temporal filters"
     return None
+
+
+def _accumulators(key: tuple[Scalar, ...], aggs: tuple) -> bool:
+    """Whether a Reduce::Accumulable keeps per-key accumulators (a jsonb key's value and an
+    interval sum's fields are not plain sums: those recompute the touched groups)."""
+    return all(k.typ.name != "jsonb" for k in key) and all(a.typ.name != "interval" for a in aggs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,9 +306,10 @@ class _Step:
     def committed(self, name: str, arity: int) -> Spine:
         return self.flow.spines.get(name) or Spine(arity)
 
-    def store(self, sql: str, arity: int, temp: bool = False) -> Stored:
-        """Compute and cache `sql`: a piece of the new state, or (`temp`) this step's scratch."""
-        s = store(self.spark, sql, arity)
+    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False) -> Stored:
+        """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
+        arrangement, range-partitioned by key), or (`temp`) this step's scratch."""
+        s = store(self.spark, sql, arity, self.flow.partitions if base else None)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -396,6 +405,8 @@ class _Step:
                     del self.lets[i]
             case lir.Join():
                 return self.join(p.node_id, n, [self.delta(x) for x in n.inputs])
+            case lir.Reduce(input=i, group_key=key, aggregates=aggs, plan=lir.ReduceAccumulable()) if _accumulators(key, aggs):
+                return self.accumulable(p.node_id, self.delta(i), key, aggs)
             case lir.Reduce(input=i, group_key=key, aggregates=aggs, plan=rp):
                 d = self.delta(i)
                 cols = cnames(d.rel.arity)
@@ -426,7 +437,7 @@ class _Step:
             # nothing changes; still the output's schema
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(f(din.rel))} WHERE FALSE", oa), True)
         hashed_q = f"SELECT {', '.join([*cnames(arity), DIFF])}, {key_hash(in_key)} AS {HASH} FROM {ctx.sub(din.rel)}"
-        hashed = self.store(hashed_q, arity, temp=thin)
+        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty())
         if hashed.rows == 0:
             if not thin:
                 self.drop(hashed)
@@ -447,7 +458,7 @@ class _Step:
         new_out = f(new_in)
         dout = consolidate(union([new_out, negate(old_out.read(restr, new_out), ctx)], False, ctx), ctx)
         out_q = f"SELECT {', '.join([*cnames(oa), DIFF])}, {key_hash(out_key)} AS {HASH} FROM {ctx.sub(dout)}"
-        out = self.store(out_q, oa)
+        out = self.store(out_q, oa, base=old_out.empty())
         if out.rows == 0:
             # nothing changed; (the view stays readable until the end of the step)
             self.created.remove(out)
@@ -455,6 +466,43 @@ class _Step:
         else:
             self.spines[out_name] = old_out.appended(out)
         return _Delta(Rel(f"SELECT {', '.join([*cnames(oa), DIFF])} FROM global_temp.{out.view}", oa), out.rows == 0)
+
+    def accumulable(self, nid: int, din: _Delta, key: tuple[Scalar, ...], aggs: tuple) -> _Delta:
+        """Reduce::Accumulable by per-key accumulators (the one-shot aggregates, all sums):
+        acc' = acc + acc(Δin) for the keys K of Δin; Δout = out(acc'|K) − out(acc|K)."""
+        ctx = self.ctx
+        name = f"{nid}.acc"
+        keyed, kc, exprs, where, outs, _ = accumulable_parts(din.rel, key, aggs, ctx)
+        sums = [e.rsplit(" AS ", 1)[1] for e in exprs]
+        m = len(kc)
+        cols = cnames(m + len(sums))
+
+        def outputs(pieces: Rel) -> Rel:
+            """The output rows of the accumulators in `pieces` (added up per key)."""
+            added = [f"SUM({c}) AS {s}" for c, s in zip(cols[m:], sums, strict=True)]
+            q = f"SELECT {', '.join([*[f'{c} AS {k}' for c, k in zip(cols, kc, strict=False)], *added])} FROM {ctx.sub(pieces)}"
+            if m:
+                q += " GROUP BY " + ", ".join(cols[:m])
+            return grouped_outputs(ctx, Rel(q, 0), where, outs)
+
+        part = f"SELECT {', '.join([*kc, *exprs])} FROM {ctx.sub(keyed)}" + (f" GROUP BY {', '.join(kc)}" if kc else "")
+        khash = key_hash([hash_key(k, x.typ) for k, x in zip(kc, key, strict=True)])
+        stored_q = (f"SELECT {', '.join([*[f'{k} AS {c}' for k, c in zip([*kc, *sums], cols, strict=True)], f'CAST(1 AS BIGINT) AS {DIFF}'])}, "
+                    f"{khash} AS {HASH} FROM ({part}) AS _p")
+        empty = Rel(f"SELECT {', '.join([*cols, DIFF])} FROM ({stored_q}) AS _e WHERE FALSE", len(cols))
+        if din.empty:
+            return _Delta(Rel(f"SELECT * FROM {ctx.sub(outputs(empty))} WHERE FALSE", len(outs)), True)
+        acc = self.spine(name, nid, len(cols))
+        acc = acc if acc.sums_after is not None else Spine(len(cols), acc.base, list(acc.batches), m)
+        dacc = self.store(stored_q, len(cols), base=acc.empty())
+        restr = None if acc.empty() else self.restriction(dacc, acc.rows())
+        old = outputs(acc.read(restr, empty))
+        new_spine = acc.appended(dacc)
+        self.spines[name] = new_spine
+        new = outputs(new_spine.read(restr, empty))
+        dout = consolidate(union([new, negate(old, ctx)], False, ctx), ctx)
+        out = self.store(f"SELECT *, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(dout)}", len(outs), temp=True)
+        return _Delta(Rel(f"SELECT {', '.join([*cnames(len(outs)), DIFF])} FROM global_temp.{out.view}", len(outs)), out.rows == 0)
 
     def join(self, nid: int, n: lir.Join, ds: list[_Delta]) -> _Delta:
         """Σ_i A1' ⋈ … ⋈ A(i-1)' ⋈ ΔAi ⋈ A(i+1) ⋈ … ⋈ An (see the module docstring)."""
@@ -470,8 +518,9 @@ class _Step:
             cols = cnames(d.rel.arity)
             for a, key in enumerate(plan.keys[j]):
                 kh = key_hash([hash_key(render_scalar(x, cols), x.typ) for x in key])
-                s = self.store(f"SELECT {', '.join([*cols, DIFF])}, {kh} AS {HASH} FROM {ctx.sub(d.rel)}", d.rel.arity)
                 name = f"{nid}.in{j}.{a}"
+                s = self.store(f"SELECT {', '.join([*cols, DIFF])}, {kh} AS {HASH} FROM {ctx.sub(d.rel)}", d.rel.arity,
+                               base=self.spine(name, nid, d.rel.arity).empty())
                 if s.rows == 0:
                     self.created.remove(s)
                     self.temps.append(s)
@@ -481,11 +530,11 @@ class _Step:
                     stored[j] = s
         terms = []
         for t in plan.terms:
-            s = stored[t.source]
-            if s is None or s.rows == 0:
+            src = stored[t.source]
+            if src is None or src.rows == 0:
                 continue
             rels: list[Rel] = [Rel("", 0)] * k
-            rels[t.source] = Rel(f"SELECT {', '.join([*cnames(n.arities[t.source]), DIFF])} FROM global_temp.{s.view}", n.arities[t.source])
+            rels[t.source] = Rel(f"SELECT {', '.join([*cnames(n.arities[t.source]), DIFF])} FROM global_temp.{src.view}", n.arities[t.source])
             for pos, j in enumerate(t.order[1:]):
                 a = t.first_arrangement if pos == 0 else 0
                 name = f"{nid}.in{j}.{a}"
@@ -494,7 +543,7 @@ class _Step:
                 restr = None
                 if pos == 0 and t.stream_key is not None and not spine.empty():
                     cols = cnames(n.arities[t.source])
-                    restr = self.restriction(s, spine.rows(), key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
+                    restr = self.restriction(src, spine.rows(), key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
                 rels[j] = spine.read(restr, ds[j].rel)
             path = lir.JoinPath(t.source, (), tuple(lir.JoinStage(j, (), (), ()) for j in t.order[1:]))
             terms.append(_join(rels, n.equivalences, n.arities, (path,), ctx))

@@ -471,8 +471,14 @@ def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], whe
     q = f"SELECT {', '.join([*kc, *aggs, *[f'MIN({v}) AS {v}' for v in reps.values()]])} FROM {ctx.sub(keyed)}"
     if kc:
         q += " GROUP BY " + ", ".join(kc)
+    return grouped_outputs(ctx, Rel(q, 0), where, outputs, reps)
+
+
+def grouped_outputs(ctx: RenderContext, grouped: Rel, where: list[str], outputs: list[str], reps: dict[str, str] | None = None) -> Rel:
+    """The groups' output rows (diff 1) from the grouped aggregates (see _grouped)."""
+    reps = reps or {}
     sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
-    return _select(ctx, Rel(q, 0), sel, where)
+    return _select(ctx, grouped, sel, where)
 
 
 def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ctx: RenderContext) -> Rel:
@@ -497,6 +503,14 @@ def _nonnull_diff(x: str) -> str:
 
 
 def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
+    keyed, kc, exprs, where, outs, reps = accumulable_parts(r, key, aggs, ctx)
+    return _grouped(ctx, keyed, kc, exprs, where, outs, reps)
+
+
+def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[str], list[str], list[str], list[str], dict[str, str]]:
+    """Reduce::Accumulable as (keyed input, key columns, aggregates, filters, outputs, key
+    representatives) for _grouped. Every aggregate is a diff-weighted SUM (`... AS name`),
+    so the aggregates of a union are the sums of the parts' (maintained accumulators)."""
     cols = cnames(r.arity)
     keyed, kc = _keyed(r, key, ctx)
     exprs = ["SUM(diff) AS __n"]
@@ -512,7 +526,7 @@ def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
             exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key))
+    return keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key)
 
 
 def _minmax(x: str, func: str, t: SqlType | None = None) -> str:

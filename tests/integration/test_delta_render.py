@@ -208,3 +208,113 @@ def test_delta_matches_oneshot_and_postgres(env: dict[str, Any], name: str) -> N
     finally:
         flow.close()
 
+
+
+def with_topk_plan(p: lir.Plan, plan: lir.TopKPlan) -> lir.Plan:
+    """`p` with every TopK's plan replaced (a monotonic input, which tables are not for the
+    planner, is the caller's promise)."""
+    from dataclasses import replace
+
+    from compute.plan.pipeline import lir_children
+
+    n = p.node
+    if isinstance(n, lir.TopK):
+        return lir.Plan(p.node_id, replace(n, plan=plan, input=with_topk_plan(n.input, plan)))
+    new = [with_topk_plan(k, plan) for k in lir_children(n)]
+    match n:
+        case lir.Join() | lir.Union():
+            return lir.Plan(p.node_id, replace(n, inputs=tuple(new)))
+        case lir.Let():
+            return lir.Plan(p.node_id, replace(n, value=new[0], body=new[1]))
+        case lir.Constant() | lir.Get():
+            return p
+        case _:
+            return lir.Plan(p.node_id, replace(n, input=new[0]))
+
+
+def _topk_nodes(p: lir.Plan) -> list[int]:
+    from compute.plan.pipeline import lir_children
+
+    return ([p.node_id] if isinstance(p.node, lir.TopK) else []) + [x for c in lir_children(p.node) for x in _topk_nodes(c)]
+
+
+@pytest.mark.parametrize(("sql", "plan", "k"), [
+    ("SELECT DISTINCT ON (a) a, b, s FROM t1 ORDER BY a, b DESC, s", lir.TopKMonotonicTop1(False), 1),
+    ("SELECT g.a, x.b FROM (SELECT DISTINCT a FROM t1) g, "
+     "LATERAL (SELECT b FROM t1 WHERE t1.a = g.a ORDER BY b DESC LIMIT 2) x", lir.TopKMonotonicTopK(False), 2),
+])
+def test_monotonic_topk_keeps_only_the_top_rows(env: dict[str, Any], sql: str, plan: lir.TopKPlan, k: int) -> None:
+    """Over appended rows a monotonic TopK keeps only the current top k per group (thinning),
+    and its output still equals the one-shot render and PostgreSQL after every step."""
+    from dataclasses import replace
+
+    from compute.render import oneshot
+    from compute.render.delta import DeltaDataflow
+
+    spark = env["spark"]
+    df = maintained_plan(env["gs"], sql)
+    mono = replace(df, plan=with_topk_plan(df.plan, plan))
+    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
+    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
+    inputs = Inputs(7, types)
+    flow = DeltaDataflow(spark, mono)
+    try:
+        out: dict[tuple[Any, ...], int] = {}
+        for step in range(STEPS + 1):
+            batches = {"t1": inputs.batch("t1", 15, 0)}
+            frames = {sid: oneshot.constant_df(spark, batches[ids[sid]], types[sid]) for sid in ids}
+            got = flow.hydrate(frames) if step == 0 else flow.step(frames)
+            for key, v in as_bag(oneshot.arrow_rows(got.toArrow(), df.types)).items():
+                out[key] = out.get(key, 0) + v
+            out = {key: v for key, v in out.items() if v}
+            assert out == oneshot_rows(spark, df, ids, inputs), f"step {step}"
+            assert out == pg_rows(env["pg"], sql, inputs), f"step {step}"
+            groups = len({r[0] for r in inputs.acc["t1"]})
+            rows = sum(inputs.acc["t1"].values())
+            for nid in _topk_nodes(mono.plan):
+                held = flow.state_rows().get(nid, 0)
+                assert held <= k * groups < rows, (nid, held, groups, rows)
+    finally:
+        flow.close()
+
+
+def test_failed_step_leaves_the_state_unchanged(env: dict[str, Any]) -> None:
+    """A step whose output fails (division by zero in a map above a join, after the join's
+    input arrangements took their batches) changes nothing: later steps are right."""
+    from compute.render import oneshot
+    from compute.render.delta import DeltaDataflow
+
+    sql = "SELECT t1.a, 12 / t2.c FROM t1 JOIN t2 ON t1.a = t2.a"
+    spark = env["spark"]
+    df = maintained_plan(env["gs"], sql)
+    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
+    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
+    by_name = {v: k for k, v in ids.items()}
+
+    def frames(batches: dict[str, list]) -> dict[str, Any]:
+        return {by_name[t]: oneshot.constant_df(spark, rows, types[by_name[t]]) for t, rows in batches.items()}
+
+    inputs = Inputs(3, types)
+    acc = inputs.acc
+    flow = DeltaDataflow(spark, df)
+    try:
+        first = {"t1": [((1, 1, "x"), 1), ((2, 2, "y"), 1)], "t2": [((1, 3), 1), ((2, 4), 1)]}
+        out = as_bag(oneshot.arrow_rows(flow.hydrate(frames(first)).toArrow(), df.types))
+        before = dict(flow.state_rows())
+        with pytest.raises(Exception, match="(?i)division by zero|divide by zero"):
+            flow.step(frames({"t1": [((1, 5, "z"), 1)], "t2": [((1, 0), 1)]}))
+        assert dict(flow.state_rows()) == before
+        for t, rows in first.items():
+            for r, d in rows:
+                acc[t][r] = acc[t].get(r, 0) + d
+        ok = {"t1": [((2, 7, "q"), 1)], "t2": [((2, 6), 1)]}
+        for t, rows in ok.items():
+            for r, d in rows:
+                acc[t][r] = acc[t].get(r, 0) + d
+        for key, v in as_bag(oneshot.arrow_rows(flow.step(frames(ok)).toArrow(), df.types)).items():
+            out[key] = out.get(key, 0) + v
+        out = {key: v for key, v in out.items() if v}
+        assert out == oneshot_rows(spark, df, ids, inputs)
+        assert out == pg_rows(env["pg"], sql, inputs)
+    finally:
+        flow.close()

@@ -3,7 +3,14 @@ policy and the key restrictions (no Spark is started)."""
 
 from __future__ import annotations
 
-from compute.render.arrangement import MAX_BATCHES, Restriction, Spine, hash_literal, key_hash, merge_decision
+from compute.render.arrangement import (
+    MAX_BATCHES,
+    Restriction,
+    Spine,
+    hash_literal,
+    key_hash,
+    merge_decision,
+)
 from compute.render.oneshot import Rel
 
 
