@@ -27,6 +27,8 @@ HASH = "__h"
 # above, a semi-join with the delta's hashes (IN lists of ~1000+ literals overflow the JVM
 # stack; DESIGN §5.2)
 MAX_LITERAL_KEYS = 400
+# a stored delta of at most this many rows brings its key hashes back with it
+HASH_ROWS = 4 * MAX_LITERAL_KEYS
 # merge the batches into the base when they hold more than this fraction of the base's rows
 MERGE_FRACTION = 0.25
 # ... or when there are more batches than this (every read unions them all)
@@ -89,6 +91,8 @@ class Stored:
     view: str
     rows: int
     arity: int
+    # the rows' key hashes, when asked for and at most HASH_ROWS rows
+    hashes: tuple[int, ...] | None = None
 
     @property
     def sql(self) -> str:
@@ -99,17 +103,24 @@ class Stored:
         spark.catalog.dropGlobalTempView(self.view)
 
 
-def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None) -> Stored:
+def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
-    partitions (range-partitioned by `__h` into `base_partitions` for a base). The count is
-    the action that computes it: any error of the query is raised here."""
+    partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
+    computes it (any error of the query is raised here) and counts its rows; with `hashes`,
+    the same job brings back the rows' key hashes if there are at most HASH_ROWS."""
     df = spark.sql(sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
     df = df.sortWithinPartitions(HASH).persist()
+    got: tuple[int, ...] | None = None
     try:
+        if hashes:
+            # fewer rows than the limit: every partition was read (and cached)
+            hs = [r[0] for r in df.select(HASH).limit(HASH_ROWS + 1).collect()]
+            if len(hs) <= HASH_ROWS:
+                got = tuple(hs)
         # one stage over the cached plan (df.count() adds a shuffle for its final sum)
-        rows = df._jdf.queryExecution().toRdd().count()
+        rows = len(got) if got is not None else df._jdf.queryExecution().toRdd().count()
     except BaseException:
         df.unpersist()
         raise
@@ -117,7 +128,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     leaf = DataFrame(spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)  # type: ignore[union-attr]
     view = f"mzd_{uuid.uuid4().hex}"
     leaf.createOrReplaceGlobalTempView(view)
-    return Stored(leaf, df, view, rows, arity)
+    return Stored(leaf, df, view, rows, arity, got)
 
 
 @dataclass

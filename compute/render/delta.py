@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from compute.plan import lir
 from compute.render.arrangement import (
     HASH,
+    HASH_ROWS,
     MAX_LITERAL_KEYS,
     Restriction,
     Spine,
@@ -69,17 +70,18 @@ _SESSION_CONF = {
     "spark.sql.optimizer.inSetConversionThreshold": "10",
     "spark.sql.adaptive.enabled": "false",
 }
-# state smaller than this is read by a semi-join with the delta's keys: scanning it costs
-# less than the Spark job that collects the keys for a pruned read
-SMALL_STATE_ROWS = 200_000
+# ... and for steps (small deltas): no whole-stage code generation (each step's SQL text is
+# new: compiling it costs more than it saves) and one shuffle partition
+_STEP_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partitions": "1"}
 
 
-def delta_session(spark: SparkSession) -> SparkSession:
-    """A sibling session (same context, cache and global views) with the step settings."""
+def delta_session(spark: SparkSession, step: bool) -> SparkSession:
+    """A sibling session (same context, cache and global views) with the settings of
+    hydration or (`step`) of steps."""
     from compute.render import jsonb, numeric_stats, text_udfs
 
     s = spark.newSession()
-    for k, v in _SESSION_CONF.items():
+    for k, v in (_SESSION_CONF | (_STEP_CONF if step else {})).items():
         s.conf.set(k, v)
     jsonb.register(s)
     text_udfs.register(s)
@@ -100,6 +102,7 @@ def hash_key(expr: str, typ: SqlType) -> str:
 class _Delta:
     rel: Rel
     empty: bool  # known to hold no rows: no Spark work is needed for it
+    consolidated: bool = False  # no two equal rows, no zero diff
 
 
 def _walk(x: Any) -> Iterator[Any]:
@@ -214,8 +217,9 @@ class DeltaDataflow:
         if reason is not None:
             raise unsupported(f"{reason} in incrementally maintained dataflows")
         self.dataflow = dataflow
-        self.spark = delta_session(spark)
-        self.partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions") or "2")
+        self.spark = delta_session(spark, step=False)
+        self.step_spark = delta_session(spark, step=True)
         self.spines: dict[str, Spine] = {}
         self.owner: dict[str, int] = {}
         self.output: Stored | None = None
@@ -259,13 +263,13 @@ class DeltaDataflow:
         st = _Step(self, inputs, initial)
         try:
             d = st.delta(self.dataflow.plan)
-            out = consolidate(d.rel, st.ctx)
+            out = d.rel if d.consolidated else consolidate(d.rel, st.ctx)
             q = f"SELECT {', '.join([*cnames(out.arity), DIFF])}, CAST(0 AS BIGINT) AS {HASH} FROM {st.ctx.sub(out)}"
             if d.empty:
-                schema = self.spark.sql(q).drop(HASH).schema
-                result = self.spark.createDataFrame([], schema)
+                schema = st.spark.sql(q).drop(HASH).schema
+                result = st.spark.createDataFrame([], schema)
             else:
-                self.output = store(self.spark, q, out.arity)
+                self.output = store(st.spark, q, out.arity)
                 self.actions += 1
                 result = self.output.df.drop(HASH)
             dropped = st.merge()
@@ -284,7 +288,7 @@ class _Step:
 
     def __init__(self, flow: DeltaDataflow, inputs: Mapping[str, DataFrame], initial: bool) -> None:
         self.flow = flow
-        self.spark = flow.spark
+        self.spark = flow.spark if initial else flow.step_spark
         self.inputs = inputs
         self.initial = initial
         self.ctx = RenderContext(self.spark, self._read_source, source_mfps=dict(flow.dataflow.source_mfps))
@@ -306,10 +310,11 @@ class _Step:
     def committed(self, name: str, arity: int) -> Spine:
         return self.flow.spines.get(name) or Spine(arity)
 
-    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False) -> Stored:
+    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False) -> Stored:
         """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
-        arrangement, range-partitioned by key), or (`temp`) this step's scratch."""
-        s = store(self.spark, sql, arity, self.flow.partitions if base else None)
+        arrangement, range-partitioned by key), or (`temp`) this step's scratch; `hashes`:
+        bring back its key hashes (see arrangement.store)."""
+        s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -352,16 +357,17 @@ class _Step:
             return _constant((), types, self.ctx)
         return Rel(self.ctx.view(df, persist=False), len(types))
 
-    def restriction(self, hashed: Stored, state_rows: int, key_sql: str | None = None) -> Restriction:
-        """The keys of a stored delta (`key_sql`: another key hash over its columns), to read
-        `state_rows` of state by: literal hashes (a Spark job to collect them, then pruned
-        reads), or over small state, or many keys, a semi-join with the delta."""
+    def restriction(self, hashed: Stored, key_sql: str | None = None) -> Restriction:
+        """The keys of a stored delta (`key_sql`: another key hash over its columns): its
+        literal hashes (pruned reads), or past MAX_LITERAL_KEYS a semi-join with it."""
         col = key_sql or HASH
-        if state_rows >= SMALL_STATE_ROWS and hashed.rows <= 4 * MAX_LITERAL_KEYS:
-            # one stage (DISTINCT would add a shuffle)
+        hs: set[int] | None = None
+        if key_sql is None and hashed.hashes is not None:
+            hs = set(hashed.hashes)
+        elif hashed.rows <= HASH_ROWS:
             hs = set(self.collect(f"SELECT {col} FROM global_temp.{hashed.view}"))
-            if len(hs) <= MAX_LITERAL_KEYS:
-                return Restriction(hashes=tuple(sorted(hs)))
+        if hs is not None and len(hs) <= MAX_LITERAL_KEYS:
+            return Restriction(hashes=tuple(sorted(hs)))
         return Restriction(relation=f"SELECT {col} AS {HASH} FROM global_temp.{hashed.view}")
 
     # -- the rules
@@ -437,7 +443,7 @@ class _Step:
             # nothing changes; still the output's schema
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(f(din.rel))} WHERE FALSE", oa), True)
         hashed_q = f"SELECT {', '.join([*cnames(arity), DIFF])}, {key_hash(in_key)} AS {HASH} FROM {ctx.sub(din.rel)}"
-        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty())
+        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty(), hashes=True)
         if hashed.rows == 0:
             if not thin:
                 self.drop(hashed)
@@ -447,11 +453,11 @@ class _Step:
         dview = Rel(f"SELECT {', '.join([*cnames(arity), DIFF])} FROM global_temp.{hashed.view}", arity)
         if thin:
             # the current top k of the touched groups, with the new rows
-            restr = None if old_out.empty() else self.restriction(hashed, old_out.rows())
+            restr = None if old_out.empty() else self.restriction(hashed)
             new_in = union([old_out.read(restr, dview), dview], False, ctx) if restr is not None else dview
         else:
             old_in = self.spine(in_name, nid, arity)
-            restr = None if old_in.empty() and old_out.empty() else self.restriction(hashed, old_in.rows() + old_out.rows())
+            restr = None if old_in.empty() and old_out.empty() else self.restriction(hashed)
             new_spine = old_in.appended(hashed)
             self.spines[in_name] = new_spine
             new_in = new_spine.read(restr, dview)
@@ -465,7 +471,7 @@ class _Step:
             self.temps.append(out)
         else:
             self.spines[out_name] = old_out.appended(out)
-        return _Delta(Rel(f"SELECT {', '.join([*cnames(oa), DIFF])} FROM global_temp.{out.view}", oa), out.rows == 0)
+        return _Delta(Rel(f"SELECT {', '.join([*cnames(oa), DIFF])} FROM global_temp.{out.view}", oa), out.rows == 0, True)
 
     def accumulable(self, nid: int, din: _Delta, key: tuple[Scalar, ...], aggs: tuple) -> _Delta:
         """Reduce::Accumulable by per-key accumulators (the one-shot aggregates, all sums):
@@ -494,15 +500,14 @@ class _Step:
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(outputs(empty))} WHERE FALSE", len(outs)), True)
         acc = self.spine(name, nid, len(cols))
         acc = acc if acc.sums_after is not None else Spine(len(cols), acc.base, list(acc.batches), m)
-        dacc = self.store(stored_q, len(cols), base=acc.empty())
-        restr = None if acc.empty() else self.restriction(dacc, acc.rows())
+        dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True)
+        restr = None if acc.empty() else self.restriction(dacc)
         old = outputs(acc.read(restr, empty))
         new_spine = acc.appended(dacc)
         self.spines[name] = new_spine
         new = outputs(new_spine.read(restr, empty))
-        dout = consolidate(union([new, negate(old, ctx)], False, ctx), ctx)
-        out = self.store(f"SELECT *, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(dout)}", len(outs), temp=True)
-        return _Delta(Rel(f"SELECT {', '.join([*cnames(len(outs)), DIFF])} FROM global_temp.{out.view}", len(outs)), out.rows == 0)
+        # computed by its reader (no state keeps it)
+        return _Delta(consolidate(union([new, negate(old, ctx)], False, ctx), ctx), False, True)
 
     def join(self, nid: int, n: lir.Join, ds: list[_Delta]) -> _Delta:
         """Σ_i A1' ⋈ … ⋈ A(i-1)' ⋈ ΔAi ⋈ A(i+1) ⋈ … ⋈ An (see the module docstring)."""
@@ -520,7 +525,7 @@ class _Step:
                 kh = key_hash([hash_key(render_scalar(x, cols), x.typ) for x in key])
                 name = f"{nid}.in{j}.{a}"
                 s = self.store(f"SELECT {', '.join([*cols, DIFF])}, {kh} AS {HASH} FROM {ctx.sub(d.rel)}", d.rel.arity,
-                               base=self.spine(name, nid, d.rel.arity).empty())
+                               base=self.spine(name, nid, d.rel.arity).empty(), hashes=a == 0)
                 if s.rows == 0:
                     self.created.remove(s)
                     self.temps.append(s)
@@ -543,7 +548,8 @@ class _Step:
                 restr = None
                 if pos == 0 and t.stream_key is not None and not spine.empty():
                     cols = cnames(n.arities[t.source])
-                    restr = self.restriction(src, spine.rows(), key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
+                    same = t.stream_key == plan.keys[t.source][0]  # the delta's own hashes
+                    restr = self.restriction(src, None if same else key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
                 rels[j] = spine.read(restr, ds[j].rel)
             path = lir.JoinPath(t.source, (), tuple(lir.JoinStage(j, (), (), ()) for j in t.order[1:]))
             terms.append(_join(rels, n.equivalences, n.arities, (path,), ctx))
