@@ -225,6 +225,7 @@ class DeltaDataflow:
         self.output: Stored | None = None
         self.hydrated = False
         self.actions = 0  # Spark actions run by steps (for the benchmark)
+        self.float_columns: dict[int, frozenset[int]] = {}  # by node id (see _Step.column_keys)
 
     @staticmethod
     def supports(dataflow: lir.Dataflow) -> bool:
@@ -421,16 +422,25 @@ class _Step:
                 return self.keyed(p.node_id, d, in_key, out_key, lambda r: _reduce(r, key, aggs, rp, ctx))
             case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
                 d = self.delta(i)
-                gk = [cname(c) for c in g]
+                gk = self.column_keys(p.node_id, d.rel, list(g))
                 thin = isinstance(tp, lir.TopKMonotonicTop1 | lir.TopKMonotonicTopK)
                 return self.keyed(p.node_id, d, gk, gk, lambda r: _topk(r, g, o, lim, off, tp, ctx), thin=thin)
             case lir.Threshold(input=i):
                 d = self.delta(i)
-                cols = cnames(d.rel.arity)
+                cols = self.column_keys(p.node_id, d.rel, list(range(d.rel.arity)))
                 return self.keyed(p.node_id, d, cols, cols, lambda r: threshold(r, ctx))
             case lir.LetRec():
                 raise unsupported("WITH MUTUALLY RECURSIVE in incrementally maintained dataflows")
         raise AssertionError(n)
+
+    def column_keys(self, nid: int, rel: Rel, columns: list[int]) -> list[str]:
+        """Key columns as hashed (floats normalized: -0.0 = 0.0); their types from Spark's
+        analysis of the relation (once per node)."""
+        if nid not in self.flow.float_columns:
+            fields = self.spark.sql(rel.sql).schema.fields
+            self.flow.float_columns[nid] = frozenset(k for k, f in enumerate(fields) if f.dataType.typeName() in ("float", "double"))
+        floats = self.flow.float_columns[nid]
+        return [f"(CAST({cname(c)} AS DOUBLE) + CAST(0 AS DOUBLE))" if c in floats else cname(c) for c in columns]
 
     def keyed(self, nid: int, din: _Delta, in_key: list[str], out_key: list[str], f: Callable[[Rel], Rel],
               thin: bool = False) -> _Delta:

@@ -229,7 +229,7 @@ def with_topk_plan(p: lir.Plan, plan: lir.TopKPlan) -> lir.Plan:
         case lir.Constant() | lir.Get():
             return p
         case _:
-            return lir.Plan(p.node_id, replace(n, input=new[0]))
+            return lir.Plan(p.node_id, replace(n, input=new[0]))  # type: ignore[arg-type]
 
 
 def _topk_nodes(p: lir.Plan) -> list[int]:
@@ -298,7 +298,7 @@ def test_failed_step_leaves_the_state_unchanged(env: dict[str, Any]) -> None:
     acc = inputs.acc
     flow = DeltaDataflow(spark, df)
     try:
-        first = {"t1": [((1, 1, "x"), 1), ((2, 2, "y"), 1)], "t2": [((1, 3), 1), ((2, 4), 1)]}
+        first: dict[str, list[Any]] = {"t1": [((1, 1, "x"), 1), ((2, 2, "y"), 1)], "t2": [((1, 3), 1), ((2, 4), 1)]}
         out = as_bag(oneshot.arrow_rows(flow.hydrate(frames(first)).toArrow(), df.types))
         before = dict(flow.state_rows())
         with pytest.raises(Exception, match="(?i)division by zero|divide by zero"):
@@ -307,7 +307,7 @@ def test_failed_step_leaves_the_state_unchanged(env: dict[str, Any]) -> None:
         for t, rows in first.items():
             for r, d in rows:
                 acc[t][r] = acc[t].get(r, 0) + d
-        ok = {"t1": [((2, 7, "q"), 1)], "t2": [((2, 6), 1)]}
+        ok: dict[str, list[Any]] = {"t1": [((2, 7, "q"), 1)], "t2": [((2, 6), 1)]}
         for t, rows in ok.items():
             for r, d in rows:
                 acc[t][r] = acc[t].get(r, 0) + d
