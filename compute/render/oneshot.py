@@ -309,15 +309,11 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
             return _topk(render(i, ctx), g, o, lim, off, tp, ctx)
         case lir.Negate(input=i):
-            r = render(i, ctx)
-            return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+            return negate(render(i, ctx), ctx)
         case lir.Threshold(input=i):
-            r = consolidate(render(i, ctx), ctx)
-            return _select(ctx, r, [*cnames(r.arity), DIFF], ["diff > 0"])
+            return threshold(render(i, ctx), ctx)
         case lir.Union(inputs=ins, consolidate_output=c):
-            rs = [render(x, ctx) for x in ins]
-            out = Rel(ctx.single(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs)), rs[0].arity)
-            return consolidate(out, ctx) if c else out
+            return union([render(x, ctx) for x in ins], c, ctx)
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
         case lir.LetRec():
@@ -326,6 +322,22 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return render_letrec(n, ctx)
         case _:
             assert_never(n)
+
+
+def negate(r: Rel, ctx: RenderContext) -> Rel:
+    """-r: every diff negated."""
+    return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+
+
+def threshold(r: Rel, ctx: RenderContext) -> Rel:
+    """The rows of positive multiplicity (consolidated)."""
+    return _select(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
+
+
+def union(rs: list[Rel], consolidate_output: bool, ctx: RenderContext) -> Rel:
+    """r1 + r2 + ... (consolidated if asked)."""
+    out = Rel(ctx.single(" UNION ALL ".join(f"SELECT * FROM {ctx.sub(r)}" for r in rs)), rs[0].arity)
+    return consolidate(out, ctx) if consolidate_output else out
 
 
 def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
@@ -459,8 +471,14 @@ def _grouped(ctx: RenderContext, keyed: Rel, kc: list[str], aggs: list[str], whe
     q = f"SELECT {', '.join([*kc, *aggs, *[f'MIN({v}) AS {v}' for v in reps.values()]])} FROM {ctx.sub(keyed)}"
     if kc:
         q += " GROUP BY " + ", ".join(kc)
+    return grouped_outputs(ctx, Rel(q, 0), where, outputs, reps)
+
+
+def grouped_outputs(ctx: RenderContext, grouped: Rel, where: list[str], outputs: list[str], reps: dict[str, str] | None = None) -> Rel:
+    """The groups' output rows (diff 1) from the grouped aggregates (see _grouped)."""
+    reps = reps or {}
     sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
-    return _select(ctx, Rel(q, 0), sel, where)
+    return _select(ctx, grouped, sel, where)
 
 
 def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ctx: RenderContext) -> Rel:
@@ -485,6 +503,14 @@ def _nonnull_diff(x: str) -> str:
 
 
 def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
+    keyed, kc, exprs, where, outs, reps = accumulable_parts(r, key, aggs, ctx)
+    return _grouped(ctx, keyed, kc, exprs, where, outs, reps)
+
+
+def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[str], list[str], list[str], list[str], dict[str, str]]:
+    """Reduce::Accumulable as (keyed input, key columns, aggregates, filters, outputs, key
+    representatives) for _grouped. Every aggregate is a diff-weighted SUM (`... AS name`),
+    so the aggregates of a union are the sums of the parts' (maintained accumulators)."""
     cols = cnames(r.arity)
     keyed, kc = _keyed(r, key, ctx)
     exprs = ["SUM(diff) AS __n"]
@@ -500,7 +526,7 @@ def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
             exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return _grouped(ctx, keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key))
+    return keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key)
 
 
 def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
