@@ -46,12 +46,10 @@ COMPACT_AFTER_BATCHES = 32
 def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict) -> Any:
     """The maintained renderer of a dataflow: the delta renderer where it supports the
     plan, else the recompute reference."""
-    try:
-        from compute.render.delta import DeltaDataflow  # type: ignore[import-not-found]
-    except ImportError:
-        DeltaDataflow = None  # noqa: N806
-    if DeltaDataflow is not None and DeltaDataflow.supports(dataflow.plan):
-        return DeltaDataflow(spark, dataflow, input_types)
+    from compute.render.delta import DeltaDataflow
+
+    if DeltaDataflow.supports(dataflow):
+        return DeltaDataflow(spark, dataflow)
     from compute.render.recompute import RecomputeDataflow
 
     return RecomputeDataflow(spark, dataflow, input_types)
