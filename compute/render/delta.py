@@ -78,14 +78,12 @@ _STEP_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.shuffle.partit
 def delta_session(spark: SparkSession, step: bool) -> SparkSession:
     """A sibling session (same context, cache and global views) with the settings of
     hydration or (`step`) of steps."""
-    from compute.render import jsonb, numeric_stats, text_udfs
+    from compute.render.spark import register_functions
 
     s = spark.newSession()
     for k, v in (_SESSION_CONF | (_STEP_CONF if step else {})).items():
         s.conf.set(k, v)
-    jsonb.register(s)
-    text_udfs.register(s)
-    numeric_stats.register(s)
+    register_functions(s)
     return s
 
 

@@ -87,10 +87,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
         for k, v in (conf or {}).items():
             b = b.config(k, v)
         _spark = b.getOrCreate()
-        jsonb.register(_spark)
-        text_udfs.register(_spark)
-        numeric_stats.register(_spark)
-        numeric_udfs.register(_spark)
+        register_functions(_spark)
         _spark.sparkContext.setLogLevel("ERROR")
         # PySpark logs every failed query as JSON on stderr; failures reach clients instead
         logging.getLogger("DataFrameQueryContextLogger").setLevel(logging.CRITICAL)
@@ -98,6 +95,15 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
 
 
 _sessions: dict[str, SparkSession] = {}
+
+
+def register_functions(s: SparkSession) -> None:
+    """Register every function rendered SQL may call (UDFs are per session: each sibling
+    session needs them too)."""
+    jsonb.register(s)
+    text_udfs.register(s)
+    numeric_stats.register(s)
+    numeric_udfs.register(s)
 SMALL_INPUT_ROWS = 200_000
 TINY_INPUT_ROWS = 20_000
 
@@ -128,10 +134,7 @@ def session_for(rows: int) -> SparkSession:
             s = _spark.newSession()
             for k, v in _SIBLINGS[kind].items():
                 s.conf.set(k, v)
-            jsonb.register(s)
-            text_udfs.register(s)
-            numeric_stats.register(s)
-            numeric_udfs.register(s)
+            register_functions(s)
             _sessions[kind] = s
         return s
 
