@@ -32,6 +32,9 @@ _BINARY: dict[str, Callable[[Decimal, Decimal], Decimal]] = {
     "trunc": lambda x, n: numeric_ops.round_to(x, int(n), truncate=True),
 }
 FUNCTIONS = frozenset(_UNARY) | frozenset(_BINARY)
+# one-argument calls computed by the UDF (round(x) / trunc(x) are Spark's own)
+UNARY_FUNCTIONS = frozenset(_UNARY)
+BINARY_FUNCTIONS = frozenset(_BINARY)
 
 # integer digits kept when nothing bounds them better (the rest of 38 is the scale)
 _DEFAULT_INT_DIGITS = 14

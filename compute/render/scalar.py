@@ -127,8 +127,10 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
 def _numeric_udf(e: Scalar) -> bool:
     """Is `e` computed by compute.render.numeric_udfs (a Python UDF)?"""
     match e:
-        case CallBinary(func=f, typ=t) | CallUnary(func=f, typ=t) | CallVariadic(func=f, typ=t):
-            return f in numeric_udfs.FUNCTIONS and t.name == "numeric"
+        case CallUnary(func=f, typ=t):
+            return f in numeric_udfs.UNARY_FUNCTIONS and t.name == "numeric"
+        case CallBinary(func=f, typ=t) | CallVariadic(func=f, typ=t):
+            return f in numeric_udfs.BINARY_FUNCTIONS and t.name == "numeric"
     return False
 
 
@@ -731,7 +733,7 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
-    if f in numeric_udfs.FUNCTIONS and t.name == xt.name == "numeric":
+    if f in numeric_udfs.UNARY_FUNCTIONS and t.name == xt.name == "numeric":
         return numeric_udfs.call(f, [x], [xt])
     if f in _TYPED_UNARY:
         return cast(f"{_TYPED_UNARY[f]}({x})", t)
