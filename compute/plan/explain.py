@@ -33,16 +33,7 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
     lines.append(f"{header}:")
     depth = 1
     if df.finishing is not None:
-        f = df.finishing
-        parts = []
-        if f.order_by:
-            parts.append(f"order_by=[{', '.join(explain_order(o) for o in f.order_by)}]")
-        if f.limit is not None:
-            parts.append(f"limit={f.limit}")
-        if f.offset:
-            parts.append(f"offset={f.offset}")
-        parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
-        lines.append("  Finish " + " ".join(parts))
+        lines.append("  " + finish_line(df.finishing))
         depth = 2
     _node(df.plan, depth, lines, node_ids, records)
     if df.sources:
@@ -201,3 +192,16 @@ def _node(p: lir.Plan, depth: int, out: list[str], node_ids: bool, records: dict
             assert_never(n)
     for child in children:
         _node(child, depth + 1, out, node_ids, records)
+
+
+def finish_line(f: lir.Finishing) -> str:
+    """`Finish order_by=[#0 asc nulls_last] limit=3 output=[#0, #1]` (Materialize)."""
+    parts = []
+    if f.order_by:
+        parts.append(f"order_by=[{', '.join(explain_order(o) for o in f.order_by)}]")
+    if f.limit is not None:
+        parts.append(f"limit={f.limit}")
+    if f.offset:
+        parts.append(f"offset={f.offset}")
+    parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
+    return "Finish " + " ".join(parts)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compute.plan import lir
-from compute.plan.explain import explain_dataflow
+from compute.plan.explain import explain_dataflow, finish_line
 from compute.plan.explain_json import dataflow_json
 from compute.plan.lower import lower as lower_to_lir
 from sql import mir
@@ -22,7 +22,7 @@ from sql.lowering import lower as lower_to_mir
 from sql.mir import Annotations, Mir, explain_mir, mir_types
 from sql.mir_json import mir_json
 from sql.optimize import optimize
-from sql.scalar import Scalar, explain_order, redacted_literals
+from sql.scalar import Scalar, redacted_literals
 from sql.types import SqlType
 
 
@@ -62,19 +62,6 @@ def explain_mir_text(m: Mir, options: tuple[str, ...] = (), finishing: Finishing
     if fin is None:
         return tree + "\n"
     return finish_line(fin) + "\n" + "\n".join("  " + line for line in tree.split("\n")) + "\n"
-
-
-def finish_line(f: lir.Finishing) -> str:
-    """`Finish order_by=[#0 asc nulls_last] limit=3 output=[#0, #1]` (Materialize)."""
-    parts = []
-    if f.order_by:
-        parts.append(f"order_by=[{', '.join(explain_order(o) for o in f.order_by)}]")
-    if f.limit is not None:
-        parts.append(f"limit={f.limit}")
-    if f.offset:
-        parts.append(f"offset={f.offset}")
-    parts.append(f"output=[{', '.join(f'#{c}' for c in f.project)}]")
-    return "Finish " + " ".join(parts)
 
 
 def explain_mir_json(m: Mir, stage: str, name: str = "Explained Query") -> str:
