@@ -14,6 +14,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import psycopg
@@ -100,3 +101,15 @@ def paired_with_postgres(mz: psycopg.Connection, prefix_name: str, schema: str, 
         finally:
             mz.close()
             pg.close()
+
+
+def _norm(v: object) -> object:
+    return v.normalize() if isinstance(v, Decimal) and v.is_finite() else v
+
+
+def sorted_outcome(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
+    """A query's rows as a sorted list (numerics without trailing zeros), or `error SQLSTATE`."""
+    try:
+        return sorted((tuple(_norm(v) for v in r) for r in conn.execute(sql).fetchall()), key=repr)
+    except psycopg.Error as e:
+        return f"error {e.sqlstate}"

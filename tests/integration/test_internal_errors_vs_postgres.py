@@ -6,13 +6,12 @@ give PostgreSQL's answer, or an error with PostgreSQL's SQLSTATE — never XX000
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 
 import psycopg
 import pytest
 
 from tests.integration.harness import MzServer
-from tests.pgref import paired_with_postgres
+from tests.pgref import paired_with_postgres, sorted_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -83,19 +82,6 @@ MZ_ERROR = {
 }
 
 
-def _norm(v: object) -> object:
-    if isinstance(v, Decimal):
-        return v.normalize() if v.is_finite() else v
-    return v
-
-
-def _outcome(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
-    try:
-        return sorted((tuple(_norm(v) for v in r) for r in conn.execute(sql).fetchall()), key=repr)
-    except psycopg.Error as e:
-        return f"error {e.sqlstate}"
-
-
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
     with paired_with_postgres(mz_server.connect(), "interr-", "ie", SETUP) as pair:
@@ -105,27 +91,27 @@ def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Conn
 @pytest.mark.parametrize("sql", SAME_RESULT)
 def test_same_result_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, pg = both
-    expected = _outcome(pg, sql)
+    expected = sorted_outcome(pg, sql)
     assert not isinstance(expected, str), f"the reference rejects the query: {expected}"
-    assert _outcome(mz, sql) == expected
+    assert sorted_outcome(mz, sql) == expected
 
 
 @pytest.mark.parametrize("sql", SAME_ERROR)
 def test_same_error_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, pg = both
-    expected = _outcome(pg, sql)
+    expected = sorted_outcome(pg, sql)
     assert isinstance(expected, str), f"the reference accepts the query: {expected}"
-    assert _outcome(mz, sql) == expected
+    assert sorted_outcome(mz, sql) == expected
 
 
 @pytest.mark.parametrize("sql", NO_INTERNAL_ERROR)
 def test_no_internal_error(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, _ = both
-    got = _outcome(mz, sql)
+    got = sorted_outcome(mz, sql)
     assert got != "error XX000"
 
 
 @pytest.mark.parametrize("sql", sorted(MZ_ERROR))
 def test_documented_divergence(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, _ = both
-    assert _outcome(mz, sql) == f"error {MZ_ERROR[sql]}"
+    assert sorted_outcome(mz, sql) == f"error {MZ_ERROR[sql]}"

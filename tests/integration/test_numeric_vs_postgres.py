@@ -8,13 +8,12 @@ output rule); a result mzspark cannot hold must be an error, never other digits.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from decimal import Decimal
 
 import psycopg
 import pytest
 
 from tests.integration.harness import MzServer
-from tests.pgref import paired_with_postgres
+from tests.pgref import paired_with_postgres, sorted_outcome
 
 pytestmark = pytest.mark.integration
 
@@ -53,17 +52,6 @@ ERRORS = [
 ]
 
 
-def _norm(v: object) -> object:
-    return v.normalize() if isinstance(v, Decimal) and v.is_finite() else v
-
-
-def _rows(conn: psycopg.Connection, sql: str) -> list[tuple] | str:
-    try:
-        return sorted((tuple(_norm(v) for v in r) for r in conn.execute(sql).fetchall()), key=repr)
-    except psycopg.Error as e:
-        return f"error {e.sqlstate}"
-
-
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
     with paired_with_postgres(mz_server.connect(), "numeric-", "nm", SETUP) as pair:
@@ -73,9 +61,9 @@ def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Conn
 @pytest.mark.parametrize("sql", CONSTANTS + COLUMNS)
 def test_same_value_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, pg = both
-    expected = _rows(pg, sql)
+    expected = sorted_outcome(pg, sql)
     assert not isinstance(expected, str), f"the reference rejects the query: {expected}"
-    assert _rows(mz, sql) == expected
+    assert sorted_outcome(mz, sql) == expected
 
 
 @pytest.mark.parametrize(("sql", "state"), ERRORS)
@@ -83,9 +71,9 @@ def test_same_error_as_postgres_or_beyond_39_digits(both: tuple[psycopg.Connecti
     """Postgres' own errors; results of more than 39 significant digits (Materialize's
     precision) are 22003 where Postgres has a value."""
     mz, pg = both
-    got = _rows(pg, sql)
+    got = sorted_outcome(pg, sql)
     assert got == f"error {state}" or (state == "22003" and not isinstance(got, str))
-    assert _rows(mz, sql) == f"error {state}"
+    assert sorted_outcome(mz, sql) == f"error {state}"
 
 
 def test_digits_mzspark_cannot_store_are_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
@@ -98,7 +86,7 @@ def test_digits_mzspark_cannot_store_are_refused(both: tuple[psycopg.Connection,
     for conn in both:
         conn.execute("CREATE TABLE nv_typed (x numeric(10,3))")
         conn.execute("INSERT INTO nv_typed VALUES (1.23456), (2.0005)")
-    assert _rows(mz, "SELECT x FROM nv_typed") == _rows(pg, "SELECT x FROM nv_typed")
+    assert sorted_outcome(mz, "SELECT x FROM nv_typed") == sorted_outcome(pg, "SELECT x FROM nv_typed")
 
 
 def test_results_beyond_the_computation_scale_are_refused(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
