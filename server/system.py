@@ -83,7 +83,7 @@ _STATIC_SETTINGS = {
     "lc_time": "C", "default_transaction_read_only": "off", "transaction_read_only": "off",
     "default_transaction_deferrable": "off", "transaction_deferrable": "off",
     "max_connections": "5000", "xmloption": "content", "xmlbinary": "base64", "ssl": "off",
-    "default_tablespace": "", "temp_tablespaces": "", "array_nulls": "on", "escape_string_warning": "on",
+    "default_tablespace": "", "temp_tablespaces": "", "array_nulls": "on",
     "backslash_quote": "safe_encoding", "lo_compat_privileges": "off", "quote_all_identifiers": "off",
     "row_security": "on", "default_with_oids": "off", "check_function_bodies": "on", "port": "6875",
     "listen_addresses": "", "krb_caseins_users": "off", "password_encryption": "scram-sha-256",

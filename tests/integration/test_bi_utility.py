@@ -40,6 +40,11 @@ def test_transaction_characteristics(mz_server: MzServer) -> None:
                     "SET TIME ZONE 'UTC'", "SET timezone = 'UTC'"):
             conn.execute(sql)
         assert conn.execute("SHOW application_name").fetchall() == [("bi-tool",)]
+        # a setting a client may SET is kept and shown (was: SET refused, SHOW a static 'on')
+        conn.execute("SET escape_string_warning = off")
+        assert conn.execute("SHOW escape_string_warning").fetchall() == [("off",)]
+        assert conn.execute("SELECT current_setting('escape_string_warning')").fetchall() == [("off",)]
+        assert sqlstate(conn, "SET escape_string_warning = maybe") == "22023"
 
 
 def test_begin_read_only(mz_server: MzServer) -> None:
