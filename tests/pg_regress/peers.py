@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from tests.pg_regress.classify import (
@@ -186,3 +187,99 @@ def limit_verdict(pg: Outcome, mz: Outcome, full: Outcome) -> Verdict | None:
     if Counter(mz.rows) - Counter(full.rows):
         return None
     return Verdict(Cls.SAME, LIMIT_SAME)
+
+
+PEER_GROUP_SAME = "ties on the ORDER BY keys (computed by PostgreSQL) hold the same rows, in another order"
+
+
+@dataclass(frozen=True)
+class KeyedOrder:
+    """The statement with its ORDER BY keys appended to the select list (`sql`, no LIMIT /
+    OFFSET), the number of original output columns, the output column each key repeats
+    (or None: an appended column), and the LIMIT / OFFSET window."""
+
+    sql: str
+    width: int
+    key_columns: tuple[int | None, ...]
+    offset: int
+    limit: int | None
+
+
+def with_order_keys(sql: str) -> KeyedOrder | None:
+    """For `SELECT items FROM … ORDER BY k1, … [LIMIT n] [OFFSET o]` (one SELECT, no set
+    operation, no `*`): `SELECT items, k1 AS __pk0, … FROM … ORDER BY k1, …` so PostgreSQL
+    computes every row's sort key. An ordinal or an output alias key names an output column
+    instead. None when the statement is not of that form."""
+    from sqlglot import exp
+
+    tree = _parse(sql)
+    if not isinstance(tree, exp.Select) or not tree.args.get("order") or tree.args.get("with"):
+        return None
+    items = tree.expressions
+    if any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)) for e in items):
+        return None
+    aliases = {e.alias_or_name.lower(): i for i, e in enumerate(items) if e.alias_or_name}
+
+    def literal_int(x: Any) -> int | None:
+        node = x.args.get("expression") if x is not None else None
+        if x is None:
+            return None
+        if isinstance(node, exp.Literal) and node.is_int:
+            return int(node.this)
+        return -1
+
+    limit, offset = literal_int(tree.args.get("limit")), literal_int(tree.args.get("offset"))
+    if limit == -1 or offset == -1 or tree.args.get("fetch") is not None:
+        return None
+    keyed = tree.copy()
+    keyed.set("limit", None)
+    keyed.set("offset", None)
+    cols: list[int | None] = []
+    extra = 0
+    for o in tree.args["order"].expressions:
+        k = o.this
+        if isinstance(k, exp.Literal) and k.is_int and 1 <= int(k.this) <= len(items):
+            cols.append(int(k.this) - 1)
+        elif isinstance(k, exp.Column) and not k.table and k.name.lower() in aliases:
+            cols.append(aliases[k.name.lower()])
+        else:
+            keyed.append("expressions", exp.alias_(k.copy(), f"__pk{extra}"))
+            cols.append(None)
+            extra += 1
+    return KeyedOrder(keyed.sql(dialect="postgres"), len(items), tuple(cols), offset or 0, limit)
+
+
+def peer_group_verdict(pg: Outcome, mz: Outcome, keyed: KeyedOrder, full: Outcome) -> Verdict | None:
+    """`same` when mzspark's rows, position by position, fall into PostgreSQL's peer groups
+    (rows with equal ORDER BY keys, in PostgreSQL's sorted full result `full`) as PostgreSQL's
+    own rows do: for every group the LIMIT / OFFSET window cuts, mzspark's rows at those
+    positions are a sub-multiset of the group's rows, of the same size. Any order among peers
+    (and any choice among the peers a LIMIT cuts) is a correct answer."""
+    if not (pg.ok and mz.ok and full.ok and pg.has_rows and mz.has_rows and full.has_rows):
+        return None
+    if len(mz.columns) != keyed.width or len(mz.rows) != len(pg.rows):
+        return None
+    num = [i for i in numeric_columns(full) if i < keyed.width]
+    rows = trimmed(full, numeric_columns(full)).rows
+    mz_rows = trimmed(mz, num).rows
+    extra = iter(range(keyed.width, keyed.width + sum(c is None for c in keyed.key_columns)))
+    key_idx = [c if c is not None else next(extra) for c in keyed.key_columns]
+    if any(i >= len(full.columns) for i in key_idx):
+        return None
+    end = len(rows) if keyed.limit is None else min(len(rows), keyed.offset + keyed.limit)
+    if end - keyed.offset != len(mz_rows) and not (end <= keyed.offset and not mz_rows):
+        return None
+    start = 0
+    while start < len(rows):
+        stop = start
+        key = tuple(rows[start][i] for i in key_idx)
+        while stop < len(rows) and tuple(rows[stop][i] for i in key_idx) == key:
+            stop += 1
+        lo, hi = max(start, keyed.offset), min(stop, end)
+        if lo < hi:
+            group = Counter(r[: keyed.width] for r in rows[start:stop])
+            got = Counter(mz_rows[lo - keyed.offset: hi - keyed.offset])
+            if got - group:
+                return None
+        start = stop
+    return Verdict(Cls.SAME, PEER_GROUP_SAME)

@@ -448,6 +448,11 @@ def _open_result(pg_session: Session, sql: str, pg: Outcome, mz: Outcome) -> Ver
         v = peers.limit_verdict(pg, mz, pg_session.run(full_sql))
         if v is not None:
             return v
+    keyed = peers.with_order_keys(sql)
+    if keyed is not None:
+        v = peers.peer_group_verdict(pg, mz, keyed, pg_session.run(keyed.sql))
+        if v is not None:
+            return v
     forms = [sql]
     rewritten = [x for x in (peers.without_inner_order(sql), peers.reversed_unions(sql)) if x is not None]
     printed = peers.round_trip(sql) if rewritten else None

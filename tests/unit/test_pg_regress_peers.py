@@ -14,9 +14,11 @@ from tests.pg_regress.classify import (
 from tests.pg_regress.peers import (
     is_query,
     limit_verdict,
+    peer_group_verdict,
     peer_order_verdict,
     reversed_unions,
     round_trip,
+    with_order_keys,
     without_inner_order,
     without_limit,
 )
@@ -129,3 +131,27 @@ def test_reversed_unions() -> None:
     assert reversed_unions("SELECT a FROM t UNION SELECT b FROM u") is None  # a set union: nothing to gain
     assert reversed_unions("SELECT a FROM t") is None
     assert round_trip("SELECT a FROM t") == "SELECT a FROM t"
+
+
+def test_with_order_keys_appends_expression_keys() -> None:
+    k = with_order_keys("select a, b, sum(v) as s from t group by rollup (a,b) order by coalesce(a,0)+coalesce(b,0), s limit 3 offset 1")
+    assert k is not None and k.width == 3 and k.key_columns == (None, 2) and (k.limit, k.offset) == (3, 1)
+    assert "AS __pk0" in k.sql and "LIMIT" not in k.sql.upper() and "ORDER BY" in k.sql.upper()
+    assert with_order_keys("select * from t order by a") is None  # no star
+    assert with_order_keys("select t.* from t order by a") is None
+    assert with_order_keys("select count(*) from t group by a order by a") is not None
+    assert with_order_keys("select a from t union select b from u order by 1") is None  # no set operation
+
+
+def test_peer_group_verdict_accepts_any_order_among_ties_only() -> None:
+    # ORDER BY k (appended column 2); the LIMIT 3 window cuts the second tie group (k = 2)
+    k = with_order_keys("select x, y from t order by k limit 3")
+    assert k is not None
+    full = _out(("x", "y", "__pk0"), ("a", "1", "1"), ("b", "2", "2"), ("c", "3", "2"), ("d", "4", "2"), ("e", "5", "3"))
+    pg = _out(("x", "y"), ("a", "1"), ("b", "2"), ("c", "3"))
+    assert peer_group_verdict(pg, _out(("x", "y"), ("a", "1"), ("d", "4"), ("b", "2")), k, full).cls is Cls.SAME
+    # a row of another group at a tie position, or the first group moved: not a tie
+    assert peer_group_verdict(pg, _out(("x", "y"), ("a", "1"), ("e", "5"), ("b", "2")), k, full) is None
+    assert peer_group_verdict(pg, _out(("x", "y"), ("b", "2"), ("a", "1"), ("c", "3")), k, full) is None
+    # a duplicate of a peer that PostgreSQL has once
+    assert peer_group_verdict(pg, _out(("x", "y"), ("a", "1"), ("b", "2"), ("b", "2")), k, full) is None
