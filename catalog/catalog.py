@@ -104,6 +104,14 @@ class Catalog(ShardManifests):
 
     # ----------------------------------------------------------------------------------
     # lifecycle
+    @property
+    def environment_id(self) -> str:
+        """Materialize's `<cloud>-<region>-<organization uuid>-<ordinal>`, stable for this data
+        directory (the uuid is derived from its path)."""
+        import uuid
+
+        return f"local-mzspark-{uuid.uuid5(uuid.NAMESPACE_URL, self.data_dir.as_uri())}-0"
+
     def close(self) -> None:
         """Checkpoint and close. Idempotent."""
         # Stop the system relations first and outside our lock: a rebuild in progress takes
@@ -246,6 +254,10 @@ class Catalog(ShardManifests):
             self._system_vars: dict[str, str] = dict(
                 con.execute(f"SELECT name, value FROM {D}.system_vars").fetchall()
             )
+            self._comments: dict[tuple[str, int], str] = {
+                (iid, sub): text
+                for iid, sub, text in con.execute(f"SELECT item_id, sub_id, comment FROM {D}.comments").fetchall()
+            }
             self._shards: dict[str, _Shard] = {}
             for sid, item_id, since, dropped in con.execute(
                 f"SELECT shard_id, item_id, since, dropped FROM {D}.shards"
@@ -535,6 +547,7 @@ class Catalog(ShardManifests):
             con.execute(f"DELETE FROM {D}.items WHERE id = ?", [iid])
             con.execute(f"DELETE FROM {D}.columns WHERE item_id = ?", [iid])
             con.execute(f"DELETE FROM {D}.dependencies WHERE item_id = ?", [iid])
+            con.execute(f"DELETE FROM {D}.comments WHERE item_id = ?", [iid])
             if item.shard_id is not None and item.shard_id in self._shards:
                 sid = item.shard_id
                 con.execute(f"UPDATE {D}.shards SET dropped = true WHERE shard_id = ?", [sid])
@@ -547,6 +560,8 @@ class Catalog(ShardManifests):
         for iid in ids:
             item = self._items.pop(iid)
             del self._by_name[(item.schema, item.name)]
+            for key in [k for k in self._comments if k[0] == iid]:
+                del self._comments[key]
             if item.shard_id is not None and item.shard_id in self._shards:
                 st = self._shards[item.shard_id]
                 st.dropped = True
@@ -579,6 +594,31 @@ class Catalog(ShardManifests):
             del self._by_name[(item.schema, item.name)]
             self._by_name[(item.schema, new_name)] = id
             return renamed
+
+    # ----------------------------------------------------------------------------------
+    # comments (COMMENT ON)
+
+    def set_comment(self, id: str, sub_id: int, comment: str | None) -> None:
+        """The comment on item `id` (sub_id 0) or on its column number `sub_id` (1-based);
+        None removes it."""
+        with self._lock:
+            self._require_item(id)
+            meta = self._bump_version()
+            with self._txn() as con:
+                con.execute(f"DELETE FROM {D}.comments WHERE item_id = ? AND sub_id = ?", [id, sub_id])
+                if comment is not None:
+                    con.execute(f"INSERT INTO {D}.comments VALUES (?, ?, ?)", [id, sub_id, comment])
+                self._set_meta(con, meta)
+            self._meta.update(meta)
+            if comment is None:
+                self._comments.pop((id, sub_id), None)
+            else:
+                self._comments[(id, sub_id)] = comment
+
+    def comments(self) -> dict[tuple[str, int], str]:
+        """(item id, column number or 0) -> comment."""
+        with self._lock:
+            return dict(self._comments)
 
     # ----------------------------------------------------------------------------------
     # system variables

@@ -56,6 +56,8 @@ CREATE TABLE IF NOT EXISTS {D}.batches (
     rows BIGINT NOT NULL, min_time BIGINT NOT NULL, max_time BIGINT NOT NULL,
     has_retractions BOOLEAN NOT NULL, compacted BOOLEAN NOT NULL);
 CREATE TABLE IF NOT EXISTS {D}.uppers (shard_id VARCHAR NOT NULL, upper BIGINT NOT NULL);
+CREATE TABLE IF NOT EXISTS {D}.comments (
+    item_id VARCHAR NOT NULL, sub_id INTEGER NOT NULL, comment VARCHAR NOT NULL);
 """
 
 # Counters in durable.meta.

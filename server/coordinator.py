@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.oracle import TimestampOracle
+from server.alter import AlterMixin
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.compute import Compute
 from server.ddl import DdlMixin
@@ -40,7 +41,7 @@ class _Planned:
     reads_user_objects: bool = False  # runs on the session's cluster (which must exist)
 
 
-class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
+class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
     def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
                  spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
         self.catalog = Catalog(data_dir)
@@ -275,6 +276,10 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 return self._create_table(session, stmt)
             case st.DropObjects():
                 return self._drop(session, stmt)
+            case st.CommentOn():
+                return self._comment_on(session, stmt)
+            case st.AlterRename():
+                return self._alter_rename(session, stmt)
             case st.CreateSchema(name=name) if is_temp_name(name):
                 raise SqlError("42939", f"unacceptable schema name '{name}'")
             case st.DropSchema(names=names) if any(is_temp_name(n) for n in names):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from catalog.catalog import Catalog, Item
-from server.session import Session
+from server.session import SERVER_VERSION_TEXT, Session
 from server.temp import lookup_schemas
 from sql import statements as st
 from sql.bind import Binder, ItemRef
@@ -63,6 +63,12 @@ class Resolver:
             return self.session.database
         if name == "current_schema":
             return next((s for s in self.session.search_path() if self.catalog.schema_exists(s)), None)
+        if name == "mz_version":
+            return self.session.vars["mz_version"]
+        if name == "version":
+            return SERVER_VERSION_TEXT
+        if name == "mz_environment_id":
+            return self.catalog.environment_id
         raise KeyError(name)
 
     def resolve(self, parts: list[str]) -> ItemRef | None:

@@ -50,6 +50,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     # PostgreSQL's warning for backslashes in ordinary literals; they are never escapes here
     "escape_string_warning": ("on", False),
 }
+# version()
+SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
 # Postgres' spelling of reported names
 REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
 READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"}

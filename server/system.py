@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.system import pg15_data
 from catalog.system.relations import RELATIONS_BY_NAME, pg_type_of_duck
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
-from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SESSION_VARS
+from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SERVER_VERSION_TEXT, SESSION_VARS
 from server.system_sql import Rewriter, Rewritten, deps_hold
 from server.system_sql_ast import SYSTEM_SCHEMAS, parse_pg
 from server.system_sql_context import Context, NotCatalog, _system_relation, is_catalog_query
@@ -52,7 +52,6 @@ RESULT_CACHE_SIZE = 256
 RESULT_CACHE_MAX_ROWS = 10_000
 _MISS = object()
 BATCH_ROWS = 4096
-SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
 
 # Words that make a statement worth parsing as a catalog query.
 _CATALOG_WORDS = frozenset(
@@ -413,6 +412,7 @@ class SystemHandler:
             visible_key=sysdb.visible_key,
             started_at=self.started_at,
             version=SERVER_VERSION_TEXT,
+            environment_id=catalog.environment_id,
         )
 
     def setting(self, session: Session, name: str) -> str | None:

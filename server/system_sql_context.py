@@ -36,6 +36,7 @@ class Context:
     visible_key: Callable[[tuple[str, ...]], str]  # key of the visibility rows of a path
     started_at: Any
     version: str
+    environment_id: str = ""
 
     @property
     def visibility_path(self) -> tuple[str, ...]:

@@ -163,6 +163,7 @@ _FUNCTIONS.update({
     "pg_advisory_unlock_all": _const(lambda rw: "", SqlType("void")),
     "mz_version": _const(lambda rw: rw.ctx.setting("mz_version"), TEXT),
     "mz_version_num": _const(lambda rw: 100, INT4),
+    "mz_environment_id": _const(lambda rw: rw.ctx.environment_id, TEXT),
     "txid_current": _const(lambda rw: 1, INT8),
     "pg_current_xact_id": _const(lambda rw: 1, SqlType("xid8")),
     "format_type": _macro("format_type", TEXT, (2,), arg_types=(OID, INT4), constant=lambda rw, a: rw.ctx.lookups.format_type(*a)),

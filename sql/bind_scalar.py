@@ -583,7 +583,7 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         session_value = getattr(binder.catalog, "session_value", None)
         if session_value is None:
             raise unsupported(f"{written}()")
-        return Literal(session_value(name), SqlType("name"))
+        return Literal(session_value(name), SqlType("text" if name in func_names.TEXT_SESSION_FUNCTIONS else "name"))
     if name == "datediff":  # Materialize's; bound as Postgres functions (sql/bind_datediff.py)
         return bind_datediff(binder, raw_args, scope)
     if name in ("currenttimestamp", "current_timestamp", "now", "transaction_timestamp", "statement_timestamp"):

@@ -28,7 +28,9 @@ SPECIAL_SYNTAX_NAMES: dict[type, str] = {
 
 # functions of the session, constant within a statement: (the CatalogReader's session_value)
 SESSION_FUNCTIONS = frozenset({"current_user", "session_user", "current_role", "current_schema", "current_catalog",
-                               "current_database"})
+                               "current_database", "version", "mz_version", "mz_environment_id"})
+# the session functions typed text (the others are `name`, as in PostgreSQL)
+TEXT_SESSION_FUNCTIONS = frozenset({"version", "mz_version", "mz_environment_id"})
 
 # Postgres spellings that type (and render) as another name; the written name stays for
 # errors and output columns

@@ -58,6 +58,21 @@ class DropObjects:
 
 
 @dataclass(frozen=True)
+class CommentOn:
+    kind: str  # table | view | materialized view | index | source | column
+    name: tuple[str, ...]  # for a column: the relation's name parts, then the column
+    comment: str | None  # None: COMMENT ... IS NULL removes it
+
+
+@dataclass(frozen=True)
+class AlterRename:
+    kind: str  # table | view | materialized view | index | source
+    name: tuple[str, ...]
+    new_name: str
+    if_exists: bool
+
+
+@dataclass(frozen=True)
 class CreateSchema:
     name: str
     if_not_exists: bool
@@ -166,7 +181,7 @@ class Deallocate:
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
              | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | Empty
-             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem)
+             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem | CommentOn | AlterRename)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -531,6 +546,10 @@ def classify(sql: str) -> Statement:
         return Deallocate(None if raw.lower() == "all" else ident(raw))
     if w0 == "alter" and len(words) > 1 and words[1] == "system":
         return _parse_alter_system(text)
+    if w0 == "comment":
+        return _parse_comment(text)
+    if w0 == "alter" and re.match(r"(?is)^alter\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?\S+\s+rename\s+to\b", text):
+        return _parse_rename(text)
     if w0 in ("validate", "inspect"):  # Materialize's VALIDATE CONNECTION, INSPECT SHARD
         raise unsupported(w0.upper())
     if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
@@ -779,6 +798,38 @@ def _parse_alter_system(text: str) -> Statement:
         name = ident(m.group(1))
         return AlterSystem(None if name == "all" else name, None)
     raise SqlError(SYNTAX_ERROR, "syntax error in ALTER SYSTEM")
+
+
+_OBJECT_KIND = r"(table|view|materialized\s+view|index|source)"
+
+
+def _parse_comment(text: str) -> Statement:
+    """COMMENT ON {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE | COLUMN} name IS 'text' | NULL"""
+    m = re.match(rf"(?is)^comment\s+on\s+({_OBJECT_KIND[1:-1]}|column)\s+({_QNAME})\s+is\s+(null|[eE]?'(?:[^']|'')*')\s*$", text)
+    if not m:
+        m2 = re.match(r"(?is)^comment\s+on\s+(\w+(?:\s+\w+)?)", text)
+        what = " ".join(m2.group(1).split()).upper() if m2 else ""
+        if what and not re.match(r"(?i)^(table|view|materialized view|index|source|column)\b", what):
+            raise unsupported(f"COMMENT ON {what.split()[0]}")
+        raise SqlError(SYNTAX_ERROR, "syntax error in COMMENT ON")
+    kind = " ".join(m.group(1).lower().split())
+    name = qname(m.group(2))
+    if kind == "column" and len(name) < 2:
+        raise SqlError(SYNTAX_ERROR, "column name must be qualified", position=None)
+    raw = m.group(3)
+    if raw.lower() == "null":
+        return CommentOn(kind, name, None)
+    if raw[0] in "eE":
+        raise unsupported("COMMENT ON with an escape string")
+    return CommentOn(kind, name, _parse_value(raw))
+
+
+def _parse_rename(text: str) -> Statement:
+    """ALTER {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE} [IF EXISTS] name RENAME TO new_name"""
+    m = re.match(rf"(?is)^alter\s+{_OBJECT_KIND}\s+(if\s+exists\s+)?({_QNAME})\s+rename\s+to\s+({_IDENT})\s*$", text)
+    if not m:
+        raise SqlError(SYNTAX_ERROR, "syntax error in ALTER ... RENAME TO")
+    return AlterRename(" ".join(m.group(1).lower().split()), qname(m.group(3)), ident(m.group(4)), bool(m.group(2)))
 
 
 def _parse_set(text: str) -> Statement:

@@ -598,6 +598,12 @@ class SystemDb:
             mz["mz_cluster_replicas"].append({"id": r.id, "name": r.name, "cluster_id": r.cluster_id,
                                               "size": "spark", "owner_id": "s1", "disk": False})
         namespaces = [{"oid": oid, "nspname": name, "nspowner": BOOTSTRAP_SUPERUSER_OID} for oid, name in schemas]
+        descriptions, comments = [], []
+        for (iid, sub), text in sorted(cat.comments().items()):
+            if (it := by_id.get(iid)) is None:
+                continue
+            descriptions.append({"objoid": it.oid, "classoid": PG_CLASS_OID, "objsubid": sub, "description": text})
+            comments.append({"id": iid, "object_type": mz_type[it.kind], "object_sub_id": sub or None, "comment": text})
 
         def t(schema: str, name: str, rows: list[dict[str, Any]]) -> pa.Table:
             return rows_table(rels[(schema, name)], rows)
@@ -613,6 +619,8 @@ class SystemDb:
             rel("pg_catalog", "pg_constraint"): t("pg_catalog", "pg_constraint", constraints),
             rel("pg_catalog", "pg_attrdef"): t("pg_catalog", "pg_attrdef", attrdefs),
             rel("pg_catalog", "pg_depend"): t("pg_catalog", "pg_depend", depends),
+            rel("pg_catalog", "pg_description"): t("pg_catalog", "pg_description", descriptions),
+            rel("mz_internal", "mz_comments"): t("mz_internal", "mz_comments", comments),
             f"{SNAP}.indexdef": pa.table({"oid": pa.array([r["oid"] for r in indexdefs], pa.uint32()),
                                          "colno": pa.array([r["colno"] for r in indexdefs], pa.int32()),
                                          "def": [r["def"] for r in indexdefs]}),

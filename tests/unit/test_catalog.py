@@ -394,6 +394,7 @@ def test_duckdb_holds_metadata_only(cat: Catalog) -> None:
         "shards",
         "batches",
         "uppers",
+        "comments",
     }
 
 
