@@ -235,6 +235,13 @@ class Controller:
                 check()
                 self._changed.wait(0.05)
 
+    def read_window(self, on_id: str) -> tuple[str, int, int] | None:
+        """(index id, first time, frontier) of the times an index on `on_id` can answer now."""
+        for m in list(self._dataflows.values()):
+            if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None:
+                return m.item.id, m.valid_from, m.frontier
+        return None
+
     def indexed(self) -> dict[str, str]:
         """The index serving reads of each indexed object: on_id -> its qualified name."""
         out: dict[str, str] = {}

@@ -14,6 +14,7 @@ from server.alter import AlterMixin
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.compute import Compute
 from server.ddl import DdlMixin
+from server.explain_timestamp import explain_timestamp
 from server.queries import QueriesMixin
 from server.resolver import Resolver
 from server.session import SESSION_VARS, Session, Transaction
@@ -162,7 +163,8 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
                     b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()
-                name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan"}[stmt.stage]
+                name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan",
+                        "timestamp": "Timestamp"}[stmt.stage]
                 columns = (ColumnDesc(name, TEXT),)
             case st.ShowVar(name=name):
                 if name == "all":
@@ -253,6 +255,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
             case st.Query():
                 assert planned.bound is not None
                 return self._select(session, planned.bound, params, planned.param_types)
+            case st.Explain(target=st.Query()) if stmt.stage == "timestamp":
+                assert planned.bound is not None
+                text = explain_timestamp(self, session, planned.bound, params, planned.param_types, stmt.format)
+                return RowsResult(prepared.columns or (), iter([[(text,)]]))
             case st.Explain(target=st.Query()) if "analyze" in stmt.options:
                 assert planned.bound is not None
                 text = self._explain_analyze(session, planned.bound, params, planned.param_types)

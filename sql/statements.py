@@ -163,7 +163,7 @@ class ExplainObject:
 
 @dataclass(frozen=True)
 class Explain:
-    stage: str  # raw | decorrelated | optimized | physical
+    stage: str  # raw | decorrelated | optimized | physical | timestamp
     options: tuple[str, ...]
     format: str  # text | verbose text | json
     target: Query | CreateView | CreateIndex | ExplainObject
@@ -893,6 +893,12 @@ def _parse_explain(text: str) -> Statement:
         if not isinstance(inner, (Query, CreateView, CreateIndex)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
         return Explain(stage, opts, fmt, inner)
+    mt = re.match(r"(?is)^explain\s+timestamp\s+(?:as\s+(text|json)\s+)?for\s+(.*)$", text)
+    if mt:
+        inner = classify(mt.group(2))
+        if not isinstance(inner, Query):
+            raise unsupported("EXPLAIN TIMESTAMP of anything but a SELECT")
+        return Explain("timestamp", (), (mt.group(1) or "text").lower(), inner)
     mu = re.match(r"(?is)^explain\s+(timestamp|filter\s+pushdown|key\s+schema|value\s+schema|replan)\b", text)
     if mu:
         raise unsupported(f"EXPLAIN {' '.join(mu.group(1).upper().split())}")
