@@ -15,6 +15,7 @@ from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Resul
 from server.compute import Compute
 from server.ddl import DdlMixin
 from server.explain_timestamp import explain_timestamp
+from server.group_commit import GroupCommitter
 from server.queries import QueriesMixin
 from server.resolver import Resolver
 from server.session import SESSION_VARS, Session, Transaction
@@ -52,6 +53,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
         self._compacting: set[str] = set()
+        self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
         self._closed = False
         from server.system import SystemHandler
 

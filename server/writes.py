@@ -23,6 +23,7 @@ from catalog.storage.arrow_types import (
 from compute.plan import pipeline
 from server.api import ColumnDesc, CommandResult, CopyInResult, Result
 from server.compute import Compute
+from server.group_commit import GroupCommitter, merge
 from server.resolver import Resolver
 from server.session import Session, Transaction
 from sql import statements as st
@@ -57,6 +58,8 @@ TICK_MS = 1000  # how far the read timestamp may trail the wall clock
 
 class WritesMixin:
     """The Coordinator's writes and transactions (mixed into server.coordinator.Coordinator)."""
+
+    group_commit: GroupCommitter
 
     catalog: Catalog
     oracle: TimestampOracle
@@ -227,6 +230,13 @@ class WritesMixin:
             self._check_not_null(item, rows)
             txn.writes.append((item, rows, [1] * len(rows)))
             return CommandResult(f"INSERT 0 {len(rows)}")
+        if kind == "insert":
+            m = optimize(lower_to_mir(rel, params, param_types, now=self._fresh_read_ts()))
+            if isinstance(m, Constant):  # reads nothing: committed with the writes arriving with it
+                rows = [r for r, d in m.rows for _ in range(d)]
+                self._check_not_null(item, rows)
+                self.group_commit.commit([(item, rows, [1] * len(rows))])
+                return CommandResult(f"INSERT 0 {len(rows)}")
         with self.write_lock:
             self._tick_if_stale()  # now() / mz_now() of the statement: the wall clock's second
             read_ts = self.oracle.read_ts()
@@ -253,7 +263,7 @@ class WritesMixin:
             if not c.nullable and any(r[i] is None for r in rows):
                 raise _not_null_error(item, c.name)
 
-    def _commit(self, session: Session, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
+    def _commit(self, session: Session | None, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
         """Write batches durably and record them at one fresh timestamp. Caller holds
         the write lock."""
         ts = self.oracle.write_ts()
@@ -321,16 +331,13 @@ class WritesMixin:
         txn.kind = None
         if not writes:
             return
-        merged: dict[str, tuple[Item, list[tuple], list[int]]] = {}
-        for item, rows, diffs in writes:
-            cur = merged.setdefault(item.id, (item, [], []))
-            cur[1].extend(rows)
-            cur[2].extend(diffs)
-        with self.write_lock:
-            for item_id in merged:
-                if self.catalog.get_item_by_id(item_id) is None:
-                    raise SqlError(UNDEFINED_TABLE, "a table written in this transaction was dropped")
-            self._commit(session, list(merged.values()))
+        self.group_commit.commit(merge(writes))
+
+    def _check_written(self, writes: list[tuple[Item, list[tuple], list[int]]]) -> None:
+        """Raise if a table of `writes` was dropped since they were planned."""
+        for item, _, _ in writes:
+            if self.catalog.get_item_by_id(item.id) is None:
+                raise SqlError(UNDEFINED_TABLE, f'table "{item.qualified_name}" was dropped')
 
     def _copy_from(self, session: Session, s: st.CopyFrom) -> Result:
         item = Resolver(self.catalog, session, self.system).item(s.table)
