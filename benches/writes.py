@@ -73,7 +73,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-writes-"))
     server = MzServer(tmp / "mzdata", tmp / "server.log")
-    server.start()
+    server.start(timeout=600)
     results: dict[tuple[str, int], tuple[int, list[float]]] = {}
     try:
         with reference_postgres("bench-writes-") as pg_dsn:
