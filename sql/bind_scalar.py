@@ -712,7 +712,7 @@ def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expressio
 
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
-    "jsonb_agg", "json_agg", "jsonb_object_agg", "json_build_object", "json_build_array", "to_json",
+    "jsonb_agg", "json_agg", "jsonb_object_agg",
     "string_to_array", "unnest", "list_agg",
     "to_timestamp", "make_interval",
     "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",

@@ -35,6 +35,8 @@ SESSION_FUNCTIONS = frozenset({"current_user", "session_user", "current_role", "
 CANONICAL: dict[str, str] = {
     "substring": "substr", "char_length": "length", "character_length": "length", "ceiling": "ceil",
     "pow": "power", "log": "log10", "div": "intdiv", "trim": "btrim",
+    # json is read as jsonb (sql.types.TYPE_ALIASES; Materialize has no text-preserving json)
+    "json_build_object": "jsonb_build_object", "json_build_array": "jsonb_build_array", "to_json": "to_jsonb",
 }
 
 
