@@ -646,7 +646,7 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[0], Literal) or cargs[0].value is None:
             raise unsupported(f"{name} with a unit that is not a literal")
         cargs = (Literal(func.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
-    if name == "to_char":
+    if name == "to_char" and cargs[0].typ.name not in func.NUMBER_FORMAT_TYPES:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
