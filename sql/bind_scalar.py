@@ -20,6 +20,7 @@ from sql.bind_jsonb import (
     jsonb_variadic,
     to_jsonb,
 )
+from sql.bind_make_timestamptz import make_timestamptz_at
 from sql.bind_names import sql_type_of
 from sql.bind_operators import _at_time_zone, _collate, _like, _regex_match, _similar_to
 from sql.bind_rows import compare_fields, is_row, row_comparison, row_fields, row_not_distinct
@@ -600,6 +601,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
         return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
+    if name == "make_timestamptz" and len(args) == 7:
+        return make_timestamptz_at(binder, args)
     if name == "pg_typeof" and len(args) == 1:
         # pg_typeof(x) = the name of x's type, without its modifier (a regtype, sent as text)
         return Literal(SqlType(args[0].typ.name).pg_format(), TEXT)

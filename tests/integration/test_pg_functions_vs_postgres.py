@@ -1,7 +1,7 @@
 """Functions PostgreSQL's regression scripts use, compared with a real PostgreSQL 15 on the
 same data: the json constructors and aggregates (json is read as jsonb, so documents compare
 as psycopg decodes them: by value, key order aside), number formatting (to_char / to_number)
-and numeric scale functions."""
+make_timestamptz with a time zone, and numeric scale functions."""
 
 from __future__ import annotations
 
@@ -41,12 +41,22 @@ QUERIES = [
     " ('123456', '999G999'), ('1234.5678', '9999.99'), (NULL, '99'), ('12', '')) AS t(s, f), (SELECT 1) o",
     "SELECT to_number('12345', '99')",
     "SELECT to_number('x', '99')",
+    # make_timestamptz with a zone: signed numbers are ISO offsets (east of UTC), names IANA
+    "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '+2'), make_timestamptz(1973, 07, 15, 08, 15, 55.33, '-2'),"
+    " make_timestamptz(2010, 2, 27, 3, 45, 0, '+10:00:01'), make_timestamptz(2010, 2, 27, 3, 45, 0, '+1000'),"
+    " make_timestamptz(2010, 2, 27, 3, 45, 0, '+1:'), make_timestamptz(2014, 12, 10, 0, 0, 0, 'Europe/Prague'),"
+    " make_timestamptz(1881, 12, 10, 0, 0, 0, 'Asia/Singapore'), make_timestamptz(2014, 12, 10, 10, 10, 10, NULL)",
+    "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '2')",
+    "SELECT make_timestamptz(2014, 12, 10, 10, 10, 10, '+16')",
+    "SELECT make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')",
     "SELECT json_build_object('a', 1, 'b')",
     "SELECT json_build_object(NULL, 1)",
 ]
 
 EXPECTED_ERRORS = {"SELECT json_build_object('a', 1, 'b')", "SELECT json_build_object(NULL, 1)", "SELECT to_char(1, '9.9.9')",
-                   "SELECT to_number('12345', '99')", "SELECT to_number('x', '99')"}
+                   "SELECT to_number('12345', '99')", "SELECT to_number('x', '99')",
+                   "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '2')", "SELECT make_timestamptz(2014, 12, 10, 10, 10, 10, '+16')",
+                   "SELECT make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')"}
 # 0A000 where Postgres has an answer (not approximated)
 UNSUPPORTED = ["SELECT to_char(1.5::float8, '9.9')", "SELECT to_char(12, 'RN')", "SELECT to_char(1.5, '9.9EEEE')"]
 
