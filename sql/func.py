@@ -325,6 +325,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
             return [t], t
+    if name in ("min_scale", "trim_scale") and n == 1 and (args[0].name in _NUM_RANK and args[0].name not in ("float4", "float8")
+                                                         or args[0].name == "unknown"):
+        # numeric_min_scale / numeric_trim_scale: of the value (an integer is numeric)
+        return [NUMERIC], INT4 if name == "min_scale" else NUMERIC
     if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
         t = NUMERIC if args[0].name == "numeric" and name in ("sqrt", "exp", "ln", "log10") else FLOAT8
         if args[0].name in _NUM_RANK or args[0].name == "unknown":

@@ -735,6 +735,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
+    if f == "min_scale":
+        return cast(numeric_udfs.call(f, [x], [xt]), t)
     if f in numeric_udfs.UNARY_FUNCTIONS and t.name == xt.name == "numeric":
         return numeric_udfs.call(f, [x], [xt])
     if f in _TYPED_UNARY:

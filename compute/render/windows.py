@@ -10,13 +10,13 @@ from compute.render.oneshot import (
     RenderContext,
     _select,
     basic_aggregate,
-    finish_aggregate,
-    finish_cast,
     check_non_negative,
     cname,
     cnames,
     consolidate,
     expand,
+    finish_aggregate,
+    finish_cast,
 )
 from compute.render.scalar import raise_error, render_scalar, sql_type
 from sql.errors import FEATURE_NOT_SUPPORTED, SqlError

@@ -49,6 +49,10 @@ QUERIES = [
     "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '2')",
     "SELECT make_timestamptz(2014, 12, 10, 10, 10, 10, '+16')",
     "SELECT make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')",
+    # the scale of a numeric's value
+    "SELECT id, min_scale(n), trim_scale(n), min_scale(n::numeric(12,4)), trim_scale(n::numeric(12,4)), min_scale(i4),"
+    " trim_scale(i8) FROM v",
+    "SELECT min_scale(1.1000), trim_scale(1.1234500), trim_scale(-13.00000000000000000000), min_scale(0.00)",
     "SELECT json_build_object('a', 1, 'b')",
     "SELECT json_build_object(NULL, 1)",
 ]
