@@ -585,7 +585,7 @@ _EXPANDED = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg
 _LISTS = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
 
 
-def _basic_aggregate(a: AggregateExpr, x: str) -> str:
+def basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
             return _nonnull_diff(x)
@@ -614,8 +614,8 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
             return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
-            # the exact values, for compute.render.numeric_stats
-            return f"{'collect_set' if a.distinct else 'collect_list'}(CAST({x} AS DECIMAL(38,10)))"
+            # the exact values (in their own scale, never rounded), for compute.render.numeric_stats
+            return f"{'collect_set' if a.distinct else 'collect_list'}({x})"
         case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
             # the records (NULL: filtered out); ordered, distinct and finished afterwards
             return f"collect_list({x})"
@@ -639,7 +639,15 @@ def _folded(a: AggregateExpr) -> bool:
     return a.func in float_stats.FOLDED and a.typ.name == "float8"
 
 
-def _finish_aggregate(a: AggregateExpr, v: str) -> str:
+def finish_cast(a: AggregateExpr, v: str) -> str:
+    """The finished value `v` of `a` in its result type; a numeric statistic keeps its own
+    scale (compute.render.numeric_stats: exact to 24 digits, never rounded to 10)."""
+    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
+        return v
+    return f"CAST({v} AS {sql_type(a.typ)})"
+
+
+def finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
     if _folded(a):
         return float_stats.fold(a.func, v)
@@ -687,10 +695,10 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     exprs = ["SUM(diff) AS __n"]
     outs = list(kc)
     for j, a in enumerate(aggs):
-        raw = _basic_aggregate(a, render_scalar(a.expr, cols))
+        raw = basic_aggregate(a, render_scalar(a.expr, cols))
         if a.func in _LISTS or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
-            outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
+            outs.append(finish_cast(a, finish_aggregate(a, f'a{j}')))
         else:
             exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
             outs.append(f"a{j}")
