@@ -217,19 +217,21 @@ class Controller:
                 self._changed.wait(0.05)
 
     def index_state(self, on_id: str, ts: int, check: Callable[[], None] = lambda: None,
-                    patience_s: float = 5.0) -> tuple[str, Callable[[], None]] | None:
-        """The state of an index on `on_id` valid at `ts` (a global temporary view name, and
-        `release` to call when done), waiting up to `patience_s` for a hydrated index to
-        catch up; None when no index has it (the caller then reads the object itself)."""
+                    patience_s: float = 5.0, lookup: tuple[str, Any] | None = None) -> tuple[str, Callable[[], None]] | None:
+        """The state of an index on `on_id` valid at `ts` (a SELECT of its rows, and `release`
+        to call when done), waiting up to `patience_s` for a hydrated index to catch up; None
+        when no index has it (the caller then reads the object itself). `lookup`: (index id,
+        key tuples) — only that index's rows with those keys (a fast-path peek)."""
         self._wake.set()
         deadline = time.monotonic() + patience_s
         with self._changed:
             while True:
                 ready = [m for m in self._dataflows.values()
-                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None]
+                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None
+                         and (lookup is None or m.item.id == lookup[0])]
                 for m in ready:
                     if m.valid_from <= ts < m.frontier:
-                        return m.state.acquire()
+                        return m.state.acquire(lookup[1] if lookup is not None else None)
                 if not any(m.frontier <= ts for m in ready) or time.monotonic() > deadline:
                     return None
                 check()
@@ -241,6 +243,17 @@ class Controller:
         for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
             if m.item.kind == "index" and m.item.on_id is not None:
                 out.setdefault(m.item.on_id, m.item.qualified_name)
+        return out
+
+    def index_keys(self) -> dict[str, list[tuple[str, str, tuple]]]:
+        """The indexes serving reads of each indexed object: on_id -> [(index id, qualified
+        name, key expressions)], oldest first."""
+        from compute.plan.lookup import index_keys
+
+        out: dict[str, list[tuple[str, str, tuple]]] = {}
+        for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
+            if m.item.kind == "index" and m.item.on_id is not None:
+                out.setdefault(m.item.on_id, []).append((m.item.id, m.item.qualified_name, index_keys(m.dataflow.plan)))
         return out
 
     def indexes_on(self, on_id: str) -> list[Item]:
@@ -349,7 +362,7 @@ class Controller:
                     held = oneshot.read_shard(spark, [b.path for b in leases[-1].batches], types, as_of, True)
                     self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
-                    old, m.state = m.state, _index_state(out)
+                    old, m.state = m.state, _index_state(spark, out, m.dataflow)
                     if old is not None:
                         old.close()
             except BaseException:
@@ -456,7 +469,8 @@ class Controller:
                 log.exception("compaction of %s failed", sid)
 
 
-def _index_state(out: Any) -> Any:
+def _index_state(spark: Any, out: Any, df: lir.Dataflow) -> Any:
+    from compute.plan.lookup import index_keys
     from compute.render.index_state import IndexState
 
-    return IndexState(out)
+    return IndexState(spark, out, index_keys(df.plan))
