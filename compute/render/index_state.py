@@ -116,8 +116,20 @@ class IndexState:
         if len(parts) == 1:
             return parts[0]  # the base alone is consolidated
         group = f" GROUP BY {', '.join(cols)}" if cols else ""
-        return (f"SELECT {', '.join([*cols, f'SUM({DIFF}) AS {DIFF}'])} FROM ({' UNION ALL '.join(parts)}) AS _s"
-                f"{group} HAVING SUM({DIFF}) <> 0")
+        out = f"SELECT {', '.join([*cols, f'SUM({DIFF}) AS {DIFF}'])} FROM ({{}}) AS _s{group} HAVING SUM({DIFF}) <> 0"
+        if restriction is not None or spine.base is None or not cols:
+            return out.format(" UNION ALL ".join(parts))
+        # a whole read: base rows of keys no batch touches as they are (the base is
+        # consolidated), the touched keys consolidated with the batches (a broadcast join
+        # with the batches' hashes, not an aggregation of the whole state)
+        sel = ", ".join(f"_b.{c}" for c in [*cols, DIFF, HASH])
+        batches = " UNION ALL ".join(f"SELECT {', '.join([*cols, DIFF, HASH])} FROM global_temp.{p.view}" for p in spine.batches)
+        touched = f"(SELECT DISTINCT {HASH} FROM ({batches}) AS _t0) AS _t"
+        base = f"global_temp.{spine.base.view}"
+        kept = f"SELECT /*+ BROADCAST(_t) */ {sel} FROM {base} AS _b LEFT ANTI JOIN {touched} ON _b.{HASH} = _t.{HASH}"
+        hit = f"SELECT /*+ BROADCAST(_t) */ {sel} FROM {base} AS _b LEFT SEMI JOIN {touched} ON _b.{HASH} = _t.{HASH}"
+        merged = out.format(f"{hit} UNION ALL {batches}")
+        return f"SELECT {', '.join([*cols, DIFF])} FROM ({kept}) AS _k UNION ALL {merged}"
 
     def hashes(self, lookup: Sequence[tuple[Literal, ...]]) -> tuple[int, ...]:
         """The key hashes of literal key tuples, as the stored rows' `__h`."""
