@@ -43,13 +43,15 @@ TICK_S = 1.0
 COMPACT_AFTER_BATCHES = 32
 
 
-def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict) -> Any:
+def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict, index: bool = False) -> Any:
     """The maintained renderer of a dataflow: the delta renderer where it supports the
-    plan, else the recompute reference."""
+    plan, else the recompute reference. An index's delta renderer stores each step's output
+    keyed as the index's spine keeps it (compute.render.index_state)."""
+    from compute.plan.lookup import index_keys
     from compute.render.delta import DeltaDataflow
 
     if DeltaDataflow.supports(dataflow):
-        return DeltaDataflow(spark, dataflow)
+        return DeltaDataflow(spark, dataflow, index_keys(dataflow.plan) if index else None)
     from compute.render.recompute import RecomputeDataflow
 
     return RecomputeDataflow(spark, dataflow, input_types)
@@ -348,7 +350,7 @@ class Controller:
             assert m.item.shard_id is not None
             leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
-            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs})
+            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs}, index=not m.is_mv)
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
@@ -407,7 +409,8 @@ class Controller:
                 if m.is_mv:
                     self._append(m, out, upper)
                 else:
-                    new_state = m.state.merged(out)
+                    take = getattr(m.renderer, "take_output", None)
+                    new_state = m.state.merged(out, *(take() if take is not None else (None, False)))
             elif m.is_mv:
                 self.catalog.commit_writes([], upper, uppers={m.item.shard_id: upper + 1})
         except Exception as e:  # noqa: BLE001

@@ -71,9 +71,13 @@ class IndexState:
 
     # -- writing
 
-    def merged(self, delta: DataFrame) -> Pending | None:
-        """The next state (Δ consolidated, as the renderers' outputs are); None when Δ is empty."""
-        s = self._store(delta)
+    def merged(self, delta: DataFrame, stored: Stored | None = None, empty: bool = False) -> Pending | None:
+        """The next state (Δ consolidated, as the renderers' outputs are); None when Δ is empty.
+        `stored`: Δ already stored with this index's key hash (the delta renderer's output,
+        now owned here); `empty`: Δ is known to be empty."""
+        if empty and stored is None:
+            return None
+        s = stored if stored is not None else self._store(delta)
         if s.rows == 0:
             s.free(self.spark)
             return None
