@@ -20,6 +20,9 @@ from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Literal, Sca
 
 # at most this many key tuples (a literal IN list of hashes; DESIGN §5.2)
 MAX_LOOKUP_VALUES = 400
+# key types whose literals are hashed exactly as Spark hashes the stored keys
+# (compute.render.key_hash); an index with another key type is read whole
+LOOKUP_TYPES = frozenset({"bool", "int2", "int4", "int8", "text", "varchar", "date"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +108,7 @@ def find_lookup(df: lir.Dataflow, indexes: IndexKeys) -> Lookup | None:
     pushed = dict(df.source_mfps).get(n.id)
     preds = pushed.predicates if pushed is not None else n.mfp.predicates
     for index_id, name, key in indexes[n.id]:
-        if not key or not all(_over_columns(k, len(n.types)) for k in key):
+        if not key or not all(_over_columns(k, len(n.types)) and k.typ.name in LOOKUP_TYPES for k in key):
             continue
         got = conjunction(preds, key)
         if got is None or len(got) > MAX_LOOKUP_VALUES or any(len(a) < len(key) for a in got):

@@ -28,7 +28,8 @@ from compute.render.delta import delta_session, hash_key
 from compute.render.key_hash import python_key_hash
 from compute.render.oneshot import DIFF, cnames
 from compute.render.scalar import render_scalar
-from sql.scalar import Literal, Scalar
+from compute.render.types import spark_type
+from sql.scalar import Column, Literal, Scalar
 
 
 @dataclass(eq=False)
@@ -54,8 +55,12 @@ class IndexState:
         self.keys = tuple(keys)
         cols = cnames(self.arity)
         self._key_sql = [hash_key(render_scalar(k, cols), k.typ) for k in self.keys]
+        # lookups hash literals in Python as Spark hashes values of the key's Spark type:
+        # only for key columns of exactly that type (else a lookup reads the whole state)
+        fields = snapshot.schema.fields
+        self.lookups = all(isinstance(k, Column) and k.index < len(fields) and fields[k.index].dataType == spark_type(k.typ)
+                           for k in self.keys)
         base = self._store(snapshot, base=True)
-        self._key_types: list[str] | None = None  # Spark types of the key expressions (for literals)
         self._current = _Version(Spine(self.arity, base))
         self._retired: list[_Version] = []
         self._held: dict[int, Stored] = {id(base): base}  # every piece not yet freed
@@ -106,7 +111,7 @@ class IndexState:
             v = self._current
             v.users += 1
         try:
-            restriction = Restriction(hashes=self.hashes(lookup)) if lookup is not None else None
+            restriction = Restriction(hashes=self.hashes(lookup)) if lookup is not None and self.lookups else None
         except BaseException:
             self._release(v)
             raise
@@ -136,31 +141,16 @@ class IndexState:
         return f"SELECT {', '.join([*cols, DIFF])} FROM ({kept}) AS _k UNION ALL {merged}"
 
     def hashes(self, lookup: Sequence[tuple[Literal, ...]]) -> tuple[int, ...]:
-        """The key hashes of literal key tuples, as the stored rows' `__h`."""
+        """The key hashes of literal key tuples, as the stored rows' `__h` (the lookup's key
+        types are those `compute.plan.lookup.LOOKUP_TYPES` allows: hashed in Python)."""
         types = [k.typ for k in self.keys]
-        out: set[int] = set()
-        asked: list[tuple[Literal, ...]] = []
+        out = set()
         for values in lookup:
             h = python_key_hash([lit.value for lit in values], types)
             if h is None:
-                asked.append(values)
-            else:
-                out.add(h)
-        if asked:
-            out.update(self._spark_hashes(asked))
+                raise AssertionError(f"no key hash for a lookup of {values}")
+            out.add(h)
         return tuple(sorted(out))
-
-    def _spark_hashes(self, lookup: list[tuple[Literal, ...]]) -> list[int]:
-        """Hashes computed by Spark (an inline table: evaluated by the driver, no job)."""
-        if self._key_types is None:
-            base = self._current.spine.pieces()[0]
-            q = f"SELECT {', '.join(render_scalar(k, cnames(self.arity)) for k in self.keys)} FROM global_temp.{base.view}"
-            self._key_types = [f.dataType.simpleString() for f in self.spark.sql(q).schema.fields]
-        rows = []
-        for values in lookup:
-            cast = [hash_key(f"CAST({render_scalar(lit, [])} AS {t})", lit.typ) for lit, t in zip(values, self._key_types, strict=True)]
-            rows.append(f"({key_hash(cast)})")
-        return [r[0] for r in self.spark.sql(f"SELECT * FROM VALUES {', '.join(rows)} AS _v(h)").collect()]
 
     def rows(self) -> int:
         with self._lock:
