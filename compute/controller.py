@@ -365,6 +365,7 @@ class Controller:
                     self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
                     old, m.state = m.state, _index_state(spark, out, m.dataflow)
+                    _free_output(renderer)  # the index holds its own copy
                     if old is not None:
                         old.close()
             except BaseException:
@@ -477,3 +478,10 @@ def _index_state(spark: Any, out: Any, df: lir.Dataflow) -> Any:
     from compute.render.index_state import IndexState
 
     return IndexState(spark, out, index_keys(df.plan))
+
+
+def _free_output(renderer: Any) -> None:
+    """Free the output a delta renderer keeps of its last step (see DeltaDataflow.take_output)."""
+    take = getattr(renderer, "take_output", None)
+    if take is not None and (stored := take()[0]) is not None:
+        stored.free(renderer.spark)
