@@ -149,7 +149,8 @@ def bench_lookup(conn: Any, m: float, reps: int, do_lookup: bool, do_memory: boo
 # -- (d) the LEFT JOIN stack maintained --------------------------------------------------------------
 
 def bench_left_join_stack(spark: Any, gs: Any, n: int, joins: int, flag: bool) -> list[int]:
-    """Records out of each LEFT JOIN's Union in a 1-row step of foo (innermost first)."""
+    """Records out of each Union (the LEFT JOINs' negated-input and output Unions) in a 1-row
+    step of foo, by node id."""
     from compute.plan import lir, pipeline
     from compute.render import delta as delta_mod
     from compute.render.delta import DeltaDataflow
@@ -185,12 +186,12 @@ def bench_left_join_stack(spark: Any, gs: Any, n: int, joins: int, flag: bool) -
     try:
         flow.hydrate(frames)
         delta_mod._Step.delta = counting  # type: ignore[method-assign]
-        step = spark.sql(f"SELECT CAST({n + 1} AS INT) AS c0, CAST(1 AS INT) AS c1, CAST(1 AS BIGINT) AS diff")
+        # a new foo row whose key every more_j matches (a key with no match: 1 record per Union either way)
+        step = spark.sql("SELECT CAST(0 AS INT) AS c0, CAST(1 AS INT) AS c1, CAST(1 AS BIGINT) AS diff")
         flow.step({ids["foo"]: step}).count()
     finally:
         delta_mod._Step.delta = original  # type: ignore[method-assign]
         flow.close()
-    # the LEFT JOINs' output Unions: the outermost Unions of each nesting level
     return [c for _, c in sorted(counts.items())]
 
 
