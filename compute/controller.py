@@ -43,13 +43,15 @@ TICK_S = 1.0
 COMPACT_AFTER_BATCHES = 32
 
 
-def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict) -> Any:
+def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict, index: bool = False) -> Any:
     """The maintained renderer of a dataflow: the delta renderer where it supports the
-    plan, else the recompute reference."""
+    plan, else the recompute reference. An index's delta renderer stores each step's output
+    keyed as the index's spine keeps it (compute.render.index_state)."""
+    from compute.plan.lookup import index_keys
     from compute.render.delta import DeltaDataflow
 
     if DeltaDataflow.supports(dataflow):
-        return DeltaDataflow(spark, dataflow)
+        return DeltaDataflow(spark, dataflow, index_keys(dataflow.plan) if index else None)
     from compute.render.recompute import RecomputeDataflow
 
     return RecomputeDataflow(spark, dataflow, input_types)
@@ -217,19 +219,21 @@ class Controller:
                 self._changed.wait(0.05)
 
     def index_state(self, on_id: str, ts: int, check: Callable[[], None] = lambda: None,
-                    patience_s: float = 5.0) -> tuple[str, Callable[[], None]] | None:
-        """The state of an index on `on_id` valid at `ts` (a global temporary view name, and
-        `release` to call when done), waiting up to `patience_s` for a hydrated index to
-        catch up; None when no index has it (the caller then reads the object itself)."""
+                    patience_s: float = 5.0, lookup: tuple[str, Any] | None = None) -> tuple[str, Callable[[], None]] | None:
+        """The state of an index on `on_id` valid at `ts` (a SELECT of its rows, and `release`
+        to call when done), waiting up to `patience_s` for a hydrated index to catch up; None
+        when no index has it (the caller then reads the object itself). `lookup`: (index id,
+        key tuples) — only that index's rows with those keys (a fast-path peek)."""
         self._wake.set()
         deadline = time.monotonic() + patience_s
         with self._changed:
             while True:
                 ready = [m for m in self._dataflows.values()
-                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None]
+                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None
+                         and (lookup is None or m.item.id == lookup[0])]
                 for m in ready:
                     if m.valid_from <= ts < m.frontier:
-                        return m.state.acquire()
+                        return m.state.acquire(lookup[1] if lookup is not None else None)
                 if not any(m.frontier <= ts for m in ready) or time.monotonic() > deadline:
                     return None
                 check()
@@ -248,6 +252,17 @@ class Controller:
         for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
             if m.item.kind == "index" and m.item.on_id is not None:
                 out.setdefault(m.item.on_id, m.item.qualified_name)
+        return out
+
+    def index_keys(self) -> dict[str, list[tuple[str, str, tuple]]]:
+        """The indexes serving reads of each indexed object: on_id -> [(index id, qualified
+        name, key expressions)], oldest first."""
+        from compute.plan.lookup import index_keys
+
+        out: dict[str, list[tuple[str, str, tuple]]] = {}
+        for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
+            if m.item.kind == "index" and m.item.on_id is not None:
+                out.setdefault(m.item.on_id, []).append((m.item.id, m.item.qualified_name, index_keys(m.dataflow.plan)))
         return out
 
     def indexes_on(self, on_id: str) -> list[Item]:
@@ -342,7 +357,7 @@ class Controller:
             assert m.item.shard_id is not None
             leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
-            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs})
+            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs}, index=not m.is_mv)
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
@@ -356,7 +371,8 @@ class Controller:
                     held = oneshot.read_shard(spark, [b.path for b in leases[-1].batches], types, as_of, True)
                     self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
-                    old, m.state = m.state, _index_state(out)
+                    old, m.state = m.state, _index_state(spark, out, m.dataflow)
+                    _free_output(renderer)  # the index holds its own copy
                     if old is not None:
                         old.close()
             except BaseException:
@@ -401,7 +417,8 @@ class Controller:
                 if m.is_mv:
                     self._append(m, out, upper)
                 else:
-                    new_state = m.state.merged(out)
+                    take = getattr(m.renderer, "take_output", None)
+                    new_state = m.state.merged(out, *(take() if take is not None else (None, False)))
             elif m.is_mv:
                 self.catalog.commit_writes([], upper, uppers={m.item.shard_id: upper + 1})
         except Exception as e:  # noqa: BLE001
@@ -463,7 +480,15 @@ class Controller:
                 log.exception("compaction of %s failed", sid)
 
 
-def _index_state(out: Any) -> Any:
+def _index_state(spark: Any, out: Any, df: lir.Dataflow) -> Any:
+    from compute.plan.lookup import index_keys
     from compute.render.index_state import IndexState
 
-    return IndexState(out)
+    return IndexState(spark, out, index_keys(df.plan))
+
+
+def _free_output(renderer: Any) -> None:
+    """Free the output a delta renderer keeps of its last step (see DeltaDataflow.take_output)."""
+    take = getattr(renderer, "take_output", None)
+    if take is not None and (stored := take()[0]) is not None:
+        stored.free(renderer.spark)

@@ -11,6 +11,7 @@ from typing import Any
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
 from compute.plan import lir, pipeline
+from compute.plan.lookup import find_lookup
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags
 from server.api import ColumnDesc, RowsResult
@@ -60,7 +61,8 @@ class QueriesMixin:
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
                                 sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names,
-                                indexed=self.controller.indexed() if self.controller is not None else None)
+                                indexed=self.controller.indexed() if self.controller is not None else None,
+                                lookups=self.controller.index_keys() if self.controller is not None else None)
 
     def _column_names(self, m: Mir) -> dict[str, tuple[str, ...]]:
         """Column names of the storage collections `m` reads (EXPLAIN's humanized expressions)."""
@@ -181,6 +183,8 @@ class QueriesMixin:
         spark = self.spark()
         done: list[Any] = []
         rows_read = [0]
+        # a point lookup by an index's key reads only those keys' rows (compute.plan.lookup)
+        lookup = find_lookup(df, self.controller.index_keys()) if self.controller is not None and record_counts is None else None
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
@@ -191,13 +195,17 @@ class QueriesMixin:
                 # strict serializable: a maintained object is read once complete at `ts`
                 if item.kind == "materialized-view":
                     ctl.wait_until(item.id, ts, check_interrupt)
-                got = ctl.index_state(item.id, ts, check_interrupt)
+                keyed = (lookup.index_id, lookup.values) if lookup is not None and lookup.source == item.id else None
+                got = ctl.index_state(item.id, ts, check_interrupt, lookup=keyed)
+                if got is None and keyed is not None:  # that index is not ready: any other
+                    got = ctl.index_state(item.id, ts, check_interrupt)
+                    keyed = None
                 if got is not None:
-                    view, release = got
+                    select, release = got
                     done.append(release)
-                    if item.shard_id is not None:  # its size, for the choice of Spark session
+                    if item.shard_id is not None and keyed is None:  # its size, for the choice of Spark session
                         rows_read[0] += sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
-                    return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
+                    return oneshot.Rel(select, len(types))
             if item.kind == "view" or (item.kind == "materialized-view" and ctl is None):
                 # an indexed view whose index has no state at `ts` (hydrating), or a
                 # materialized view without a compute controller (embedded use): its definition

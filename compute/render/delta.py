@@ -210,7 +210,9 @@ def _join_plan(n: lir.Join) -> _JoinPlan:
 class DeltaDataflow:
     """A maintained dataflow rendered incrementally (see the module docstring)."""
 
-    def __init__(self, spark: SparkSession, dataflow: lir.Dataflow) -> None:
+    def __init__(self, spark: SparkSession, dataflow: lir.Dataflow, output_key: tuple[Scalar, ...] | None = None) -> None:
+        """`output_key`: the output is an index's arrangement keyed by it — each step's output
+        is stored with that key's hash, ready to be a batch of the index's spine (`take_output`)."""
         reason = _unsupported_reason(dataflow)
         if reason is not None:
             raise unsupported(f"{reason} in incrementally maintained dataflows")
@@ -224,6 +226,8 @@ class DeltaDataflow:
         self.hydrated = False
         self.actions = 0  # Spark actions run by steps (for the benchmark)
         self.float_columns: dict[int, frozenset[int]] = {}  # by node id (see _Step.column_keys)
+        self.output_key = output_key
+        self.output_empty = False  # the last output had no rows (and none was stored)
 
     @staticmethod
     def supports(dataflow: lir.Dataflow) -> bool:
@@ -252,6 +256,12 @@ class DeltaDataflow:
                 p.free(self.spark)
         self.spines.clear()
 
+    def take_output(self) -> tuple[Stored | None, bool]:
+        """The last step's stored output (columns c0.., diff, and `__h` the hash of
+        `output_key`), now the caller's to free; and whether that output was empty."""
+        out, self.output = self.output, None
+        return out, self.output_empty
+
     def _free_output(self) -> None:
         if self.output is not None:
             self.output.free(self.spark)
@@ -263,7 +273,10 @@ class DeltaDataflow:
         try:
             d = st.delta(self.dataflow.plan)
             out = d.rel if d.consolidated else consolidate(d.rel, st.ctx)
-            q = f"SELECT {', '.join([*cnames(out.arity), DIFF])}, CAST(0 AS BIGINT) AS {HASH} FROM {st.ctx.sub(out)}"
+            cols = cnames(out.arity)
+            h = "CAST(0 AS BIGINT)" if self.output_key is None else key_hash([hash_key(render_scalar(k, cols), k.typ) for k in self.output_key])
+            q = f"SELECT {', '.join([*cols, DIFF])}, {h} AS {HASH} FROM {st.ctx.sub(out)}"
+            self.output_empty = d.empty
             if d.empty:
                 schema = st.spark.sql(q).drop(HASH).schema
                 result = st.spark.createDataFrame([], schema)
