@@ -91,7 +91,13 @@ from sql.scalar import (
     WindowSpec,
     record_get,
 )
-from sql.subquery_keys import EquiCorrelation, equi_correlation, unshift
+from sql.subquery_keys import (
+    EquiCorrelation,
+    GroupedCorrelation,
+    equi_correlation,
+    grouped_correlation,
+    unshift,
+)
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
@@ -315,6 +321,25 @@ class Lowerer:
         body: Mir = Union((inp_get, Negate(semi))) if anti else semi
         return Let(inp_id, inp, body)
 
+    def _grouped_subquery(self, inp: Mir, ctx: Ctx, width: int, g: GroupedCorrelation) -> Mir:
+        """inp ++ S's value, for S = grouped_correlation(..) (see sql.subquery_keys): a left
+        join of inp with G = lower(g.grouped) on xi = G's keys (SQL `=`: a NULL xi matches
+        nothing), NULL where no key matches:
+
+            M = Project(inp, value)(Filter(xi IS NOT NULL)(inp) ⋈ G on xi = keys)
+            result = M ∪ Map(NULL)(inp − Project(inp)(M))     (G has one row per key)"""
+        inp_id, inp_get = self._let(inp)
+        grouped = self.rel(g.grouped, TOP)
+        gts = mir_types(grouped)
+        m = len(g.pairs)
+        outer = [self.scalar(unshift(x), ctx) for x, _ in g.pairs]
+        nonnull = Filter(inp_get, tuple(CallUnary("not", CallUnary("is_null", o, BOOL), BOOL) for o in outer))
+        eq = tuple((o, Column(width + j, gts[j])) for j, o in enumerate(outer))
+        matched: Mir = Project(Join((nonnull, grouped), eq), tuple(range(width)) + (width + m,))  # type: ignore[arg-type]
+        m_id, m_get = self._let(matched)
+        unmatched = Map(Union((inp_get, Negate(Project(m_get, tuple(range(width)))))), (Literal(None, gts[m]),))
+        return Let(inp_id, inp, Let(m_id, matched, Union((m_get, unmatched))))
+
     def _outer_keys(self, sub: HirRel, ctx: Ctx, n: int, width: int) -> list[int]:
         """The columns of the input (k outer + n local) that subquery `sub` reads: all of them
         when it reads a recursive binding lowered under the enclosing rows."""
@@ -326,6 +351,10 @@ class Lowerer:
     def _apply_subquery(self, inp: Mir, ctx: Ctx, n: int, sub: Exists | Select) -> Mir:
         """inp (k + n columns) ++ one column: the subquery's value for each row."""
         width = ctx.k + n
+        if isinstance(sub, Select) and self._correlated(sub.rel):
+            g = grouped_correlation(sub.rel, self._correlated)
+            if g is not None:
+                return self._grouped_subquery(inp, ctx, width, g)
         inp_id, inp_get = self._let(inp)
         d_id: str | None
         d_get: Mir

@@ -127,11 +127,9 @@ def _nnr(r: mir.Mir, req: frozenset[int]) -> mir.Mir:
                 cols = {e.index for e in cls if isinstance(e, Column)}
                 if cols & need:
                     need |= cols
-            ys = []
-            for j, x in enumerate(xs):
-                local = frozenset(c - offsets[j] for c in need if offsets[j] <= c < offsets[j + 1])
-                ys.append(_nnr(x, local))
-            return r if all(x is y for x, y in zip(xs, ys, strict=True)) else replace(r, inputs=tuple(ys))
+            joined = tuple(_nnr(x, frozenset(c - offsets[j] for c in need if offsets[j] <= c < offsets[j + 1]))
+                           for j, x in enumerate(xs))
+            return r if all(x is y for x, y in zip(xs, joined, strict=True)) else replace(r, inputs=joined)
         case _:
             raise AssertionError(f"unexpected MIR node {type(r).__name__}")
 
