@@ -108,7 +108,8 @@ def split(m: lir.Mfp) -> TemporalMfp | None:
         return None
     if calls_mz_now(m.expressions):
         raise NotTemporal("mz_now() in a map expression")
-    plain, bounds = [], []
+    plain: list[Scalar] = []
+    bounds: list[Bound] = []
     for p in m.predicates:
         if calls_mz_now(p):
             bounds.extend(bounds_of(p))
