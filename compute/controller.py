@@ -326,6 +326,9 @@ class Controller:
         log.warning("replica expired: restarting (restart %d), every dataflow rehydrates", self.replica.restarts)
         with self._changed:
             for m in self._dataflows.values():
+                if m.state is not None:
+                    m.state.retire()  # a read in progress keeps it until it is done
+                    m.state = None
                 self._free(m)
                 m.until = None
                 if not m.is_mv:

@@ -80,6 +80,12 @@ class IndexState:
         for df, view in done:
             _drop(df, view)
 
+    def retire(self) -> None:
+        """Free the state once its last reader releases it (no new reader acquires it)."""
+        with self._lock:
+            self._retired.append((self._df, self._view))
+        self._free_unused()
+
     def close(self) -> None:
         with self._lock:
             every = [*self._retired, (self._df, self._view)]
