@@ -16,8 +16,8 @@ dataflow reads is held at its frontier − 1 (`Catalog.set_read_hold`).
 
 An index's state is its output collection, kept in Spark (`IndexState`), rebuilt at start.
 
-Temporal filters (mz_now(); DESIGN §7): a dataflow with one is stepped at every pass, with
-or without input updates, at the step's time (its pending updates come due), and while one is
+Temporal filters (mz_now(); DESIGN §7): renderers get the step's time; a dataflow with one
+is also stepped without input updates when its pending updates come due, and while one is
 installed the controller ticks the oracle once a second so time passes without writes.
 Dataflow expiration (compute.expiration): each dataflow hydrates with an `until` from the
 replica's expiration; a step that would take a frontier past it restarts the replica instead.
@@ -87,7 +87,7 @@ class Maintained:
     valid_from: int = 0
     steps: int = 0
     spark: Any = None  # the SparkSession its work runs in
-    temporal: bool = False  # has temporal filters: stepped at every pass
+    temporal: bool = False  # has temporal filters: stepped when its pending updates are due
     until: int | None = None  # its expiration: it keeps no update at a time >= until
 
     @property
@@ -454,7 +454,7 @@ class Controller:
                 if paths:
                     deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, m.frontier - 1, upper)
             new_state = None
-            if deltas or m.error is not None or m.temporal:
+            if deltas or m.error is not None or (m.temporal and _due(m.renderer, upper)):
                 out = m.renderer.step(deltas, time=upper)
                 stepped = True
                 if m.is_mv:
@@ -520,6 +520,13 @@ class Controller:
                 self.catalog.compact(sid, min(self.oracle.read_ts(), m.frontier - 1))
             except Exception:  # noqa: BLE001
                 log.exception("compaction of %s failed", sid)
+
+
+def _due(renderer: Any, time: int) -> bool:
+    """Whether a temporal dataflow's step at `time` without input updates may change its
+    output (always, for a renderer that cannot tell)."""
+    has_due = getattr(renderer, "has_due", None)
+    return True if has_due is None else bool(has_due(time))
 
 
 def _index_state(out: Any) -> Any:

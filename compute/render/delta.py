@@ -255,6 +255,11 @@ class DeltaDataflow:
             out[self.owner[name]] = out.get(self.owner[name], 0) + pnd.rows()
         return dict(sorted(out.items()))
 
+    def has_due(self, time: int) -> bool:
+        """Whether a step at `time` with no input updates may change the output (a pending
+        piece reaches `time`); no Spark work."""
+        return any(p.due(time) for p in self.pending.values())
+
     def pending_updates(self) -> int:
         """The future updates the dataflow holds (one Spark job when some were released
         from a piece that still holds later ones)."""
