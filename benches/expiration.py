@@ -45,7 +45,9 @@ def run(spark, df, sid: str, rows: int, steps: int, t0: int, until: int | None) 
     from compute.render.delta import DeltaDataflow
     from compute.render.index_state import IndexState
 
-    events = (f"SELECT CAST(id AS INT) AS c0, timestamp_millis({t0} - (id * 7919) % {YEAR_MS}) AS c1, "
+    # the hydrated events evenly over the past year (inserted ones: at their step's time)
+    spread = max(YEAR_MS // rows, 1)
+    events = (f"SELECT CAST(id AS INT) AS c0, timestamp_millis({t0} - (id * {spread}) % {YEAR_MS}) AS c1, "
               "CAST(1 AS BIGINT) AS diff FROM range({lo}, {hi})")
     before = _bytes(spark)
     flow = DeltaDataflow(spark, df)
@@ -56,7 +58,8 @@ def run(spark, df, sid: str, rows: int, steps: int, t0: int, until: int | None) 
     times = []
     for s in range(1, steps + 1):
         lo = rows + (s - 1) * 1000
-        delta = spark.sql(events.format(lo=lo, hi=lo + 1000).replace(f"timestamp_millis({t0} -", f"timestamp_millis({t0 + s * 1000} -"))
+        delta = spark.sql(events.format(lo=lo, hi=lo + 1000).replace(f"timestamp_millis({t0} - (id * {spread}) % {YEAR_MS})",
+                                                                     f"timestamp_millis({t0 + s * 1000})"))
         t = time.perf_counter()
         got = flow.step({sid: delta}, time=t0 + s * 1000)
         nxt = state.merged(got)
