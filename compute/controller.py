@@ -437,10 +437,13 @@ class Controller:
         if upper < m.frontier or (m.error is not None and upper <= m.error_at):
             return  # nothing new (a failed step is retried once its inputs change)
         if m.until is not None and upper >= m.until:
-            # its output at `upper` would miss the updates dropped at >= until
+            # its output at `upper` would miss the updates dropped at >= until: step up to
+            # its expiration (each incarnation makes progress), then the replica restarts
             self._expired = True
             self._wake.set()
-            return
+            upper = m.until - 1
+            if upper < m.frontier:
+                return
         spark = self._spark_session(m)
         started = time.monotonic()
         leases = []
