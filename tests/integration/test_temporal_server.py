@@ -185,18 +185,18 @@ def test_expiration_holds_half_the_updates_with_the_same_results(private_server:
 
 @pytest.mark.slow
 def test_short_offset_restarts_the_replica_before_expiration(tmp_path: Path) -> None:
-    server = MzServer(tmp_path / "mzdata", tmp_path / "server.log", extra_args=("--compute-replica-expiration-offset", "30s"))
+    server = MzServer(tmp_path / "mzdata", tmp_path / "server.log", extra_args=("--compute-replica-expiration-offset", "60s"))
     server.start()
     try:
         mz = server.connect(autocommit=True)
-        assert mz.execute("SHOW compute_replica_expiration_offset").fetchone() == ("30s",)
-        mz.execute("SET statement_timeout = '120s'")  # a read waiting on a restart fails, never hangs
+        assert mz.execute("SHOW compute_replica_expiration_offset").fetchone() == ("1m",)
+        mz.execute("SET statement_timeout = '240s'")  # a read waiting on a restart fails, never hangs
         mz.execute("CREATE TABLE events (content text, event_ts timestamptz)")
         mz.execute(f"CREATE VIEW w AS SELECT content FROM events WHERE {WINDOW}")
         mz.execute("CREATE INDEX w_idx ON w (content)")
         mz.execute(f"CREATE MATERIALIZED VIEW w_mv AS SELECT content FROM events WHERE {WINDOW}")
         starts = set()
-        deadline = time.monotonic() + 100
+        deadline = time.monotonic() + 150  # an offset must exceed hydration, even under load
         k = 0
         while time.monotonic() < deadline:
             k += 1
@@ -216,7 +216,7 @@ def test_short_offset_restarts_the_replica_before_expiration(tmp_path: Path) -> 
         # ... and the results after the restarts are right: the index's, and the view's once
         # it stepped past a last insert
         mz.execute("INSERT INTO events VALUES ('last', now())")
-        for _ in range(60):
+        for _ in range(120):
             _, (idx, oneshot) = snapshot(mz, ["SELECT content FROM w", f"SELECT content FROM events WHERE {WINDOW}"])
             mv = sorted(mz.execute("SELECT content FROM w_mv").fetchall())
             assert idx == oneshot
