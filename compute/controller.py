@@ -16,6 +16,12 @@ dataflow reads is held at its frontier − 1 (`Catalog.set_read_hold`).
 
 An index's state is its output collection, kept in Spark (`IndexState`), rebuilt at start.
 
+Temporal filters (mz_now(); DESIGN §7): renderers get the step's time; a dataflow with one
+is also stepped without input updates when its pending updates come due, and while one is
+installed the controller ticks the oracle once a second so time passes without writes.
+Dataflow expiration (compute.expiration): each dataflow hydrates with an `until` from the
+replica's expiration; a step that would take a frontier past it restarts the replica instead.
+
 Errors in a step (division by zero, a failed cast, ...) put only that object in an error
 state: reads of it fail with the error, the step is retried at every later wake-up (the
 renderer's state is unchanged by a failed step), and a successful step clears it.
@@ -32,7 +38,9 @@ from typing import Any
 
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
+from compute.expiration import Replica, dataflow_expiration
 from compute.plan import lir
+from compute.plan.temporal import is_temporal
 from sql.errors import QUERY_CANCELED, SqlError
 
 log = logging.getLogger("mzspark.controller")
@@ -81,6 +89,8 @@ class Maintained:
     valid_from: int = 0
     steps: int = 0
     spark: Any = None  # the SparkSession its work runs in
+    temporal: bool = False  # has temporal filters: stepped when its pending updates are due
+    until: int | None = None  # its expiration: it keeps no update at a time >= until
 
     @property
     def is_mv(self) -> bool:
@@ -93,12 +103,19 @@ class Controller:
     oracle: TimestampOracle
     compute: Any  # server.compute.Compute: spark(), lost_error()
     plan: Callable[[Item], lir.Dataflow]  # the maintained dataflow of an index / materialized view
+    # advances the oracle's read timestamp to the wall clock (the coordinator's tick, which
+    # takes the write lock); called once a second while a temporal dataflow is installed
+    tick: Callable[[], object] | None = None
+    # compute_replica_expiration_offset in ms (0: off), read when a dataflow hydrates
+    expiration_offset: Callable[[], int] = lambda: 0
+    replica: Replica = field(default_factory=lambda: Replica(int(time.time() * 1000)))
     _dataflows: dict[str, Maintained] = field(default_factory=dict)
     _work: threading.RLock = field(default_factory=threading.RLock)  # one step (or install) at a time
     _changed: threading.Condition = field(default_factory=threading.Condition)  # frontiers / errors
     _wake: threading.Event = field(default_factory=threading.Event)
     _closed: threading.Event = field(default_factory=threading.Event)
     _rehydrate: bool = False
+    _expired: bool = False  # a dataflow reached its expiration: the replica restarts
     _thread: threading.Thread | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -147,7 +164,7 @@ class Controller:
             if src is None or src.shard_id is None:
                 raise SqlError("XX000", f"maintained input {sid} has no storage")
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
-        m = Maintained(item, df, tuple(inputs))
+        m = Maintained(item, df, tuple(inputs), temporal=is_temporal(df))
         if m.is_mv and item.shard_id is not None:
             m.frontier = self.catalog.shard_upper(item.shard_id)  # its durable output
         if not hydrate:
@@ -195,6 +212,20 @@ class Controller:
     def frontiers(self) -> list[tuple[str, str, int]]:
         """(object_id, replica_id, frontier) of every installed dataflow."""
         return [(i, REPLICA_ID, m.frontier) for i, m in sorted(list(self._dataflows.items()), key=lambda kv: kv[1].item.id_num)]
+
+    def expirations(self) -> list[tuple[str, str, int | None, int, int, int]]:
+        """(object_id, replica_id, expiration, pending updates, updates held in Spark state,
+        replica start) of every hydrated dataflow; counted in Spark after any step in
+        progress."""
+        out = []
+        with self._work:
+            for oid, m in sorted(self._dataflows.items(), key=lambda kv: kv[1].item.id_num):
+                if m.renderer is None:
+                    continue
+                pending = m.renderer.pending_updates() if hasattr(m.renderer, "pending_updates") else 0
+                held = sum(m.renderer.state_rows().values()) + (m.state.rows() if m.state is not None else 0)
+                out.append((oid, REPLICA_ID, m.until, pending, held, self.replica.started))
+        return out
 
     def error(self, object_id: str) -> SqlError | None:
         m = self._dataflows.get(object_id)
@@ -289,6 +320,7 @@ class Controller:
     def _loop(self) -> None:
         while not self._closed.is_set():
             self._wake.wait(TICK_S)
+            self._tick()
             self._wake.clear()
             if self._closed.is_set():
                 return
@@ -298,9 +330,37 @@ class Controller:
                 log.exception("compute controller step failed")
                 time.sleep(0.2)
 
+    def _tick(self) -> None:
+        """The oracle's once-a-second tick, while a temporal filter needs time to pass."""
+        if self.tick is not None and any(m.temporal for m in list(self._dataflows.values())):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - the next pass ticks again
+                log.exception("oracle tick failed")
+
+    def _restart_replica(self) -> None:
+        """The replica restarts (compute.expiration): every dataflow's Spark state is freed
+        and rebuilt from its inputs, with an expiration computed from the new start; an
+        index is unreadable (reads fall back to its object) until then, a view's durable
+        output stands."""
+        self._expired = False
+        self.replica.restart(self.oracle.now_ms())
+        log.warning("replica expired: restarting (restart %d), every dataflow rehydrates", self.replica.restarts)
+        with self._changed:
+            for m in self._dataflows.values():
+                if m.state is not None:
+                    m.state.retire()  # a read in progress keeps it until it is done
+                    m.state = None
+                self._free(m)
+                m.until = None
+                if not m.is_mv:
+                    m.frontier = 0
+
     def step_all(self) -> None:
         """One pass: every dataflow (in dependency order) steps to its inputs' upper."""
         with self._work:
+            if self._expired:
+                self._restart_replica()
             if self._rehydrate:
                 self._rehydrate = False
                 with self._changed:
@@ -352,6 +412,7 @@ class Controller:
             return  # an input is not readable yet: the next pass retries
         spark = self._spark_session(m, as_of)
         started = time.monotonic()
+        until = dataflow_expiration(self.replica.expiration(self.expiration_offset()), bool(m.inputs), as_of + 1)
         leases = [self.catalog.lease_batches(i.shard_id, as_of) for i in m.inputs]
         if correct:
             assert m.item.shard_id is not None
@@ -361,7 +422,7 @@ class Controller:
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
-                out = renderer.hydrate(snaps)
+                out = renderer.hydrate(snaps, time=as_of, until=until)
                 if m.is_mv and resume == 0:
                     self._append(m, out, as_of)
                 elif correct:
@@ -385,7 +446,7 @@ class Controller:
             for lease in leases:
                 lease.release()
         with self._changed:
-            m.renderer, m.error = renderer, None
+            m.renderer, m.error, m.until = renderer, None, until
             m.frontier, m.valid_from = as_of + 1, as_of
         log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, (time.monotonic() - started) * 1000)
 
@@ -398,6 +459,14 @@ class Controller:
         upper = self._upper(m)
         if upper < m.frontier or (m.error is not None and upper <= m.error_at):
             return  # nothing new (a failed step is retried once its inputs change)
+        if m.until is not None and upper >= m.until:
+            # its output at `upper` would miss the updates dropped at >= until: step up to
+            # its expiration (each incarnation makes progress), then the replica restarts
+            self._expired = True
+            self._wake.set()
+            upper = m.until - 1
+            if upper < m.frontier:
+                return
         spark = self._spark_session(m)
         started = time.monotonic()
         leases = []
@@ -411,8 +480,8 @@ class Controller:
                 if paths:
                     deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, m.frontier - 1, upper)
             new_state = None
-            if deltas or m.error is not None:
-                out = m.renderer.step(deltas)
+            if deltas or m.error is not None or (m.temporal and _due(m.renderer, upper)):
+                out = m.renderer.step(deltas, time=upper)
                 stepped = True
                 if m.is_mv:
                     self._append(m, out, upper)
@@ -478,6 +547,13 @@ class Controller:
                 self.catalog.compact(sid, min(self.oracle.read_ts(), m.frontier - 1))
             except Exception:  # noqa: BLE001
                 log.exception("compaction of %s failed", sid)
+
+
+def _due(renderer: Any, time: int) -> bool:
+    """Whether a temporal dataflow's step at `time` without input updates may change its
+    output (always, for a renderer that cannot tell)."""
+    has_due = getattr(renderer, "has_due", None)
+    return True if has_due is None else bool(has_due(time))
 
 
 def _index_state(spark: Any, out: Any, df: lir.Dataflow) -> Any:

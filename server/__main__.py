@@ -34,6 +34,8 @@ async def _serve(args: argparse.Namespace) -> None:
         k, _, v = kv.partition("=")
         conf[k] = v
     coord = Coordinator(args.data_dir, args.spark_master, args.workers, conf, args.password)
+    if args.compute_replica_expiration_offset is not None:
+        coord.set_flag_default("compute_replica_expiration_offset", args.compute_replica_expiration_offset)
     loop = asyncio.get_running_loop()
     # start Spark (and rehydrate maintained objects) before accepting connections
     await loop.run_in_executor(None, coord.start_controller)

@@ -18,7 +18,7 @@ from server.explain_timestamp import explain_timestamp
 from server.group_commit import GroupCommitter
 from server.queries import QueriesMixin
 from server.resolver import Resolver
-from server.session import SESSION_VARS, Session, Transaction
+from server.session import SESSION_VARS, SYSTEM_ONLY, Session, Transaction, parse_offset_ms
 from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.temp import is_temp_name
 from server.writes import WritesMixin
@@ -59,6 +59,8 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
 
         self.system = SystemHandler(self)
         self.controller: Any = None  # compute.controller.Controller, once compute runs
+        # system variable defaults from server flags (ALTER SYSTEM SET overrides them)
+        self.flag_defaults: dict[str, str] = {}
 
     def start_controller(self) -> None:
         """Start Spark and the compute controller: every index and materialized view is
@@ -66,9 +68,23 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         from compute.controller import Controller
 
         self.spark()
-        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow)
+        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow,
+                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms)
         self.compute.on_restart(self.controller.driver_restarted)
         self.controller.start()
+
+    def set_flag_default(self, name: str, value: str) -> None:
+        """A server flag's value of a system variable (validated like ALTER SYSTEM SET)."""
+        scratch = Session("mz_system", "materialize", {})
+        scratch.set(name, value, system=True)
+        self.flag_defaults[name.lower()] = scratch.vars[name.lower()]
+
+    def _system_defaults(self) -> dict[str, str]:
+        return {**self.flag_defaults, **self.catalog.get_system_vars()}
+
+    def _expiration_offset_ms(self) -> int:
+        key = "compute_replica_expiration_offset"
+        return parse_offset_ms(key, self._system_defaults().get(key, "0"))
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
@@ -88,7 +104,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
 
     # ---- server.api.Coordinator -----------------------------------------------------
     def new_session(self, user: str, database: str, options: dict[str, str]) -> Session:
-        s = Session(user, database, options, self.catalog.get_system_vars())
+        s = Session(user, database, options, self._system_defaults())
         self._sessions[s.pid] = s
         return s
 
@@ -238,10 +254,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         names = [s.name] if s.name is not None else list(self.catalog.get_system_vars())
         for name in names:
             scratch = Session("mz_system", "materialize", {})  # validates and normalizes the value
-            scratch.set(name, s.value)
+            scratch.set(name, s.value, system=True)
             key = name.lower()
             self.catalog.set_system_var(key, s.value if s.value is None else scratch.vars[key])
-            value = scratch.vars[key] if s.value is not None else SESSION_VARS[key][0]
+            value = scratch.vars[key] if s.value is not None else self.flag_defaults.get(key, SESSION_VARS[key][0])
             for live in list(self._sessions.values()):
                 live.system_default_changed(key, value)
         return CommandResult("ALTER SYSTEM")
@@ -313,7 +329,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
             case st.ResetVar(name=name):
                 if name is None:
                     for k in SESSION_VARS:
-                        if k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
+                        if k not in SYSTEM_ONLY and k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
                             session.set(k, None)
                 else:
                     session.set(name, None)

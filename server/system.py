@@ -470,6 +470,9 @@ class SystemHandler:
         if rel == "mz_internal.mz_compute_frontiers":
             ctl = self.coordinator.controller
             return [] if ctl is None else [(o, r, t) for o, r, t in ctl.frontiers() if t > 0]
+        if rel == "mz_internal.mzspark_dataflow_expiration":
+            ctl = self.coordinator.controller
+            return [] if ctl is None else ctl.expirations()
         return []
 
     def _settings_rows(self, session: Session) -> list[tuple[Any, ...]]:

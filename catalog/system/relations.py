@@ -159,6 +159,12 @@ MZ_INTERNAL: dict[str, list[tuple[str, str]]] = {
     "mz_compute_frontiers": [("object_id", "text"), ("replica_id", "text"), ("time", "mz_timestamp")],
     # mzspark's own: the Spark storage memory held by cached collections (indexes, views' state)
     "mzspark_spark_storage": [("cached_rdds", "int8"), ("memory_bytes", "int8")],
+    # mzspark's own: each hydrated dataflow's expiration (NULL: none; compute.expiration), the
+    # future updates its temporal filters hold, every update its Spark state holds (pending,
+    # arrangements, an index's rows), and when the replica last (re)started
+    "mzspark_dataflow_expiration": [("object_id", "text"), ("replica_id", "text"), ("expiration", "mz_timestamp"),
+                                    ("pending_updates", "int8"), ("held_updates", "int8"),
+                                    ("replica_started", "mz_timestamp")],
 }
 
 # Relations whose rows depend on the session or on live server state.
@@ -169,6 +175,7 @@ SESSION_RELATIONS = {
     ("mz_internal", "mzspark_spark_jobs"),
     ("mz_internal", "mz_compute_frontiers"),
     ("mz_internal", "mzspark_spark_storage"),
+    ("mz_internal", "mzspark_dataflow_expiration"),
 }
 # Tables the compute controller writes (everything else is derived or static).
 STATE_TABLES = (

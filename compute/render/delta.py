@@ -14,6 +14,10 @@ Rules (Δ = this step's updates; X' = X after the step; f|K = f restricted to th
   f the one-shot operator and out the node's output arrangement.
 - TopK over a monotonic input (MonotonicTop1 / MonotonicTopK): top_k(in') = top_k(out ∪ Δin)
   (no retractions), so only the output arrangement is kept (thinning).
+- A temporal MFP (mz_now() in its predicates; DESIGN §7) at a step at time t: Δout = the
+  updates of f(Δin) valid at t + the pending updates due in (previous t, t]; the updates of
+  f(Δin) due after t (and before the dataflow's `until`) join the pending state
+  (compute.render.temporal). A step's updates are all at the step's time.
 
 A step is atomic: state pieces made during the step are swapped in only once every node (and
 the output) has been computed; on an exception they are freed and the state is unchanged.
@@ -59,6 +63,7 @@ from compute.render.oneshot import (
     union,
 )
 from compute.render.scalar import render_scalar
+from compute.render.temporal import Pending, bounded, future, split_temporal, valid_at
 from sql.errors import unsupported
 from sql.scalar import CallVariadic, Scalar, columns_used, permute
 from sql.types import SqlType
@@ -114,16 +119,14 @@ def _walk(x: Any) -> Iterator[Any]:
 
 
 def _unsupported_reason(df: lir.Dataflow) -> str | None:
-    for x in _walk(df.plan):
+    from compute.plan.temporal import unsupported_reason
+
+    for x in _walk((df.plan, df.source_mfps)):
         if isinstance(x, lir.LetRec):
             return "WITH MUTUALLY RECURSIVE"
-        if isinstance(x, CallVariadic) and x.func in ("mz_now", "now"):
-            return "temporal filters"
-    for _, m in df.source_mfps:
-        for x in _walk(m):
-            if isinstance(x, CallVariadic) and x.func in ("mz_now", "now"):
-                return "temporal filters"
-    return None
+        if isinstance(x, CallVariadic) and x.func == "now":
+            return "now()"
+    return unsupported_reason(df)
 
 
 def _accumulators(key: tuple[Scalar, ...], aggs: tuple) -> bool:
@@ -224,6 +227,10 @@ class DeltaDataflow:
         self.owner: dict[str, int] = {}
         self.output: Stored | None = None
         self.hydrated = False
+        # temporal filters: each temporal MFP's future updates (by name), and the time from
+        # which updates are dropped (dataflow expiration; None: never)
+        self.pending: dict[str, Pending] = {}
+        self.until: int | None = None
         self.actions = 0  # Spark actions run by steps (for the benchmark)
         self.float_columns: dict[int, frozenset[int]] = {}  # by node id (see _Step.column_keys)
         self.output_key = output_key
@@ -233,21 +240,43 @@ class DeltaDataflow:
     def supports(dataflow: lir.Dataflow) -> bool:
         return _unsupported_reason(dataflow) is None
 
-    def hydrate(self, snapshots: Mapping[str, DataFrame]) -> DataFrame:
+    def hydrate(self, snapshots: Mapping[str, DataFrame], *, time: int | None = None, until: int | None = None) -> DataFrame:
         assert not self.hydrated, "hydrated twice"
-        out = self._run(snapshots, initial=True)
+        self.until = until
+        out = self._run(snapshots, initial=True, time=time)
         self.hydrated = True
         return out
 
-    def step(self, deltas: Mapping[str, DataFrame]) -> DataFrame:
+    def step(self, deltas: Mapping[str, DataFrame], *, time: int | None = None) -> DataFrame:
         assert self.hydrated, "step before hydrate"
-        return self._run(deltas, initial=False)
+        return self._run(deltas, initial=False, time=time)
 
     def state_rows(self) -> Mapping[int, int]:
         out: dict[int, int] = {}
         for name, s in self.spines.items():
             out[self.owner[name]] = out.get(self.owner[name], 0) + s.rows()
+        for name, pnd in self.pending.items():
+            out[self.owner[name]] = out.get(self.owner[name], 0) + pnd.rows()
         return dict(sorted(out.items()))
+
+    def has_due(self, time: int) -> bool:
+        """Whether a step at `time` with no input updates may change the output (a pending
+        piece reaches `time`); no Spark work."""
+        return any(p.due(time) for p in self.pending.values())
+
+    def pending_updates(self) -> int:
+        """The future updates the dataflow holds (one Spark job when some were released
+        from a piece that still holds later ones)."""
+        total, parts = 0, []
+        for pnd in self.pending.values():
+            for p in pnd.pieces:
+                if pnd.through is None or (p.bounds is not None and p.bounds[0] > pnd.through):
+                    total += p.rows
+                else:
+                    parts.append(f"SELECT {HASH} FROM global_temp.{p.view} WHERE {HASH} > {pnd.through}")
+        if parts:
+            total += int(self.spark.sql(f"SELECT count(*) FROM ({' UNION ALL '.join(parts)}) AS _p").collect()[0][0])
+        return total
 
     def close(self) -> None:
         self._free_output()
@@ -255,6 +284,10 @@ class DeltaDataflow:
             for p in s.pieces():
                 p.free(self.spark)
         self.spines.clear()
+        for pnd in self.pending.values():
+            for p in pnd.pieces:
+                p.free(self.spark)
+        self.pending.clear()
 
     def take_output(self) -> tuple[Stored | None, bool]:
         """The last step's stored output (columns c0.., diff, and `__h` the hash of
@@ -267,9 +300,9 @@ class DeltaDataflow:
             self.output.free(self.spark)
             self.output = None
 
-    def _run(self, inputs: Mapping[str, DataFrame], initial: bool) -> DataFrame:
+    def _run(self, inputs: Mapping[str, DataFrame], initial: bool, time: int | None) -> DataFrame:
         self._free_output()
-        st = _Step(self, inputs, initial)
+        st = _Step(self, inputs, initial, time)
         try:
             d = st.delta(self.dataflow.plan)
             out = d.rel if d.consolidated else consolidate(d.rel, st.ctx)
@@ -289,6 +322,7 @@ class DeltaDataflow:
             st.abort()
             raise
         self.spines.update(st.spines)
+        self.pending.update(st.pendings)
         self.owner.update(st.owner)
         st.finish(dropped)
         return result
@@ -298,8 +332,11 @@ class _Step:
     """One step's work: pending spines (swapped in by the caller on success), the pieces
     made for them (freed on failure) and the step's scratch views (freed at the end)."""
 
-    def __init__(self, flow: DeltaDataflow, inputs: Mapping[str, DataFrame], initial: bool) -> None:
+    def __init__(self, flow: DeltaDataflow, inputs: Mapping[str, DataFrame], initial: bool, time: int | None = None) -> None:
         self.flow = flow
+        self.time = time
+        self.pendings: dict[str, Pending] = {}  # temporal MFPs' new pending states
+        self.released: list[Stored] = []  # pending pieces every update of which was released
         self.spark = flow.spark if initial else flow.step_spark
         self.inputs = inputs
         self.initial = initial
@@ -322,11 +359,13 @@ class _Step:
     def committed(self, name: str, arity: int) -> Spine:
         return self.flow.spines.get(name) or Spine(arity)
 
-    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False) -> Stored:
+    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False,
+              bounds: bool = False) -> Stored:
         """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
         arrangement, range-partitioned by key), or (`temp`) this step's scratch; `hashes`:
-        bring back its key hashes (see arrangement.store)."""
-        s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial)
+        bring back its key hashes, `bounds` its least and greatest (see arrangement.store)."""
+        s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial,
+                  bounds=bounds)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -348,6 +387,13 @@ class _Step:
             self.created.extend(made)
             dropped.extend(gone)
             self.spines[name] = merged
+        dropped.extend(self.released)
+        for name, pnd in list(self.pendings.items()):
+            merged_p, gone, made = pnd.merged(self.spark, self.flow.partitions)
+            self.flow.actions += len(made)
+            self.created.extend(made)
+            dropped.extend(gone)
+            self.pendings[name] = merged_p
         return dropped
 
     def abort(self) -> None:
@@ -391,16 +437,14 @@ class _Step:
                 live = self.initial and bool(rows)
                 return _Delta(_constant(rows if live else (), ts, ctx), not live)
             case lir.Get(id=i, types=ts, mfp=m, local=True):
-                d = self.lets[i]
-                return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+                return self.mfp(p.node_id, "mfp", self.lets[i], m)
             case lir.Get(id=i, types=ts, mfp=m):
-                r = self._read_source(i, ts)
+                d = _Delta(self._read_source(i, ts), i not in self.inputs)
                 if i in ctx.source_mfps:
-                    r = apply_mfp(r, ctx.source_mfps[i], ctx)
-                return _Delta(apply_mfp(r, m, ctx), i not in self.inputs)
+                    d = self.mfp(p.node_id, "src", d, ctx.source_mfps[i])
+                return self.mfp(p.node_id, "mfp", d, m)
             case lir.MfpNode(input=i, mfp=m):
-                d = self.delta(i)
-                return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+                return self.mfp(p.node_id, "mfp", self.delta(i), m)
             case lir.FlatMap(input=i, func=f, exprs=xs, types=ts):
                 d = self.delta(i)
                 return _Delta(_flat_map(d.rel, f, xs, ts, ctx), d.empty)
@@ -443,6 +487,37 @@ class _Step:
             case lir.LetRec():
                 raise unsupported("WITH MUTUALLY RECURSIVE in incrementally maintained dataflows")
         raise AssertionError(n)
+
+    def mfp(self, nid: int, tag: str, d: _Delta, m: lir.Mfp) -> _Delta:
+        """Δf(x) = f(Δx) for a plain MFP; a temporal one (see the module docstring): the
+        updates valid at the step's time and the pending ones due, the later ones kept."""
+        ctx = self.ctx
+        t = split_temporal(m)
+        if t is None:
+            return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+        if self.time is None:
+            raise unsupported("temporal filters in a dataflow stepped without a time")
+        name = f"{nid}.{tag}"
+        self.owner[name] = nid
+        old = self.flow.pending.get(name) or Pending(len(t.mfp.output))
+        parts = []
+        new, gone = old.advanced(self.time)
+        due = old.read_due(self.time)
+        if not d.empty:
+            b = bounded(d.rel, t, ctx)
+            parts.append(valid_at(b, self.time, ctx))
+            piece = self.store(future(b, self.time, self.flow.until, ctx), b.arity, base=not new.pieces, bounds=True)
+            if piece.rows:
+                new = new.appended(piece)
+            else:
+                self.drop(piece)
+        if due is not None:
+            parts.append(due)
+        self.pendings[name] = new
+        self.released.extend(gone)
+        if not parts:
+            return _Delta(Rel(f"SELECT * FROM {ctx.sub(apply_mfp(d.rel, t.mfp, ctx))} WHERE FALSE", len(t.mfp.output)), True)
+        return _Delta(union(parts, False, ctx), False)
 
     def column_keys(self, nid: int, rel: Rel, columns: list[int]) -> list[str]:
         """Key columns as hashed (floats normalized: -0.0 = 0.0); their types from Spark's

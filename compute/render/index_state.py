@@ -174,6 +174,12 @@ class IndexState:
         for p in gone:
             p.free(self.spark)
 
+    def retire(self) -> None:
+        """Free the state once its last reader releases it (no new reader acquires it)."""
+        with self._lock:
+            self._retired.append((self._df, self._view))
+        self._free_unused()
+
     def close(self) -> None:
         with self._lock:
             every = list(self._held.values())

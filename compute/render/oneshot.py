@@ -85,6 +85,9 @@ class RenderContext:
     # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
     # iteration may stop once it has them (compute/render/letrec.py)
     row_goal: int | None = None
+    # the time a maintained dataflow is rendered at: its temporal filters' mz_now()
+    # (compute.render.temporal); None: one-shot plans, where mz_now() is a literal already
+    time: int | None = None
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -245,9 +248,9 @@ MAX_INLINE_EXPR = 10_000
 INLINE_LET_CHARS = 60_000
 
 
-def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
-    if m.is_identity():
-        return r
+def mfp_columns(r: Rel, m: lir.Mfp, ctx: RenderContext) -> tuple[Rel, list[str]]:
+    """The SQL of every column of `m`'s space (input ++ expressions) over the returned
+    relation (`r`, with long expressions computed once as extra columns)."""
     cols = cnames(m.input_arity)
     for k, e in enumerate(m.expressions):
         text = render_scalar(e, cols)
@@ -258,6 +261,19 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
             r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
             text = name
         cols.append(text)
+    return r, cols
+
+
+def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
+    if m.is_identity():
+        return r
+    if ctx.time is not None:
+        from compute.render import temporal
+
+        t = temporal.split_temporal(m)
+        if t is not None:  # a temporal filter of a dataflow rendered at one time
+            return temporal.valid_at(temporal.bounded(r, t, ctx), ctx.time, ctx)
+    r, cols = mfp_columns(r, m, ctx)
     preds = [render_scalar(p, cols) for p in m.predicates]
     exprs = [f"{cols[c]} AS {cname(k)}" for k, c in enumerate(m.output)]
     return _select(ctx, r, [*exprs, DIFF], preds)
