@@ -47,6 +47,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "emit_trace_id_notice": ("off", False),
     "auto_route_introspection_queries": ("on", False),
     "welcome_message": ("off", False),
+    # rows a subscription may buffer for a slow client before it ends with 53200
+    "subscribe_buffer_rows": ("100000", False),
 }
 # Postgres' spelling of reported names
 REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
@@ -260,7 +262,7 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
-        elif key == "broadcast_join_threshold_rows":
+        elif key in ("broadcast_join_threshold_rows", "subscribe_buffer_rows"):
             if not value.strip().isdigit():
                 raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a non-negative integer value')
             value = str(int(value))
