@@ -144,6 +144,11 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin, SubscribeMixin
     def split_statements(self, sql: str) -> list[str]:
         return split_statements(sql)
 
+    def client_terminated(self, session: Session) -> None:
+        """The client sent Terminate while a statement runs: its live SUBSCRIBE ends now
+        (other statements finish; the session ends after them)."""
+        self._cancel_subscribes(session, "cancel")
+
     def cancel(self, session: Session, reason: str = "cancel") -> None:
         self._cancel_subscribes(session, reason)
         tag = session.running_tag

@@ -503,6 +503,12 @@ class Connection:
                 body = await self.reader.readexactly(length - 4)
                 await self.queue.put((kind, body))
                 if kind == b"X":
+                    if self.busy and self.session is not None:
+                        # Terminate during a statement: a live stream (SUBSCRIBE) would
+                        # never notice; the coordinator ends it (optional hook)
+                        gone = getattr(self.coord, "client_terminated", None)
+                        if gone is not None:
+                            gone(self.session)
                     return
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             if self.busy:
