@@ -104,6 +104,7 @@ def test_quickstart_auction(mz_server: MzServer, pg: psycopg.Connection, uniq: C
     mz.execute("SELECT * FROM winning_bids WHERE item = 'Gift Basket'").fetchall()  # the quickstart's indexed read
     # a SUBSCRIBE on it: rows arrive as the generator ticks
     sub = mz_server.connect(autocommit=False)
+    sub.execute(f"SET search_path = {schema}")
     sub.execute("DECLARE w CURSOR FOR SUBSCRIBE winning_bids")
     first = sub.execute("FETCH ALL w").fetchall()
     deadline = time.monotonic() + 300

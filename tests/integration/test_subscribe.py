@@ -117,6 +117,12 @@ def test_progress_rows_and_cancel(mz_server: MzServer, uniq: Callable[[str], str
     assert len(progress) >= 3 and progress == sorted(set(progress)), seen  # advancing with no writes
     assert progress[0] > int(data[0][0]) and all(r[2:] == (None, None) for r in seen if r[1] == "t"), seen
     assert mz.execute("SELECT 1").fetchone() == (1,)  # the session is usable
+    mz.execute("SET statement_timeout = '4s'")
+    with pytest.raises(psycopg.errors.QueryCanceled, match="statement timeout"):
+        with mz.cursor() as cur, cur.copy(f"COPY (SUBSCRIBE {t}) TO STDOUT") as cp:
+            list(cp.rows())
+    mz.execute("RESET statement_timeout")
+    assert mz.execute("SELECT 1").fetchone() == (1,)
 
 
 def _storage(mz: psycopg.Connection) -> int:
