@@ -350,6 +350,7 @@ class Subscribes:
 
         cat = self.ctl.catalog
         spark = self._session(s, t)
+        started = time.monotonic()
         leases = []
         deltas = {}
         try:
@@ -368,6 +369,8 @@ class Subscribes:
             for lease in leases:
                 lease.release()
         s.frontier = t + 1
+        if deltas:
+            log.info("subscription %s stepped to %d in %.0f ms (%d rows)", s.id, t, (time.monotonic() - started) * 1000, len(rows))
         return not rows or s.push(_updates(t, rows))
 
 
