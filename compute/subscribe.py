@@ -180,6 +180,7 @@ class Subscribes:
     def __init__(self, controller: Any) -> None:
         self.ctl = controller
         self._subs: dict[str, Subscription] = {}
+        self._lock = threading.Lock()  # _subs (readers install while a pass runs)
         self._ids = itertools.count(1)
         self._last_tick = 0.0
 
@@ -202,40 +203,44 @@ class Subscribes:
             raise SqlError("22000", f"Timestamp ({as_of}) is not valid for all inputs: the inputs are readable from {since} on",
                            hint="AS OF must be at or after the since of every input.")
         sub = Subscription(f"t{next(self._ids)}", dataflow, tuple(inputs), as_of, up_to, snapshot, progress, capacity)
-        with self.ctl._work:
+        with self._lock:
             self._subs[sub.id] = sub
         self.ctl._wake.set()
         return sub
 
     def live(self) -> list[Subscription]:
-        return list(self._subs.values())
+        with self._lock:
+            return list(self._subs.values())
 
     def holds(self, shard_id: str) -> list[int]:
         """Compaction holds of the subscriptions reading `shard_id`."""
-        return [(s.frontier or s.as_of + 1) - 1 for s in list(self._subs.values())
+        return [(s.frontier or s.as_of + 1) - 1 for s in self.live()
                 if not s.ended and any(i.shard_id == shard_id for i in s.inputs)]
 
     def close(self) -> None:
-        for s in list(self._subs.values()):
+        for s in self.live():
             s.cancel(SqlError("57P01", "terminating connection due to administrator command"))
             self._teardown(s)
-        self._subs.clear()
+        with self._lock:
+            self._subs.clear()
 
     # -- stepping (controller thread, under its work lock) ----------------------------------------
 
     def step_all(self) -> None:
-        for s in sorted(self._subs.values(), key=lambda s: int(s.id[1:])):
+        for s in sorted(self.live(), key=lambda s: int(s.id[1:])):
             if s.ended:
                 self._teardown(s)
-                del self._subs[s.id]
+                with self._lock:
+                    del self._subs[s.id]
                 continue
             try:
                 self._advance(s)
             except Exception as e:  # noqa: BLE001 - ends this subscription only
                 s.finish(self._error_of(e))
-        if any(not s.ended for s in self._subs.values()):
+        live = self.live()
+        if any(not s.ended for s in live):
             self._tick()
-        if any(s.ended for s in self._subs.values()):
+        if any(s.ended for s in live):
             self.ctl._wake.set()  # tear them down at the next pass
 
     def _tick(self) -> None:
