@@ -141,6 +141,7 @@ class SubscribeMixin:
     system: Any
     controller: Any
     _read_ts: Any  # server.queries.QueriesMixin
+    _select: Any  # server.queries.QueriesMixin
     _monotonic_sources: Any  # server.sources.SourcesMixin
 
     def _subscribe_plan(self, session: Session, s: st.Subscribe) -> tuple[Any, tuple[str, ...], tuple, str]:
@@ -238,10 +239,14 @@ class SubscribeMixin:
             return int(text)
         b = Binder(Resolver(self.catalog, session, self.system))
         bound = b.bind_query(st.parse_sql(f"SELECT {text}"))
-        m = pipeline.optimized_mir(bound, now=now)
-        if not isinstance(m, Constant) or len(m.rows) != 1:
+        if b.dependencies or b.params:
             raise SqlError("42P10", f"{what} must be a constant expression")
-        v = m.rows[0][0][0]
+        m = pipeline.optimized_mir(bound, now=now)
+        if isinstance(m, Constant) and len(m.rows) == 1:
+            v = m.rows[0][0][0]
+        else:  # e.g. now() - INTERVAL '1 minute': evaluated by a one-shot query
+            rows = [r for batch in self._select(session, bound, [], ()).batches for r in batch]
+            v = rows[0][0] if len(rows) == 1 else None
         if isinstance(v, datetime):
             return int((v if v.tzinfo is not None else v.replace(tzinfo=UTC)).timestamp() * 1000)
         if isinstance(v, (int, Decimal)) and not isinstance(v, bool) and v >= 0:
