@@ -8,8 +8,12 @@ its work lock, after the installed dataflows of each pass:
   pushed at mz_timestamp = as_of (unless SNAPSHOT = false); frontier := as_of + 1;
 - steps: the inputs' updates at each distinct write time t with frontier <= t <= U (U the
   inputs' upper, capped below UP TO) are one renderer step each, in time order; the step's
-  output (consolidated) is pushed stamped t; frontier := t + 1. So the buffer holds the
-  updates consolidated per timestamp and in timestamp order. A pass ends at frontier = U + 1;
+  output (consolidated) is pushed stamped t; frontier := t + 1. When more than EXACT_TIMES
+  write times are pending (the subscription fell behind: a step costs more than the time
+  between writes, or a past AS OF is caught up), they are one step stamped U instead, as
+  the controller steps materialized views: the output at U is still exact, the times of
+  the updates in between are coarsened to U. Either way the buffer holds the updates
+  consolidated per timestamp and in timestamp order. A pass ends at frontier = U + 1;
   with PROGRESS a progress row (mz_timestamp = frontier, mz_progressed) then says every
   update below it was pushed. While a subscription is live the oracle ticks every second,
   so frontiers (progress rows, UP TO) advance with no writes.
@@ -45,9 +49,9 @@ from sql.errors import SqlError
 log = logging.getLogger("mzspark.subscribe")
 
 OUT_OF_MEMORY = "53200"
-# distinct timestamps one subscription steps through in one controller pass (catch-up of a
-# past AS OF proceeds over several passes, so other dataflows keep stepping)
-MAX_STEPS_PER_PASS = 32
+# at most this many pending write times are stepped one by one (exact timestamps); more
+# are one step at the inputs' upper (a Spark step costs 0.1 s or more)
+EXACT_TIMES = 4
 TICK_MS = 1000
 
 
@@ -302,12 +306,10 @@ class Subscribes:
             if s.ended:
                 return
         times = self._times(s, upper)
-        for t in times[:MAX_STEPS_PER_PASS]:
+        for t in times if len(times) <= EXACT_TIMES else [upper]:
             if not self._step(s, t):
                 return
-        if len(times) > MAX_STEPS_PER_PASS:
-            self.ctl._wake.set()  # more to catch up at the next pass
-        elif upper >= s.frontier:
+        if upper >= s.frontier:
             s.frontier = upper + 1
         if s.progress and s.frontier > start and not s.push([Update(s.frontier, True, None, None)]):
             return
