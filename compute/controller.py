@@ -117,6 +117,12 @@ class Controller:
     _rehydrate: bool = False
     _expired: bool = False  # a dataflow reached its expiration: the replica restarts
     _thread: threading.Thread | None = None
+    subscribes: Any = None  # compute.subscribe.Subscribes: stepped after the dataflows of each pass
+
+    def __post_init__(self) -> None:
+        from compute.subscribe import Subscribes
+
+        self.subscribes = Subscribes(self)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -141,6 +147,7 @@ class Controller:
         if self._thread is not None:
             self._thread.join(timeout=30)
         with self._work:
+            self.subscribes.close()
             for m in list(self._dataflows.values()):
                 self._free(m)
             self._dataflows.clear()
@@ -315,6 +322,7 @@ class Controller:
         for m in list(self._dataflows.values()):  # a view's own shard: reads at its frontier
             if m.is_mv and m.item.shard_id == shard_id:
                 holds.append(m.frontier - 1)
+        holds.extend(self.subscribes.holds(shard_id))
         return min(holds) if holds else None
 
     def _loop(self) -> None:
@@ -376,6 +384,7 @@ class Controller:
                         self._hydrate(m)
                 else:
                     self._step(m)
+            self.subscribes.step_all()
         self._notify()
 
     def _upper(self, m: Maintained) -> int:

@@ -51,6 +51,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "escape_string_warning": ("on", False),
     # dataflow expiration (compute.expiration): an interval; 0 = off. ALTER SYSTEM SET only
     "compute_replica_expiration_offset": ("0", False),
+    # rows a subscription may buffer for a slow client before it ends with 53200
+    "subscribe_buffer_rows": ("100000", False),
 }
 # version()
 SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
@@ -304,7 +306,7 @@ class Session:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
-        elif key == "broadcast_join_threshold_rows":
+        elif key in ("broadcast_join_threshold_rows", "subscribe_buffer_rows"):
             if not value.strip().isdigit():
                 raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a non-negative integer value')
             value = str(int(value))

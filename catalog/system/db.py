@@ -579,7 +579,8 @@ class SystemDb:
                 mz["mz_materialized_views"].append({**obj, **create, "definition": definition, "cluster_id": "u1"})
                 viewdefs.append({"oid": it.oid, "def": " " + definition})
             elif it.kind == "source":
-                mz["mz_sources"].append({**obj, **create, "type": "load-generator", "cluster_id": "u1"})
+                kind = "subsource" if it.depends_on and it.shard_id is not None else "load-generator"
+                mz["mz_sources"].append({**obj, **create, "type": kind, "cluster_id": "u1"})
             elif it.kind == "index":
                 on = by_id.get(it.on_id or "")
                 mz["mz_indexes"].append({"id": it.id, "oid": it.oid, "name": it.name, "on_id": it.on_id,

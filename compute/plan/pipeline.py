@@ -91,11 +91,12 @@ def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tupl
 
 
 def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None,
-                  sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> Mir:
+                  sizes: Callable[[Mir], Mapping[str, int]] | None = None, monotonic: frozenset[str] = frozenset()) -> Mir:
     """`sizes`: the row counts of the storage collections a plan reads (by id), looked up
-    by the caller (the catalog knows them) and passed to the optimizer as plain data."""
+    by the caller (the catalog knows them) and passed to the optimizer as plain data.
+    `monotonic`: the ids of the append-only storage collections (sources)."""
     m = to_mir(bound, params, param_types, now)
-    return optimize(m, sizes=sizes(m) if sizes is not None else None)
+    return optimize(m, sizes=sizes(m) if sizes is not None else None, monotonic_sources=monotonic)
 
 
 def storage_ids(m: Mir) -> set[str]:
@@ -142,7 +143,8 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
             sizes: Callable[[Mir], Mapping[str, int]] | None = None,
             names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None,
-            indexed: Mapping[str, str] | None = None, lookups: IndexKeys | None = None) -> str:
+            indexed: Mapping[str, str] | None = None, lookups: IndexKeys | None = None,
+            monotonic: frozenset[str] = frozenset()) -> str:
     """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
     storage collections a plan reads (by id), for humanized expressions. `indexed`: the index
     serving reads of a storage collection (its qualified name), by collection id; `lookups`:
@@ -150,7 +152,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
     else:
-        m = optimized_mir(bound, params, param_types, sizes=sizes)
+        m = optimized_mir(bound, params, param_types, sizes=sizes, monotonic=monotonic)
     if stage != "physical":
         if fmt == "json":
             return explain_mir_json(m, stage)
