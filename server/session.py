@@ -47,11 +47,14 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "emit_trace_id_notice": ("off", False),
     "auto_route_introspection_queries": ("on", False),
     "welcome_message": ("off", False),
+    # operator hydration statuses are reported (compute.hydration; Materialize's name)
+    "enable_compute_operator_hydration_status_logging": ("on", False),
 }
 # Postgres' spelling of reported names
 REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
 READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"}
-BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message"}
+BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message",
+             "enable_compute_operator_hydration_status_logging"}
 
 
 def normalize_bool(name: str, value: str) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
 HASH = "__h"
@@ -103,11 +104,13 @@ class Stored:
         spark.catalog.dropGlobalTempView(self.view)
 
 
-def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False) -> Stored:
+def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
+          tag: str | None = None) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
     partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
     computes it (any error of the query is raised here) and counts its rows; with `hashes`,
-    the same job brings back the rows' key hashes if there are at most HASH_ROWS."""
+    the same job brings back the rows' key hashes if there are at most HASH_ROWS. `tag`
+    (without `hashes`): that job carries it (hydration reporting, compute.render.listener)."""
     df = spark.sql(sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
@@ -120,7 +123,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
             if len(hs) <= HASH_ROWS:
                 got = tuple(hs)
         # one stage over the cached plan (df.count() adds a shuffle for its final sum)
-        rows = len(got) if got is not None else df._jdf.queryExecution().toRdd().count()
+        rows = len(got) if got is not None else tracked_count(spark, df, tag)
     except BaseException:
         df.unpersist()
         raise
