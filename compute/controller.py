@@ -419,6 +419,9 @@ class Controller:
 
     def _report_hydrated(self, m: Maintained, took_s: float) -> None:
         self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, int(took_s * 1e9))
+        delays = self.hydration().take_delays()
+        if delays:  # task end -> status row written (benches/hydration.py reads this line)
+            log.info("hydration status delays of %s: %s ms", m.item.id, ",".join(f"{d:.1f}" for d in delays))
 
     def _report_dropped(self, object_id: str) -> None:
         self.hydration().drop(object_id)

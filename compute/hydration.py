@@ -56,6 +56,7 @@ class _Flow:
     parents: dict[int, int | None]  # node id -> parent node id (None: the root)
     bound: dict[int, _Bound] = field(default_factory=dict)
     statuses: dict[tuple[int, int], bool] = field(default_factory=dict)
+    cpu_ms: dict[tuple[int, int], int] = field(default_factory=dict)  # (node, worker): task run time
 
     def worker_done(self, b: _Bound, w: int) -> bool:
         if b.complete:
@@ -139,6 +140,12 @@ class Tracker:
             self._mark(object_id)
         return Observer(self, object_id, gen) if enabled else None
 
+    def take_delays(self) -> list[float]:
+        """The task end -> status row delays (ms) recorded since the last call."""
+        with self._lock:
+            out, self.delays = self.delays, []
+            return out
+
     def drop(self, object_id: str) -> None:
         """Forget `object_id` (its rows are deleted by the caller)."""
         with self._write_lock, self._lock:
@@ -159,8 +166,14 @@ class Tracker:
 
     # -- the listener (compute.render.listener)
 
-    def task_succeeded(self, tag: str, partition: int, partitions: int, finish_ms: int) -> None:
-        self._event(tag, partitions, partition=partition, finish_ms=finish_ms)
+    def task_succeeded(self, tag: str, partition: int, partitions: int, finish_ms: int, run_ms: int = 0) -> None:
+        self._event(tag, partitions, partition=partition, finish_ms=finish_ms, run_ms=run_ms)
+
+    def cpu_ms(self, object_id: str) -> dict[tuple[int, int], int]:
+        """Run time of the observed hydration tasks, by (node, worker) (EXPLAIN ANALYZE CPU)."""
+        with self._lock:
+            f = self._flows.get(object_id)
+            return {} if f is None else dict(f.cpu_ms)
 
     def stage_completed(self, tag: str, partitions: int) -> None:
         self._event(tag, partitions, complete=True)
@@ -176,7 +189,7 @@ class Tracker:
             return tag_of(object_id, gen, node_id)
 
     def _event(self, tag: str, partitions: int, partition: int | None = None, finish_ms: int | None = None,
-               complete: bool = False) -> None:
+               complete: bool = False, run_ms: int = 0) -> None:
         parsed = parse_tag(tag)
         if parsed is None:
             return
@@ -189,6 +202,8 @@ class Tracker:
             b.partitions = partitions
             if partition is not None:
                 b.done.add(partition)
+                k = (node, partition % f.workers)
+                f.cpu_ms[k] = f.cpu_ms.get(k, 0) + run_ms
             b.complete = b.complete or complete
             if f.recompute():
                 self._mark(obj)
@@ -218,4 +233,5 @@ class Tracker:
                         log.exception("writing hydration statuses of %s", obj)
                         continue
                     now = time.time() * 1000
-                    self.delays.extend(now - t for t in finished.get(obj, []))
+                    with self._lock:
+                        self.delays.extend(now - t for t in finished.get(obj, []))

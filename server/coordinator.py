@@ -155,6 +155,10 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
                 b = Binder(Resolver(self.catalog, session, self.system), param_types)
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                columns = explain_analyze.columns(stmt)
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
                     b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
@@ -252,6 +256,10 @@ class Coordinator(QueriesMixin, DdlMixin, WritesMixin, ShowMixin):
             case st.Query():
                 assert planned.bound is not None
                 return self._select(session, planned.bound, params, planned.param_types)
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                return RowsResult(prepared.columns or (), iter([explain_analyze.rows(self, session, stmt)]))
             case st.Explain(target=st.Query()) if "analyze" in stmt.options:
                 assert planned.bound is not None
                 text = self._explain_analyze(session, planned.bound, params, planned.param_types)

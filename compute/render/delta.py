@@ -248,6 +248,13 @@ class DeltaDataflow:
             out[self.owner[name]] = out.get(self.owner[name], 0) + s.rows()
         return dict(sorted(out.items()))
 
+    def state_pieces(self) -> dict[int, list[Stored]]:
+        """The cached pieces of state held per LIR node id (EXPLAIN ANALYZE MEMORY)."""
+        out: dict[int, list[Stored]] = {}
+        for name, s in self.spines.items():
+            out.setdefault(self.owner[name], []).extend(s.pieces())
+        return out
+
     def close(self) -> None:
         self._free_output()
         for s in self.spines.values():

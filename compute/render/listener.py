@@ -81,7 +81,9 @@ class _Listener:
             part = int(info.partitionId())
             if part < 0:
                 part = int(info.index())
-            self.sink.task_succeeded(st[0], part, st[1], int(info.finishTime()))
+            metrics = e.taskMetrics()
+            run_ms = int(metrics.executorRunTime()) if metrics is not None else 0
+            self.sink.task_succeeded(st[0], part, st[1], int(info.finishTime()), run_ms)
         except Exception:  # noqa: BLE001
             log.exception("hydration listener: task end")
 

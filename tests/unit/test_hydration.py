@@ -85,3 +85,19 @@ def test_reporting_off_writes_no_rows() -> None:
     assert t.install("u1", PARENTS, 2) is None
     wait_rows(sink, "u1", [])
     t.close()
+
+
+def test_explain_analyze_statement() -> None:
+    import pytest
+
+    from sql import statements as st
+    from sql.errors import SqlError
+
+    e = st.classify("EXPLAIN ANALYZE MEMORY, CPU WITH SKEW FOR INDEX s.i")
+    assert e == st.ExplainAnalyzeObject(("memory", "cpu"), True, "index", ("s", "i"), False)
+    e = st.classify("explain analyze cpu for materialized view mv as sql")
+    assert e == st.ExplainAnalyzeObject(("cpu",), False, "materialized view", ("mv",), True)
+    for bad in ("EXPLAIN ANALYZE HINTS FOR INDEX i", "EXPLAIN ANALYZE CLUSTER MEMORY"):
+        with pytest.raises(SqlError) as err:
+            st.classify(bad)
+        assert err.value.sqlstate == "0A000"
