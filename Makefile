@@ -31,7 +31,8 @@ SERVER_ARGS ?=
 TEST_TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
-# Debian packages the integration tests use (JDBC driver, javac, psql).
+# Debian packages the integration tests use (JDBC driver, javac, psql, chromium + its
+# WebDriver for the plan page's browser test).
 JDBC_JAR := /usr/share/java/postgresql.jar
 
 .PHONY: run test lint install deps-test clean
@@ -62,6 +63,8 @@ deps-test:
 	command -v javac >/dev/null 2>&1 || pkgs="$$pkgs default-jdk-headless"; \
 	command -v psql >/dev/null 2>&1 || pkgs="$$pkgs postgresql-client"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
+	command -v chromium >/dev/null 2>&1 || pkgs="$$pkgs chromium"; \
+	command -v chromedriver >/dev/null 2>&1 || pkgs="$$pkgs chromium-driver"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
 	  echo "installing Debian packages:$$pkgs"; \

@@ -79,7 +79,7 @@ def main() -> None:
     delays = [float(x) for line in re.findall(r"hydration status delays of \w+: ([\d.,]+) ms", log)
               for x in line.split(",")]
     off, on = statistics.median(times["off"]), statistics.median(times["on"])
-    print(f"| rows | workers | hydration, reporting off (s) | on (s) | on / off | task end → row p50 (ms) | p95 (ms) |")
+    print("| rows | workers | hydration, reporting off (s) | on (s) | on / off | task end → row p50 (ms) | p95 (ms) |")
     print("|---|---|---|---|---|---|---|")
     print(f"| {a.rows:,} | {a.workers} | {off:.2f} | {on:.2f} | {on / off:.2f}× | "
           f"{pct(delays, 0.5):.0f} | {pct(delays, 0.95):.0f} |" if delays else "| no delays logged |")

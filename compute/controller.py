@@ -201,6 +201,9 @@ class Controller:
     def maintained(self, object_id: str) -> bool:
         return object_id in self._dataflows
 
+    def installed(self, object_id: str) -> Maintained | None:
+        return self._dataflows.get(object_id)
+
     def frontiers(self) -> list[tuple[str, str, int]]:
         """(object_id, replica_id, frontier) of every installed dataflow."""
         return [(i, REPLICA_ID, m.frontier) for i, m in sorted(list(self._dataflows.items()), key=lambda kv: kv[1].item.id_num)]

@@ -62,7 +62,7 @@ def rows(coord: Any, session: Any, e: st.ExplainAnalyzeObject) -> list[tuple[Any
     if item.kind != kind:
         raise SqlError(WRONG_OBJECT_TYPE, f"{item.qualified_name} is not a {e.kind}")
     ctl = coord.controller
-    m = ctl._dataflows.get(item.id) if ctl is not None else None
+    m = ctl.installed(item.id) if ctl is not None else None
     if m is None:
         raise unsupported(f"EXPLAIN ANALYZE of {item.qualified_name}: it has no installed dataflow")
     workers = ctl._workers()
