@@ -175,11 +175,12 @@ const GREEN = '#2ca02c', GREY = '#cccccc';
 window.mzState = {updates: 0, hydrated: 0, nodes: 0};
 let cy = null;
 function style(workers) {
-  const s = {'label': 'data(label)', 'text-wrap': 'wrap', 'text-valign': 'bottom', 'font-size': 11,
+  const s = {'label': 'data(label)', 'text-wrap': 'wrap', 'text-max-width': 180, 'text-valign': 'bottom', 'font-size': 11,
              'width': 34, 'height': 34, 'background-color': '#eeeeee', 'pie-size': '100%'};
   for (let w = 1; w <= workers; w++) { s[`pie-${w}-background-size`] = 100 / workers; s[`pie-${w}-background-color`] = `data(w${w})`; }
   return [{selector: 'node', style: s},
-          {selector: 'edge', style: {'curve-style': 'bezier', 'target-arrow-shape': 'triangle', 'width': 2}}];
+          // an edge from each node to its input; the arrow points where the data flows
+          {selector: 'edge', style: {'curve-style': 'bezier', 'source-arrow-shape': 'triangle', 'width': 2}}];
 }
 function nodeData(n) {
   const d = {id: String(n.id), label: `${n.id}: ${n.operator}\\nrecords: ${n.records}`};
@@ -194,10 +195,10 @@ async function refresh() {
   if (cy === null) {
     const els = df.nodes.map(n => ({data: nodeData(n)}));
     df.nodes.filter(n => n.parent !== null).forEach(n =>
-      els.push({data: {id: `e${n.id}`, source: String(n.id), target: String(n.parent)}}));
+      els.push({data: {id: `e${n.id}`, source: String(n.parent), target: String(n.id)}}));
     const root = df.nodes.find(n => n.parent === null);
     cy = cytoscape({container: document.getElementById('cy'), elements: els, style: style(df.workers),
-                    layout: {name: 'breadthfirst', directed: true, roots: root ? [String(root.id)] : undefined, spacingFactor: 1.2}});
+                    layout: {name: 'breadthfirst', directed: true, roots: root ? [String(root.id)] : undefined, spacingFactor: 1.4}});
     window.cy = cy;
   } else {
     df.nodes.forEach(n => cy.getElementById(String(n.id)).data(nodeData(n)));
