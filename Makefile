@@ -10,6 +10,7 @@
 #   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
 #   make ivm-oracle IVM_SEEDS=0:200 IVM_OBJECTS=4 IVM_WRITES=8  # maintained objects after every write vs PostgreSQL 15
 #   make slt-auto-index  # the sqllogictest corpus, each SELECT also through an indexed view
+#   make test-hydration-5m  # operator hydration statuses and the plan page at 5M rows (slow)
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -35,7 +36,7 @@ PYTEST_ARGS ?=
 # WebDriver for the plan page's browser test).
 JDBC_JAR := /usr/share/java/postgresql.jar
 
-.PHONY: run test lint install deps-test clean
+.PHONY: run test lint install deps-test clean test-hydration-5m
 
 # (Re)create the venv when it is missing, its interpreter does not run (e.g. a venv copied
 # from another machine) or it has no pip (venv creation interrupted); reinstall only when
@@ -74,6 +75,10 @@ deps-test:
 
 test: $(STAMP) deps-test
 	$(PY) -m pytest -p no:cacheprovider --timeout=$(TEST_TIMEOUT) tests/ $(PYTEST_ARGS)
+
+# issue 12's acceptance size: the hydration-status test over 5M rows (CI runs 200k)
+test-hydration-5m: $(STAMP) deps-test
+	MZSPARK_HYDRATION_ROWS=5000000 $(PY) -m pytest -p no:cacheprovider --timeout=3600 tests/integration/test_hydration_status.py tests/integration/test_plan_page.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .
