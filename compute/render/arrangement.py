@@ -105,16 +105,17 @@ class Stored:
 
 
 def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
-          tag: str | None = None) -> Stored:
+          tag: str | None = None, sort: bool = True) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
     partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
     computes it (any error of the query is raised here) and counts its rows; with `hashes`,
     the same job brings back the rows' key hashes if there are at most HASH_ROWS. `tag`
-    (without `hashes`): that job carries it (hydration reporting, compute.render.listener)."""
+    (without `hashes`): that job carries it (hydration reporting, compute.render.listener);
+    `sort=False`: a scratch piece read whole (no sort within partitions)."""
     df = spark.sql(sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
-    df = df.sortWithinPartitions(HASH).persist()
+    df = (df.sortWithinPartitions(HASH) if sort else df).persist()
     got: tuple[int, ...] | None = None
     try:
         if hashes:

@@ -328,13 +328,13 @@ class _Step:
         return obs.tag(node_id) if obs is not None and self.initial and node_id is not None else None
 
     def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False,
-              observe: int | None = None) -> Stored:
+              observe: int | None = None, sort: bool = True) -> Stored:
         """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
         arrangement, range-partitioned by key), or (`temp`) this step's scratch; `hashes`:
         bring back its key hashes (see arrangement.store); `observe`: the node whose output
         `sql` is (hydration reporting)."""
         s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial,
-                  tag=self.tag(observe))
+                  tag=self.tag(observe), sort=sort)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -594,6 +594,7 @@ class _Step:
             # hydration reporting: the join's output is materialized (a scratch piece its
             # reader then scans), so its job observes the join
             cols = ", ".join([*cnames(arity), DIFF])
-            s = self.store(f"SELECT {cols}, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(out)}", arity, temp=True, observe=nid)
+            s = self.store(f"SELECT {cols}, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(out)}", arity, temp=True, observe=nid,
+                           sort=False)
             out = Rel(f"SELECT {cols} FROM global_temp.{s.view}", arity)
         return _Delta(out, False)
