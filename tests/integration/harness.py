@@ -27,7 +27,8 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY_RE = re.compile(rb"mzspark ready on (\S+):(\d+)\s*$", re.MULTILINE)
 HTTP_RE = re.compile(rb"mzspark http on [^\s]*:(\d+)")
-START_TIMEOUT_S = 120.0
+# a loaded machine starts Spark slowly: MZSPARK_START_TIMEOUT_S raises the bound
+START_TIMEOUT_S = float(os.environ.get("MZSPARK_START_TIMEOUT_S", "120"))
 STOP_TIMEOUT_S = 30.0
 USER = "materialize"
 DATABASE = "materialize"
