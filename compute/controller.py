@@ -46,6 +46,8 @@ from sql.errors import QUERY_CANCELED, SqlError
 log = logging.getLogger("mzspark.controller")
 
 REPLICA_ID = "u1"
+# the system variable switching operator hydration reporting on and off (Materialize's name)
+HYDRATION_LOGGING = "enable_compute_operator_hydration_status_logging"
 TICK_S = 1.0
 # compact a materialized view's shard once it holds this many batches
 COMPACT_AFTER_BATCHES = 32
@@ -117,6 +119,7 @@ class Controller:
     _rehydrate: bool = False
     _expired: bool = False  # a dataflow reached its expiration: the replica restarts
     _thread: threading.Thread | None = None
+    _hydration: Any = None  # compute.hydration.Tracker (created at first use)
     subscribes: Any = None  # compute.subscribe.Subscribes: stepped after the dataflows of each pass
 
     def __post_init__(self) -> None:
@@ -151,6 +154,11 @@ class Controller:
             for m in list(self._dataflows.values()):
                 self._free(m)
             self._dataflows.clear()
+        if self._hydration is not None:
+            from compute.render.listener import remove_listeners
+
+            remove_listeners()
+            self._hydration.close()
 
     def driver_restarted(self) -> None:
         """The Spark driver was lost and restarted: every dataflow rehydrates."""
@@ -172,6 +180,7 @@ class Controller:
                 raise SqlError("XX000", f"maintained input {sid} has no storage")
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
         m = Maintained(item, df, tuple(inputs), temporal=is_temporal(df))
+        self._report_installed(m)
         if m.is_mv and item.shard_id is not None:
             m.frontier = self.catalog.shard_upper(item.shard_id)  # its durable output
         if not hydrate:
@@ -185,6 +194,7 @@ class Controller:
                 # an unsupported construct found while rendering: refused at CREATE
                 del self._dataflows[item.id]
                 self._free(m)
+                self._report_dropped(item.id)
                 raise m.error
         self._notify()
 
@@ -193,6 +203,7 @@ class Controller:
         with self._work:
             for oid in [i for i in self._dataflows if self.catalog.get_item_by_id(i) is None]:
                 self._free(self._dataflows.pop(oid))
+                self._report_dropped(oid)
         self._notify()
 
     def _free_renderer(self, m: Maintained) -> None:
@@ -215,6 +226,9 @@ class Controller:
 
     def maintained(self, object_id: str) -> bool:
         return object_id in self._dataflows
+
+    def installed(self, object_id: str) -> Maintained | None:
+        return self._dataflows.get(object_id)
 
     def frontiers(self) -> list[tuple[str, str, int]]:
         """(object_id, replica_id, frontier) of every installed dataflow."""
@@ -374,6 +388,7 @@ class Controller:
                 with self._changed:
                     for m in self._dataflows.values():
                         m.renderer = m.state = m.spark = None  # held in the lost JVM
+                        self._observe(m)  # every status false until rehydrated
                         if not m.is_mv:  # a view's output is durable: its frontier stands
                             m.frontier = 0
             for m in sorted(self._dataflows.values(), key=lambda m: m.item.id_num):
@@ -428,6 +443,7 @@ class Controller:
             leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
             renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs}, index=not m.is_mv)
+            renderer.observer = self._observe(m, spark)
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
@@ -457,7 +473,55 @@ class Controller:
         with self._changed:
             m.renderer, m.error, m.until = renderer, None, until
             m.frontier, m.valid_from = as_of + 1, as_of
-        log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, (time.monotonic() - started) * 1000)
+        renderer.observer = None
+        took = time.monotonic() - started
+        self._report_hydrated(m, took)
+        log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, took * 1000)
+
+    # -- hydration reporting (compute.hydration, DESIGN §5.4) -----------------------------------
+
+    def hydration(self) -> Any:
+        """The tracker of operator hydration statuses (written to mz_internal as they change)."""
+        if self._hydration is None:
+            from compute.hydration import Tracker
+
+            sysdb = self.catalog.system_db()
+            self._hydration = Tracker(lambda oid, rows: sysdb.set_operator_hydration(oid, REPLICA_ID, rows),
+                                      lambda: self.catalog.get_system_vars().get(HYDRATION_LOGGING, "on") == "on")
+        return self._hydration
+
+    def _workers(self) -> int:
+        spark = self.compute.current
+        return int(spark.conf.get("spark.sql.shuffle.partitions")) if spark is not None else 1
+
+    def _observe(self, m: Maintained, spark: Any = None) -> Any:
+        """A (re)hydration of `m` starts: its statuses all false; the renderer's observer."""
+        from compute.plan.lir_mapping import parents
+
+        if spark is not None:
+            from compute.hydration import TAG_PREFIX
+            from compute.render.listener import ensure_listener
+
+            ensure_listener(spark, self.hydration(), TAG_PREFIX)
+        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, None)
+        return self.hydration().install(m.item.id, parents(m.dataflow), self._workers())
+
+    def _report_installed(self, m: Maintained) -> None:
+        from compute.plan.lir_mapping import lir_mapping
+
+        self.catalog.system_db().set_lir_mapping(m.item.id, [(r.lir_id, r.operator, r.parent_lir_id, r.nesting)
+                                                             for r in lir_mapping(m.dataflow)])
+        self._observe(m)
+
+    def _report_hydrated(self, m: Maintained, took_s: float) -> None:
+        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, int(took_s * 1e9))
+        delays = self.hydration().take_delays()
+        if delays:  # task end -> status row written (benches/hydration.py reads this line)
+            log.info("hydration status delays of %s: %s ms", m.item.id, ",".join(f"{d:.1f}" for d in delays))
+
+    def _report_dropped(self, object_id: str) -> None:
+        self.hydration().drop(object_id)
+        self.catalog.system_db().drop_introspection(object_id)
 
     def _timed(self, m: Maintained, started: float, upper: int) -> None:
         log.info("stepped %s to %d in %.0f ms", m.item.qualified_name, upper, (time.monotonic() - started) * 1000)

@@ -214,6 +214,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 b = Binder(Resolver(self.catalog, session, self.system), param_types)
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                columns = explain_analyze.columns(stmt)
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
                     b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
@@ -322,6 +326,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 assert planned.bound is not None
                 text = explain_timestamp(self, session, planned.bound, params, planned.param_types, stmt.format)
                 return RowsResult(prepared.columns or (), iter([[(text,)]]))
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                return RowsResult(prepared.columns or (), iter([explain_analyze.rows(self, session, stmt)]))
             case st.Explain(target=st.Query()) if "analyze" in stmt.options:
                 assert planned.bound is not None
                 text = self._explain_analyze(session, planned.bound, params, planned.param_types)

@@ -53,6 +53,8 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "compute_replica_expiration_offset": ("0", False),
     # rows a subscription may buffer for a slow client before it ends with 53200
     "subscribe_buffer_rows": ("100000", False),
+    # operator hydration statuses are reported (compute.hydration; Materialize's name)
+    "enable_compute_operator_hydration_status_logging": ("on", False),
 }
 # version()
 SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
@@ -61,7 +63,8 @@ REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "t
 # system variables: ALTER SYSTEM SET changes them, a session's SET may not
 SYSTEM_ONLY = {"compute_replica_expiration_offset"}
 READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"}
-BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message", "escape_string_warning"}
+BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message", "escape_string_warning",
+             "enable_compute_operator_hydration_status_logging"}
 
 
 def normalize_bool(name: str, value: str) -> str:

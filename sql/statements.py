@@ -169,6 +169,17 @@ class ExplainObject:
 
 
 @dataclass(frozen=True)
+class ExplainAnalyzeObject:
+    """EXPLAIN ANALYZE {MEMORY | CPU} [, …] [WITH SKEW] FOR {INDEX | MATERIALIZED VIEW} name [AS SQL]"""
+
+    properties: tuple[str, ...]  # memory | cpu
+    skew: bool
+    kind: str  # index | materialized view
+    name: tuple[str, ...]
+    as_sql: bool = False
+
+
+@dataclass(frozen=True)
 class Explain:
     stage: str  # raw | decorrelated | optimized | physical | timestamp
     options: tuple[str, ...]
@@ -187,7 +198,7 @@ class Deallocate:
 
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
-             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | Empty
+             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | ExplainAnalyzeObject | Empty
              | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem | CommentOn | AlterRename
              | Subscribe | CopySubscribe | CreateSource)
 
@@ -918,6 +929,14 @@ def _parse_explain(text: str) -> Statement:
     if mo:  # EXPLAIN VIEW v (a view's optimized plan) | MATERIALIZED VIEW m | INDEX i (physical)
         kind = " ".join(mo.group(1).lower().split())
         return Explain("optimized" if kind == "view" else "physical", (), "text", ExplainObject(kind, qname(mo.group(2))))
+    mo = re.match(rf"(?is)^explain\s+analyze\s+((?:memory|cpu)(?:\s*,\s*(?:memory|cpu))*)\s+(with\s+skew\s+)?"
+                  rf"for\s+(index|materialized\s+view)\s+({_QNAME})(\s+as\s+sql)?\s*$", text)
+    if mo:
+        props = tuple(dict.fromkeys(p.strip().lower() for p in mo.group(1).split(",")))
+        return ExplainAnalyzeObject(props, bool(mo.group(2)), " ".join(mo.group(3).lower().split()), qname(mo.group(4)),
+                                    bool(mo.group(5)))
+    if re.match(r"(?is)^explain\s+analyze\s+(hints|cluster)\b", text):
+        raise unsupported(f"EXPLAIN ANALYZE {text.split()[2].upper()}")
     ma = re.match(r"(?is)^explain\s+analyze\s+(?:physical\s+plan\s+)?(?:with\s*\(([^)]*)\)\s*)?(?:for\s+)?(.*)$", text)
     if ma:
         inner = classify(ma.group(2))

@@ -803,7 +803,8 @@ def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
 
 # ---- row builders --------------------------------------------------------------------------------
 
-_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658}
+_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658,
+                      "mz_introspection": 16659}
 _TYPE_ROWS: dict[int, dict[str, Any]] = {}
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
 HASH = "__h"
@@ -106,16 +107,18 @@ class Stored:
 
 
 def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
-          bounds: bool = False) -> Stored:
+          bounds: bool = False, tag: str | None = None, sort: bool = True) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
     partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
     computes it (any error of the query is raised here) and counts its rows; with `hashes`,
     the same job brings back the rows' key hashes if there are at most HASH_ROWS; with
-    `bounds`, their least and greatest `__h`."""
+    `bounds`, their least and greatest `__h`. `tag` (without `hashes` / `bounds`): that job
+    carries it (hydration reporting, compute.render.listener); `sort=False`: a scratch piece
+    read whole (no sort within partitions)."""
     df = spark.sql(sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
-    df = df.sortWithinPartitions(HASH).persist()
+    df = (df.sortWithinPartitions(HASH) if sort else df).persist()
     got: tuple[int, ...] | None = None
     extent: tuple[int, int] | None = None
     try:
@@ -130,7 +133,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
             if len(hs) <= HASH_ROWS:
                 got = tuple(hs)
         # one stage over the cached plan (df.count() adds a shuffle for its final sum)
-        rows = n if extent is not None else len(got) if got is not None else df._jdf.queryExecution().toRdd().count()
+        rows = n if extent is not None else len(got) if got is not None else tracked_count(spark, df, tag)
     except BaseException:
         df.unpersist()
         raise

@@ -235,6 +235,9 @@ class DeltaDataflow:
         self.float_columns: dict[int, frozenset[int]] = {}  # by node id (see _Step.column_keys)
         self.output_key = output_key
         self.output_empty = False  # the last output had no rows (and none was stored)
+        # hydration reporting (compute.hydration.Observer): job tags for the nodes whose
+        # output hydration materializes; None: reporting off
+        self.observer: Any = None
 
     @staticmethod
     def supports(dataflow: lir.Dataflow) -> bool:
@@ -278,6 +281,15 @@ class DeltaDataflow:
             total += int(self.spark.sql(f"SELECT count(*) FROM ({' UNION ALL '.join(parts)}) AS _p").collect()[0][0])
         return total
 
+    def state_pieces(self) -> dict[int, list[Stored]]:
+        """The cached pieces of state held per LIR node id (EXPLAIN ANALYZE MEMORY)."""
+        out: dict[int, list[Stored]] = {}
+        for name, s in self.spines.items():
+            out.setdefault(self.owner[name], []).extend(s.pieces())
+        for name, pnd in self.pending.items():
+            out.setdefault(self.owner[name], []).extend(pnd.pieces)
+        return out
+
     def close(self) -> None:
         self._free_output()
         for s in self.spines.values():
@@ -311,10 +323,12 @@ class DeltaDataflow:
             q = f"SELECT {', '.join([*cols, DIFF])}, {h} AS {HASH} FROM {st.ctx.sub(out)}"
             self.output_empty = d.empty
             if d.empty:
+                if self.observer is not None and st.initial:
+                    self.observer.no_work(self.dataflow.plan.node_id)
                 schema = st.spark.sql(q).drop(HASH).schema
                 result = st.spark.createDataFrame([], schema)
             else:
-                self.output = store(st.spark, q, out.arity)
+                self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id))
                 self.actions += 1
                 result = self.output.df.drop(HASH)
             dropped = st.merge()
@@ -359,13 +373,20 @@ class _Step:
     def committed(self, name: str, arity: int) -> Spine:
         return self.flow.spines.get(name) or Spine(arity)
 
+    def tag(self, node_id: int | None) -> str | None:
+        """At hydration with reporting on: the job tag observing `node_id`'s output (its
+        first materialization), else None."""
+        obs = self.flow.observer
+        return obs.tag(node_id) if obs is not None and self.initial and node_id is not None else None
+
     def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False,
-              bounds: bool = False) -> Stored:
+              bounds: bool = False, observe: int | None = None, sort: bool = True) -> Stored:
         """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
         arrangement, range-partitioned by key), or (`temp`) this step's scratch; `hashes`:
-        bring back its key hashes, `bounds` its least and greatest (see arrangement.store)."""
+        bring back its key hashes, `bounds` its least and greatest (see arrangement.store);
+        `observe`: the node whose output `sql` is (hydration reporting)."""
         s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial,
-                  bounds=bounds)
+                  bounds=bounds, tag=self.tag(observe), sort=sort)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -474,16 +495,16 @@ class _Step:
                 cols = cnames(d.rel.arity)
                 in_key = [hash_key(render_scalar(k, cols), k.typ) for k in key]
                 out_key = [hash_key(cname(j), k.typ) for j, k in enumerate(key)]
-                return self.keyed(p.node_id, d, in_key, out_key, lambda r: _reduce(r, key, aggs, rp, ctx))
+                return self.keyed(p.node_id, d, in_key, out_key, lambda r: _reduce(r, key, aggs, rp, ctx), i.node_id)
             case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
                 d = self.delta(i)
                 gk = self.column_keys(p.node_id, d.rel, list(g))
                 thin = isinstance(tp, lir.TopKMonotonicTop1 | lir.TopKMonotonicTopK)
-                return self.keyed(p.node_id, d, gk, gk, lambda r: _topk(r, g, o, lim, off, tp, ctx), thin=thin)
+                return self.keyed(p.node_id, d, gk, gk, lambda r: _topk(r, g, o, lim, off, tp, ctx), i.node_id, thin=thin)
             case lir.Threshold(input=i):
                 d = self.delta(i)
                 cols = self.column_keys(p.node_id, d.rel, list(range(d.rel.arity)))
-                return self.keyed(p.node_id, d, cols, cols, lambda r: threshold(r, ctx))
+                return self.keyed(p.node_id, d, cols, cols, lambda r: threshold(r, ctx), i.node_id)
             case lir.LetRec():
                 raise unsupported("WITH MUTUALLY RECURSIVE in incrementally maintained dataflows")
         raise AssertionError(n)
@@ -529,8 +550,9 @@ class _Step:
         return [f"(CAST({cname(c)} AS DOUBLE) + CAST(0 AS DOUBLE))" if c in floats else cname(c) for c in columns]
 
     def keyed(self, nid: int, din: _Delta, in_key: list[str], out_key: list[str], f: Callable[[Rel], Rel],
-              thin: bool = False) -> _Delta:
-        """Δout = f(in'|K) − out|K for the keys K of Δin (thin: in' = out ∪ Δin)."""
+              in_node: int | None = None, thin: bool = False) -> _Delta:
+        """Δout = f(in'|K) − out|K for the keys K of Δin (thin: in' = out ∪ Δin); `in_node`:
+        the input's node id (its output is the stored input)."""
         ctx = self.ctx
         in_name, out_name = f"{nid}.in", f"{nid}.out"
         arity = din.rel.arity
@@ -539,7 +561,8 @@ class _Step:
             # nothing changes; still the output's schema
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(f(din.rel))} WHERE FALSE", oa), True)
         hashed_q = f"SELECT {', '.join([*cnames(arity), DIFF])}, {key_hash(in_key)} AS {HASH} FROM {ctx.sub(din.rel)}"
-        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty(), hashes=True)
+        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty(), hashes=True,
+                            observe=in_node)
         if hashed.rows == 0:
             if not thin:
                 self.drop(hashed)
@@ -560,7 +583,7 @@ class _Step:
         new_out = f(new_in)
         dout = consolidate(union([new_out, negate(old_out.read(restr, new_out), ctx)], False, ctx), ctx)
         out_q = f"SELECT {', '.join([*cnames(oa), DIFF])}, {key_hash(out_key)} AS {HASH} FROM {ctx.sub(dout)}"
-        out = self.store(out_q, oa, base=old_out.empty())
+        out = self.store(out_q, oa, base=old_out.empty(), observe=nid)
         if out.rows == 0:
             # nothing changed; (the view stays readable until the end of the step)
             self.created.remove(out)
@@ -596,7 +619,7 @@ class _Step:
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(outputs(empty))} WHERE FALSE", len(outs)), True)
         acc = self.spine(name, nid, len(cols))
         acc = acc if acc.sums_after is not None else Spine(len(cols), acc.base, list(acc.batches), m)
-        dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True)
+        dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True, observe=nid)
         restr = None if acc.empty() else self.restriction(dacc)
         old = outputs(acc.read(restr, empty))
         new_spine = acc.appended(dacc)
@@ -621,7 +644,8 @@ class _Step:
                 kh = key_hash([hash_key(render_scalar(x, cols), x.typ) for x in key])
                 name = f"{nid}.in{j}.{a}"
                 s = self.store(f"SELECT {', '.join([*cols, DIFF])}, {kh} AS {HASH} FROM {ctx.sub(d.rel)}", d.rel.arity,
-                               base=self.spine(name, nid, d.rel.arity).empty(), hashes=a == 0)
+                               base=self.spine(name, nid, d.rel.arity).empty(), hashes=a == 0,
+                               observe=n.inputs[j].node_id if a == 0 else None)
                 if s.rows == 0:
                     self.created.remove(s)
                     self.temps.append(s)
@@ -653,4 +677,12 @@ class _Step:
         if not terms:
             empties = [d.rel for d in ds]
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(_join(empties, n.equivalences, n.arities, n.paths, ctx))} WHERE FALSE", arity), True)
-        return _Delta(union(terms, False, ctx), False)
+        out = union(terms, False, ctx)
+        if self.initial and self.flow.observer is not None:
+            # hydration reporting: the join's output is materialized (a scratch piece its
+            # reader then scans), so its job observes the join
+            cols = ", ".join([*cnames(arity), DIFF])
+            s = self.store(f"SELECT {cols}, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(out)}", arity, temp=True, observe=nid,
+                           sort=False)
+            out = Rel(f"SELECT {cols} FROM global_temp.{s.view}", arity)
+        return _Delta(out, False)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -69,6 +70,9 @@ class RecomputeDataflow:
         self._output: DataFrame | None = None
         # the previous output, freed at the next step (the last step's result reads it)
         self._retired: list[DataFrame] = []
+        # hydration reporting (compute.hydration.Observer): the output's job observes the
+        # root; every other node inherits its status (DESIGN §5.4)
+        self.observer: Any = None
 
     # -- MaintainedDataflow ------------------------------------------------------------------------
 
@@ -77,7 +81,8 @@ class RecomputeDataflow:
         inputs = {i: checkpointed(consolidated(snapshots[i]) if i in snapshots else empty_like(self.spark, t))
                   for i, t in self.input_types.items()}
         try:
-            out = self._render(inputs, time)
+            tag = self.observer.tag(self.dataflow.plan.node_id) if self.observer is not None else None
+            out = self._render(inputs, time, tag)
         except BaseException:
             for df in inputs.values():
                 free(df)
@@ -138,9 +143,10 @@ class RecomputeDataflow:
         for df in retired:
             free(df)
 
-    def _render(self, inputs: Mapping[str, DataFrame], time: int | None) -> DataFrame:
+    def _render(self, inputs: Mapping[str, DataFrame], time: int | None, tag: str | None = None) -> DataFrame:
         """The one-shot rendering of the plan over `inputs` at `time` (its temporal filters'
-        mz_now()), consolidated and stored."""
+        mz_now()), consolidated and stored; `tag`: the job computing it carries it (hydration
+        reporting)."""
         views: list[str] = []
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
@@ -155,7 +161,15 @@ class RecomputeDataflow:
             df = self.spark.sql(out.sql)
             cols = cnames(len(self.dataflow.types))
             df = df.select(*cols, DIFF)
-            return checkpointed(df)
+            if tag is None:
+                return checkpointed(df)
+            df._jdf.queryExecution().toRdd()  # its preparatory jobs (broadcasts), untagged
+            sc = self.spark.sparkContext
+            sc.addJobTag(tag)
+            try:
+                return checkpointed(df)
+            finally:
+                sc.removeJobTag(tag)
         finally:
             ctx.release()
             for v in views:
