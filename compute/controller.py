@@ -400,15 +400,23 @@ class Controller:
                 else:
                     self._step(m)
             self.subscribes.step_all()
+            frontiers = [m.frontier for m in self._dataflows.values()]
+            self.oracle.forget_reader_times(min(frontiers) if frontiers else self.oracle.read_ts())
         self._notify()
 
     def _upper(self, m: Maintained) -> int:
         """The greatest time at which every input of `m` is complete."""
-        upper = self.oracle.read_ts()
+        upper, reader = self.oracle.step_upper(m.frontier)
         for i in m.inputs:
             if i.materialized:
                 up = self._dataflows[i.id].frontier if i.id in self._dataflows else self.catalog.shard_upper(i.shard_id)
                 upper = min(upper, up - 1)
+        # A step stamps all its updates with its upper: one spanning a reader's time would
+        # show that reader the output without the updates at or before it. Such a step stops
+        # at the reader's time; the next pass (right away) steps on.
+        if reader is not None and reader < upper:
+            self._wake.set()
+            return reader
         return upper
 
     def _spark_session(self, m: Maintained, as_of: int | None = None) -> Any:
