@@ -18,6 +18,7 @@ from sql.bind_jsonb import (
     jsonb_operator,
     jsonb_subscript,
     jsonb_variadic,
+    record_to_jsonb,
     to_jsonb,
 )
 from sql.bind_make_timestamptz import make_timestamptz_at
@@ -608,6 +609,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         return Literal(SqlType(args[0].typ.name).pg_format(), TEXT)
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
+    if name in ("to_jsonb", "row_to_json") and args and args[0].typ.name == "record":
+        return record_to_jsonb(binder, name, raw_args[0], args, scope)
     if name == "to_jsonb" and len(args) == 1:
         return to_jsonb(binder, args[0])
     if name in JSONB_FUNCTIONS:

@@ -1,7 +1,7 @@
 """Functions PostgreSQL's regression scripts use, compared with a real PostgreSQL 15 on the
-same data: the json constructors and aggregates (json is read as jsonb, so documents compare
-as psycopg decodes them: by value, key order aside), number formatting (to_char / to_number)
-make_timestamptz with a time zone, and numeric scale functions."""
+same data: the json constructors and aggregates and row_to_json (json is read as jsonb, so
+documents compare as psycopg decodes them: by value, key order aside), number formatting
+(to_char / to_number), make_timestamptz with a time zone, and numeric scale functions."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ SETUP = [
     "CREATE TABLE {s}.v (id int, i4 int, i8 bigint, n numeric, s text, b bool)",
     "INSERT INTO {s}.v VALUES (1, 0, 4567890123456789, 1.5, 'a', true), (2, -42, -4567890123456789, -0.005, 'b\"q', false),"
     " (3, 123456, 123, 99999.995, '', NULL), (4, NULL, NULL, NULL, NULL, NULL), (5, 7, 0, 0, 'e', true)",
+    "CREATE TABLE {s}.w8 (q1 bigint, q2 bigint)",
+    "INSERT INTO {s}.w8 VALUES (123, 456), (4567890123456789, -4567890123456789)",
 ]
 
 QUERIES = [
@@ -53,11 +55,18 @@ QUERIES = [
     "SELECT id, min_scale(n), trim_scale(n), min_scale(n::numeric(12,4)), trim_scale(n::numeric(12,4)), min_scale(i4),"
     " trim_scale(i8) FROM v",
     "SELECT min_scale(1.1000), trim_scale(1.1234500), trim_scale(-13.00000000000000000000), min_scale(0.00)",
+    # records as json objects: a table's own column names (a column alias does not rename
+    # them), a subquery's (aliased) output names, ROW(..)'s f1, f2, ..
+    "SELECT id, row_to_json(q), to_jsonb(q), row_to_json(q, true) FROM (SELECT id, i8, s, b FROM v) q",
+    "SELECT row_to_json(t) FROM (SELECT id, i4 FROM v) t(a)",
+    "SELECT row_to_json(w), to_json(w) FROM w8 w(x, y)",
+    "SELECT id, row_to_json(row(1, 'foo')), to_json(row(i4, s, NULL)) FROM v",
+    "SELECT row_to_json(1)",
     "SELECT json_build_object('a', 1, 'b')",
     "SELECT json_build_object(NULL, 1)",
 ]
 
-EXPECTED_ERRORS = {"SELECT json_build_object('a', 1, 'b')", "SELECT json_build_object(NULL, 1)", "SELECT to_char(1, '9.9.9')",
+EXPECTED_ERRORS = {"SELECT json_build_object('a', 1, 'b')", "SELECT row_to_json(1)", "SELECT json_build_object(NULL, 1)", "SELECT to_char(1, '9.9.9')",
                    "SELECT to_number('12345', '99')", "SELECT to_number('x', '99')",
                    "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '2')", "SELECT make_timestamptz(2014, 12, 10, 10, 10, 10, '+16')",
                    "SELECT make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')"}
