@@ -150,7 +150,7 @@ def expiration_rows(mz: psycopg.Connection) -> dict[str, tuple]:
 @pytest.fixture
 def private_server(tmp_path: Path) -> Iterator[MzServer]:
     server = MzServer(tmp_path / "mzdata", tmp_path / "server.log")
-    server.start()
+    server.start(timeout=300)  # a loaded machine starts Spark slowly
     try:
         yield server
     finally:
@@ -189,7 +189,7 @@ def test_expiration_holds_half_the_updates_with_the_same_results(private_server:
 @pytest.mark.slow
 def test_short_offset_restarts_the_replica_before_expiration(tmp_path: Path) -> None:
     server = MzServer(tmp_path / "mzdata", tmp_path / "server.log", extra_args=("--compute-replica-expiration-offset", "60s"))
-    server.start()
+    server.start(timeout=300)
     try:
         mz = server.connect(autocommit=True)
         assert mz.execute("SHOW compute_replica_expiration_offset").fetchone() == ("1m",)
