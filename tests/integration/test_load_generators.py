@@ -100,8 +100,10 @@ def test_quickstart_auction(mz_server: MzServer, pg: psycopg.Connection, uniq: C
     sub = mz_server.connect(autocommit=False)
     sub.execute(f"SET search_path = {schema}")
     snaps: dict[str, list[tuple]] = {}
-    for cursor, what in (("a", "auctions"), ("b", "bids"), ("w", "winning_bids")):  # one transaction: one AS OF
+    cursors = (("a", "auctions"), ("b", "bids"), ("w", "winning_bids"))
+    for cursor, what in cursors:  # one transaction: one AS OF; each holds its inputs' compaction from here
         sub.execute(f"DECLARE {cursor} CURSOR FOR SUBSCRIBE {what} WITH (PROGRESS)")
+    for cursor, what in cursors:
         rows: list[tuple] = []
         while not any(r[1] for r in rows):  # up to the first progress row: the snapshot
             rows += sub.execute(f"FETCH ALL {cursor}").fetchall()
