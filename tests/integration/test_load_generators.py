@@ -109,8 +109,9 @@ def test_quickstart_auction(mz_server: MzServer, pg: psycopg.Connection, uniq: C
             rows += sub.execute(f"FETCH ALL {cursor}").fetchall()
         snaps[what] = rows
     ts = int(snaps["winning_bids"][0][0])
-    assert {int(r[0]) for k in snaps for r in snaps[k] if not r[1]} == {ts}, snaps
-    auctions, bids, wins = ([tuple(r[3:]) for r in snaps[k] if not r[1] for _ in range(r[2])]
+    assert {int(snaps[k][0][0]) for k in snaps} == {ts}, snaps  # every snapshot at the one AS OF
+    assert all(int(r[0]) >= ts for k in snaps for r in snaps[k]), snaps
+    auctions, bids, wins = ([tuple(r[3:]) for r in snaps[k] if not r[1] and int(r[0]) == ts for _ in range(r[2])]
                             for k in ("auctions", "bids", "winning_bids"))
     assert len(auctions) >= 1 and len(wins) >= 1
     assert len(set(auctions)) == len(auctions)  # append-only, every auction once
