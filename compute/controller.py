@@ -561,7 +561,7 @@ class Controller:
                 if paths:
                     deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, m.frontier - 1, upper)
             new_state = None
-            if deltas or m.error is not None or (m.temporal and _due(m.renderer, upper)):
+            if deltas or m.error is not None or (m.temporal and due_at(m.renderer, upper)):
                 out = m.renderer.step(deltas, time=upper)
                 stepped = True
                 if m.is_mv:
@@ -630,7 +630,7 @@ class Controller:
                 log.exception("compaction of %s failed", sid)
 
 
-def _due(renderer: Any, time: int) -> bool:
+def due_at(renderer: Any, time: int) -> bool:
     """Whether a temporal dataflow's step at `time` without input updates may change its
     output (always, for a renderer that cannot tell)."""
     has_due = getattr(renderer, "has_due", None)

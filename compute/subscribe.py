@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compute.plan import lir
+from compute.plan.temporal import is_temporal
 from sql.errors import SqlError
 
 log = logging.getLogger("mzspark.subscribe")
@@ -81,6 +82,7 @@ class Subscription:
         self.frontier = 0  # 0: not hydrated; else every update < frontier was pushed
         self.renderer: Any = None
         self.spark: Any = None
+        self.temporal = is_temporal(dataflow)  # mz_now() filters: steps also when updates fall due
         self.steps = 0
         self._lock = threading.Lock()
         self._buffer: deque[Update] = deque()
@@ -294,6 +296,8 @@ class Subscribes:
         return s.spark
 
     def _advance(self, s: Subscription) -> None:
+        from compute.controller import due_at
+
         if s.up_to is not None and s.up_to <= s.as_of:
             s.finish()
             return
@@ -306,7 +310,10 @@ class Subscribes:
             if s.ended:
                 return
         times = self._times(s, upper)
-        for t in times if len(times) <= EXACT_TIMES else [upper]:
+        steps = times if len(times) <= EXACT_TIMES else [upper]
+        if s.temporal and upper >= s.frontier and (not steps or steps[-1] < upper) and due_at(s.renderer, upper):
+            steps = [*steps, upper]  # temporal-filter updates fall due with no write
+        for t in steps:
             if not self._step(s, t):
                 return
         if upper >= s.frontier:
@@ -337,7 +344,7 @@ class Subscribes:
             try:
                 snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, s.as_of, True)
                          for i, lease in zip(s.inputs, leases, strict=True)}
-                out = renderer.hydrate(snaps)
+                out = renderer.hydrate(snaps, time=s.as_of)
                 rows = oneshot.arrow_rows(out.toArrow(), s.dataflow.types) if s.snapshot else []
             except BaseException:
                 renderer.close()
@@ -353,6 +360,7 @@ class Subscribes:
 
     def _step(self, s: Subscription, t: int) -> bool:
         """One step: the inputs' updates in [frontier, t], pushed at t."""
+        from compute.controller import due_at
         from compute.render import oneshot
 
         cat = self.ctl.catalog
@@ -368,8 +376,8 @@ class Subscribes:
                 if paths:
                     deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, s.frontier - 1, t)
             rows = []
-            if deltas:
-                out = s.renderer.step(deltas)
+            if deltas or (s.temporal and due_at(s.renderer, t)):
+                out = s.renderer.step(deltas, time=t)
                 rows = oneshot.arrow_rows(out.toArrow(), s.dataflow.types)
                 s.steps += 1
         finally:
