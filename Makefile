@@ -10,6 +10,7 @@
 #   make oracle SEEDS=0:100000 TIER=light  # random queries vs PostgreSQL 15 + TLP/NoREC (long)
 #   make ivm-oracle IVM_SEEDS=0:200 IVM_OBJECTS=4 IVM_WRITES=8  # maintained objects after every write vs PostgreSQL 15
 #   make slt-auto-index  # the sqllogictest corpus, each SELECT also through an indexed view
+#   make test-hydration-5m  # operator hydration statuses and the plan page at 5M rows (slow)
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -31,10 +32,11 @@ SERVER_ARGS ?=
 TEST_TIMEOUT ?= 300
 PYTEST_ARGS ?=
 
-# Debian packages the integration tests use (JDBC driver, javac, psql).
+# Debian packages the integration tests use (JDBC driver, javac, psql, chromium + its
+# WebDriver for the plan page's browser test).
 JDBC_JAR := /usr/share/java/postgresql.jar
 
-.PHONY: run test lint install deps-test clean
+.PHONY: run test lint install deps-test clean test-hydration-5m
 
 # (Re)create the venv when it is missing, its interpreter does not run (e.g. a venv copied
 # from another machine) or it has no pip (venv creation interrupted); reinstall only when
@@ -62,6 +64,8 @@ deps-test:
 	command -v javac >/dev/null 2>&1 || pkgs="$$pkgs default-jdk-headless"; \
 	command -v psql >/dev/null 2>&1 || pkgs="$$pkgs postgresql-client"; \
 	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pkgs="$$pkgs postgresql"; \
+	command -v chromium >/dev/null 2>&1 || pkgs="$$pkgs chromium"; \
+	command -v chromedriver >/dev/null 2>&1 || pkgs="$$pkgs chromium-driver"; \
 	if [ -n "$$pkgs" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
 	  echo "installing Debian packages:$$pkgs"; \
@@ -71,6 +75,10 @@ deps-test:
 
 test: $(STAMP) deps-test
 	$(PY) -m pytest -p no:cacheprovider --timeout=$(TEST_TIMEOUT) tests/ $(PYTEST_ARGS)
+
+# issue 12's acceptance size: the hydration-status test over 5M rows (CI runs 200k)
+test-hydration-5m: $(STAMP) deps-test
+	MZSPARK_HYDRATION_ROWS=5000000 $(PY) -m pytest -p no:cacheprovider --timeout=3600 tests/integration/test_hydration_status.py tests/integration/test_plan_page.py
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -280,6 +280,25 @@ def run_spark(data: Path, qs: list[tuple[str, str]], runs: int, master: str) -> 
         spark.stop()
 
 
+def run_interleaved(conn: Any, data: Path, qs: list[tuple[str, str]], runs: int, master: str
+                    ) -> tuple[dict[str, tuple[float | None, Any]], dict[str, tuple[float | None, Any]]]:
+    """mzspark and spark.sql query by query (both sessions open at once)."""
+    from compute.render.spark import spark_session
+
+    spark = spark_session(master)
+    try:
+        for t in SCHEMA:
+            spark.read.parquet(str(data / f"{t}.parquet")).createOrReplaceTempView(t)
+        mz, sp = {}, {}
+        for name, sql in qs:
+            mz[name] = timed(lambda sql=sql: conn.execute(sql).fetchall(), runs)
+            sp[name] = timed(lambda sql=sql: [tuple(r) for r in spark.sql(sql).collect()], runs)
+            log(f"  {name}: mzspark {_ms(mz[name][0])}, spark.sql {_ms(sp[name][0])}")
+        return mz, sp
+    finally:
+        spark.stop()
+
+
 def run_sql(conn: Any, label: str, qs: list[tuple[str, str]], runs: int) -> dict[str, tuple[float | None, Any]]:
     out = {}
     for name, sql in qs:
@@ -305,6 +324,9 @@ def main() -> None:
     ap.add_argument("--timeout", type=int, default=600, help="statement timeout (s) for mzspark and PostgreSQL")
     ap.add_argument("--no-pg", action="store_true")
     ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--interleave", action="store_true",
+                    help="run each query on mzspark then spark.sql before the next (on a shared, loaded "
+                         "machine both then see the same load, so their ratio holds)")
     args = ap.parse_args()
 
     import psycopg
@@ -333,7 +355,10 @@ def main() -> None:
                 f"lineitem {li_rows / li_s:,.0f} rows/s)")
             mz_load = (rows, load_s, li_rows / li_s)
             conn.execute(f"SET statement_timeout = '{args.timeout}s'")
-            results["mzspark"] = run_sql(conn, "mzspark", qs, args.runs)
+            if args.interleave and not args.no_spark:
+                results["mzspark"], results["spark"] = run_interleaved(conn, data, qs, args.runs, args.spark_master)
+            else:
+                results["mzspark"] = run_sql(conn, "mzspark", qs, args.runs)
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -350,7 +375,7 @@ def main() -> None:
             pg.execute(f"SET statement_timeout = '{args.timeout}s'")
             results["postgres"] = run_sql(pg, "postgres", qs, args.runs)
 
-    if not args.no_spark:
+    if not args.no_spark and not args.interleave:
         log("spark.sql")
         results["spark"] = run_spark(data, qs, args.runs, args.spark_master)
 

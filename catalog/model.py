@@ -17,6 +17,7 @@ SYSTEM_SCHEMAS: dict[str, int] = {
     "mz_catalog": 16656,
     "mz_internal": 16657,
     "information_schema": 16658,
+    "mz_introspection": 16659,
 }
 # Each session's temporary items live in its own schema `mz_temp_<pid>` (shown to users as
 # `mz_temp`); such schemas never outlive their session and are dropped when a catalog opens.

@@ -34,6 +34,8 @@ class TimestampOracle:
         persisted = catalog.oracle_write_ts()
         self._last_write = persisted
         self._read = persisted
+        # read timestamps handed to readers that may read maintained outputs (reader_ts)
+        self._reader_times: set[int] = set()
         catalog.add_commit_listener(self.apply_write)
 
     def now_ms(self) -> int:
@@ -50,6 +52,27 @@ class TimestampOracle:
         """The timestamp for strict serializable reads: the last applied write timestamp."""
         with self._lock:
             return self._read
+
+    def reader_ts(self) -> int:
+        """`read_ts()` for a reader, remembered as a time no step of a maintained dataflow
+        may span: a step stamps its output updates with its upper, so one spanning a
+        reader's time would show that reader the output without writes at or before it
+        (compute.controller; see `step_upper`)."""
+        with self._lock:
+            self._reader_times.add(self._read)
+            return self._read
+
+    def step_upper(self, frontier: int) -> tuple[int, int | None]:
+        """(`read_ts()`, the least reader time t with frontier <= t < read_ts(), or None),
+        atomically: a reader given its time after this gets one >= read_ts()."""
+        with self._lock:
+            up = self._read
+            return up, min((t for t in self._reader_times if frontier <= t < up), default=None)
+
+    def forget_reader_times(self, below: int) -> None:
+        """Reader times below every maintained dataflow's frontier no longer matter."""
+        with self._lock:
+            self._reader_times = {t for t in self._reader_times if t >= below}
 
     def peek_write_ts(self) -> int:
         """The last write timestamp handed out (applied or not)."""

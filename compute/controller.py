@@ -16,6 +16,12 @@ dataflow reads is held at its frontier − 1 (`Catalog.set_read_hold`).
 
 An index's state is its output collection, kept in Spark (`IndexState`), rebuilt at start.
 
+Temporal filters (mz_now(); DESIGN §7): renderers get the step's time; a dataflow with one
+is also stepped without input updates when its pending updates come due, and while one is
+installed the controller ticks the oracle once a second so time passes without writes.
+Dataflow expiration (compute.expiration): each dataflow hydrates with an `until` from the
+replica's expiration; a step that would take a frontier past it restarts the replica instead.
+
 Errors in a step (division by zero, a failed cast, ...) put only that object in an error
 state: reads of it fail with the error, the step is retried at every later wake-up (the
 renderer's state is unchanged by a failed step), and a successful step clears it.
@@ -32,24 +38,30 @@ from typing import Any
 
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
+from compute.expiration import Replica, dataflow_expiration
 from compute.plan import lir
+from compute.plan.temporal import is_temporal
 from sql.errors import QUERY_CANCELED, SqlError
 
 log = logging.getLogger("mzspark.controller")
 
 REPLICA_ID = "u1"
+# the system variable switching operator hydration reporting on and off (Materialize's name)
+HYDRATION_LOGGING = "enable_compute_operator_hydration_status_logging"
 TICK_S = 1.0
 # compact a materialized view's shard once it holds this many batches
 COMPACT_AFTER_BATCHES = 32
 
 
-def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict) -> Any:
+def renderer_for(spark: Any, dataflow: lir.Dataflow, input_types: dict, index: bool = False) -> Any:
     """The maintained renderer of a dataflow: the delta renderer where it supports the
-    plan, else the recompute reference."""
+    plan, else the recompute reference. An index's delta renderer stores each step's output
+    keyed as the index's spine keeps it (compute.render.index_state)."""
+    from compute.plan.lookup import index_keys
     from compute.render.delta import DeltaDataflow
 
     if DeltaDataflow.supports(dataflow):
-        return DeltaDataflow(spark, dataflow)
+        return DeltaDataflow(spark, dataflow, index_keys(dataflow.plan) if index else None)
     from compute.render.recompute import RecomputeDataflow
 
     return RecomputeDataflow(spark, dataflow, input_types)
@@ -79,6 +91,8 @@ class Maintained:
     valid_from: int = 0
     steps: int = 0
     spark: Any = None  # the SparkSession its work runs in
+    temporal: bool = False  # has temporal filters: stepped when its pending updates are due
+    until: int | None = None  # its expiration: it keeps no update at a time >= until
 
     @property
     def is_mv(self) -> bool:
@@ -91,13 +105,27 @@ class Controller:
     oracle: TimestampOracle
     compute: Any  # server.compute.Compute: spark(), lost_error()
     plan: Callable[[Item], lir.Dataflow]  # the maintained dataflow of an index / materialized view
+    # advances the oracle's read timestamp to the wall clock (the coordinator's tick, which
+    # takes the write lock); called once a second while a temporal dataflow is installed
+    tick: Callable[[], object] | None = None
+    # compute_replica_expiration_offset in ms (0: off), read when a dataflow hydrates
+    expiration_offset: Callable[[], int] = lambda: 0
+    replica: Replica = field(default_factory=lambda: Replica(int(time.time() * 1000)))
     _dataflows: dict[str, Maintained] = field(default_factory=dict)
     _work: threading.RLock = field(default_factory=threading.RLock)  # one step (or install) at a time
     _changed: threading.Condition = field(default_factory=threading.Condition)  # frontiers / errors
     _wake: threading.Event = field(default_factory=threading.Event)
     _closed: threading.Event = field(default_factory=threading.Event)
     _rehydrate: bool = False
+    _expired: bool = False  # a dataflow reached its expiration: the replica restarts
     _thread: threading.Thread | None = None
+    _hydration: Any = None  # compute.hydration.Tracker (created at first use)
+    subscribes: Any = None  # compute.subscribe.Subscribes: stepped after the dataflows of each pass
+
+    def __post_init__(self) -> None:
+        from compute.subscribe import Subscribes
+
+        self.subscribes = Subscribes(self)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -122,9 +150,15 @@ class Controller:
         if self._thread is not None:
             self._thread.join(timeout=30)
         with self._work:
+            self.subscribes.close()
             for m in list(self._dataflows.values()):
                 self._free(m)
             self._dataflows.clear()
+        if self._hydration is not None:
+            from compute.render.listener import remove_listeners
+
+            remove_listeners()
+            self._hydration.close()
 
     def driver_restarted(self) -> None:
         """The Spark driver was lost and restarted: every dataflow rehydrates."""
@@ -145,7 +179,8 @@ class Controller:
             if src is None or src.shard_id is None:
                 raise SqlError("XX000", f"maintained input {sid} has no storage")
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
-        m = Maintained(item, df, tuple(inputs))
+        m = Maintained(item, df, tuple(inputs), temporal=is_temporal(df))
+        self._report_installed(m)
         if m.is_mv and item.shard_id is not None:
             m.frontier = self.catalog.shard_upper(item.shard_id)  # its durable output
         if not hydrate:
@@ -159,6 +194,7 @@ class Controller:
                 # an unsupported construct found while rendering: refused at CREATE
                 del self._dataflows[item.id]
                 self._free(m)
+                self._report_dropped(item.id)
                 raise m.error
         self._notify()
 
@@ -167,6 +203,7 @@ class Controller:
         with self._work:
             for oid in [i for i in self._dataflows if self.catalog.get_item_by_id(i) is None]:
                 self._free(self._dataflows.pop(oid))
+                self._report_dropped(oid)
         self._notify()
 
     def _free_renderer(self, m: Maintained) -> None:
@@ -190,9 +227,26 @@ class Controller:
     def maintained(self, object_id: str) -> bool:
         return object_id in self._dataflows
 
+    def installed(self, object_id: str) -> Maintained | None:
+        return self._dataflows.get(object_id)
+
     def frontiers(self) -> list[tuple[str, str, int]]:
         """(object_id, replica_id, frontier) of every installed dataflow."""
         return [(i, REPLICA_ID, m.frontier) for i, m in sorted(list(self._dataflows.items()), key=lambda kv: kv[1].item.id_num)]
+
+    def expirations(self) -> list[tuple[str, str, int | None, int, int, int]]:
+        """(object_id, replica_id, expiration, pending updates, updates held in Spark state,
+        replica start) of every hydrated dataflow; counted in Spark after any step in
+        progress."""
+        out = []
+        with self._work:
+            for oid, m in sorted(self._dataflows.items(), key=lambda kv: kv[1].item.id_num):
+                if m.renderer is None:
+                    continue
+                pending = m.renderer.pending_updates() if hasattr(m.renderer, "pending_updates") else 0
+                held = sum(m.renderer.state_rows().values()) + (m.state.rows() if m.state is not None else 0)
+                out.append((oid, REPLICA_ID, m.until, pending, held, self.replica.started))
+        return out
 
     def error(self, object_id: str) -> SqlError | None:
         m = self._dataflows.get(object_id)
@@ -217,19 +271,21 @@ class Controller:
                 self._changed.wait(0.05)
 
     def index_state(self, on_id: str, ts: int, check: Callable[[], None] = lambda: None,
-                    patience_s: float = 5.0) -> tuple[str, Callable[[], None]] | None:
-        """The state of an index on `on_id` valid at `ts` (a global temporary view name, and
-        `release` to call when done), waiting up to `patience_s` for a hydrated index to
-        catch up; None when no index has it (the caller then reads the object itself)."""
+                    patience_s: float = 5.0, lookup: tuple[str, Any] | None = None) -> tuple[str, Callable[[], None]] | None:
+        """The state of an index on `on_id` valid at `ts` (a SELECT of its rows, and `release`
+        to call when done), waiting up to `patience_s` for a hydrated index to catch up; None
+        when no index has it (the caller then reads the object itself). `lookup`: (index id,
+        key tuples) — only that index's rows with those keys (a fast-path peek)."""
         self._wake.set()
         deadline = time.monotonic() + patience_s
         with self._changed:
             while True:
                 ready = [m for m in self._dataflows.values()
-                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None]
+                         if m.item.kind == "index" and m.item.on_id == on_id and m.state is not None and m.error is None
+                         and (lookup is None or m.item.id == lookup[0])]
                 for m in ready:
                     if m.valid_from <= ts < m.frontier:
-                        return m.state.acquire()
+                        return m.state.acquire(lookup[1] if lookup is not None else None)
                 if not any(m.frontier <= ts for m in ready) or time.monotonic() > deadline:
                     return None
                 check()
@@ -248,6 +304,17 @@ class Controller:
         for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
             if m.item.kind == "index" and m.item.on_id is not None:
                 out.setdefault(m.item.on_id, m.item.qualified_name)
+        return out
+
+    def index_keys(self) -> dict[str, list[tuple[str, str, tuple]]]:
+        """The indexes serving reads of each indexed object: on_id -> [(index id, qualified
+        name, key expressions)], oldest first."""
+        from compute.plan.lookup import index_keys
+
+        out: dict[str, list[tuple[str, str, tuple]]] = {}
+        for m in sorted(list(self._dataflows.values()), key=lambda m: m.item.id_num):
+            if m.item.kind == "index" and m.item.on_id is not None:
+                out.setdefault(m.item.on_id, []).append((m.item.id, m.item.qualified_name, index_keys(m.dataflow.plan)))
         return out
 
     def indexes_on(self, on_id: str) -> list[Item]:
@@ -269,11 +336,13 @@ class Controller:
         for m in list(self._dataflows.values()):  # a view's own shard: reads at its frontier
             if m.is_mv and m.item.shard_id == shard_id:
                 holds.append(m.frontier - 1)
+        holds.extend(self.subscribes.holds(shard_id))
         return min(holds) if holds else None
 
     def _loop(self) -> None:
         while not self._closed.is_set():
             self._wake.wait(TICK_S)
+            self._tick()
             self._wake.clear()
             if self._closed.is_set():
                 return
@@ -283,14 +352,43 @@ class Controller:
                 log.exception("compute controller step failed")
                 time.sleep(0.2)
 
+    def _tick(self) -> None:
+        """The oracle's once-a-second tick, while a temporal filter needs time to pass."""
+        if self.tick is not None and any(m.temporal for m in list(self._dataflows.values())):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 - the next pass ticks again
+                log.exception("oracle tick failed")
+
+    def _restart_replica(self) -> None:
+        """The replica restarts (compute.expiration): every dataflow's Spark state is freed
+        and rebuilt from its inputs, with an expiration computed from the new start; an
+        index is unreadable (reads fall back to its object) until then, a view's durable
+        output stands."""
+        self._expired = False
+        self.replica.restart(self.oracle.now_ms())
+        log.warning("replica expired: restarting (restart %d), every dataflow rehydrates", self.replica.restarts)
+        with self._changed:
+            for m in self._dataflows.values():
+                if m.state is not None:
+                    m.state.retire()  # a read in progress keeps it until it is done
+                    m.state = None
+                self._free(m)
+                m.until = None
+                if not m.is_mv:
+                    m.frontier = 0
+
     def step_all(self) -> None:
         """One pass: every dataflow (in dependency order) steps to its inputs' upper."""
         with self._work:
+            if self._expired:
+                self._restart_replica()
             if self._rehydrate:
                 self._rehydrate = False
                 with self._changed:
                     for m in self._dataflows.values():
                         m.renderer = m.state = m.spark = None  # held in the lost JVM
+                        self._observe(m)  # every status false until rehydrated
                         if not m.is_mv:  # a view's output is durable: its frontier stands
                             m.frontier = 0
             for m in sorted(self._dataflows.values(), key=lambda m: m.item.id_num):
@@ -301,15 +399,24 @@ class Controller:
                         self._hydrate(m)
                 else:
                     self._step(m)
+            self.subscribes.step_all()
+            frontiers = [m.frontier for m in self._dataflows.values()]
+            self.oracle.forget_reader_times(min(frontiers) if frontiers else self.oracle.read_ts())
         self._notify()
 
     def _upper(self, m: Maintained) -> int:
         """The greatest time at which every input of `m` is complete."""
-        upper = self.oracle.read_ts()
+        upper, reader = self.oracle.step_upper(m.frontier)
         for i in m.inputs:
             if i.materialized:
                 up = self._dataflows[i.id].frontier if i.id in self._dataflows else self.catalog.shard_upper(i.shard_id)
                 upper = min(upper, up - 1)
+        # A step stamps all its updates with its upper: one spanning a reader's time would
+        # show that reader the output without the updates at or before it. Such a step stops
+        # at the reader's time; the next pass (right away) steps on.
+        if reader is not None and reader < upper:
+            self._wake.set()
+            return reader
         return upper
 
     def _spark_session(self, m: Maintained, as_of: int | None = None) -> Any:
@@ -337,16 +444,18 @@ class Controller:
             return  # an input is not readable yet: the next pass retries
         spark = self._spark_session(m, as_of)
         started = time.monotonic()
+        until = dataflow_expiration(self.replica.expiration(self.expiration_offset()), bool(m.inputs), as_of + 1)
         leases = [self.catalog.lease_batches(i.shard_id, as_of) for i in m.inputs]
         if correct:
             assert m.item.shard_id is not None
             leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
-            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs})
+            renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs}, index=not m.is_mv)
+            renderer.observer = self._observe(m, spark)
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
-                out = renderer.hydrate(snaps)
+                out = renderer.hydrate(snaps, time=as_of, until=until)
                 if m.is_mv and resume == 0:
                     self._append(m, out, as_of)
                 elif correct:
@@ -356,7 +465,8 @@ class Controller:
                     held = oneshot.read_shard(spark, [b.path for b in leases[-1].batches], types, as_of, True)
                     self._append(m, consolidated(out.unionByName(negated(held))), as_of)
                 elif not m.is_mv:
-                    old, m.state = m.state, _index_state(out)
+                    old, m.state = m.state, _index_state(spark, out, m.dataflow)
+                    _free_output(renderer)  # the index holds its own copy
                     if old is not None:
                         old.close()
             except BaseException:
@@ -369,9 +479,57 @@ class Controller:
             for lease in leases:
                 lease.release()
         with self._changed:
-            m.renderer, m.error = renderer, None
+            m.renderer, m.error, m.until = renderer, None, until
             m.frontier, m.valid_from = as_of + 1, as_of
-        log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, (time.monotonic() - started) * 1000)
+        renderer.observer = None
+        took = time.monotonic() - started
+        self._report_hydrated(m, took)
+        log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, took * 1000)
+
+    # -- hydration reporting (compute.hydration, DESIGN §5.4) -----------------------------------
+
+    def hydration(self) -> Any:
+        """The tracker of operator hydration statuses (written to mz_internal as they change)."""
+        if self._hydration is None:
+            from compute.hydration import Tracker
+
+            sysdb = self.catalog.system_db()
+            self._hydration = Tracker(lambda oid, rows: sysdb.set_operator_hydration(oid, REPLICA_ID, rows),
+                                      lambda: self.catalog.get_system_vars().get(HYDRATION_LOGGING, "on") == "on")
+        return self._hydration
+
+    def _workers(self) -> int:
+        spark = self.compute.current
+        return int(spark.conf.get("spark.sql.shuffle.partitions")) if spark is not None else 1
+
+    def _observe(self, m: Maintained, spark: Any = None) -> Any:
+        """A (re)hydration of `m` starts: its statuses all false; the renderer's observer."""
+        from compute.plan.lir_mapping import parents
+
+        if spark is not None:
+            from compute.hydration import TAG_PREFIX
+            from compute.render.listener import ensure_listener
+
+            ensure_listener(spark, self.hydration(), TAG_PREFIX)
+        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, None)
+        return self.hydration().install(m.item.id, parents(m.dataflow), self._workers())
+
+    def _report_installed(self, m: Maintained) -> None:
+        from compute.plan.lir_mapping import lir_mapping
+
+        self.catalog.system_db().set_lir_mapping(m.item.id, [(r.lir_id, r.operator, r.parent_lir_id, r.nesting)
+                                                             for r in lir_mapping(m.dataflow)])
+        self._observe(m)
+
+    def _report_hydrated(self, m: Maintained, took_s: float) -> None:
+        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, int(took_s * 1e9))
+        delays = self.hydration().take_delays()
+        if delays:  # task end -> status row written (benches/hydration.py reads this line)
+            log.info("hydration status delays of %s: %s ms", m.item.id, ",".join(f"{d:.1f}" for d in delays))
+
+    def _report_dropped(self, object_id: str) -> None:
+        self.hydration().drop(object_id)
+        self.catalog.system_db().drop_introspection(object_id)
 
     def _timed(self, m: Maintained, started: float, upper: int) -> None:
         log.info("stepped %s to %d in %.0f ms", m.item.qualified_name, upper, (time.monotonic() - started) * 1000)
@@ -382,6 +540,14 @@ class Controller:
         upper = self._upper(m)
         if upper < m.frontier or (m.error is not None and upper <= m.error_at):
             return  # nothing new (a failed step is retried once its inputs change)
+        if m.until is not None and upper >= m.until:
+            # its output at `upper` would miss the updates dropped at >= until: step up to
+            # its expiration (each incarnation makes progress), then the replica restarts
+            self._expired = True
+            self._wake.set()
+            upper = m.until - 1
+            if upper < m.frontier:
+                return
         spark = self._spark_session(m)
         started = time.monotonic()
         leases = []
@@ -395,13 +561,14 @@ class Controller:
                 if paths:
                     deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, m.frontier - 1, upper)
             new_state = None
-            if deltas or m.error is not None:
-                out = m.renderer.step(deltas)
+            if deltas or m.error is not None or (m.temporal and due_at(m.renderer, upper)):
+                out = m.renderer.step(deltas, time=upper)
                 stepped = True
                 if m.is_mv:
                     self._append(m, out, upper)
                 else:
-                    new_state = m.state.merged(out)
+                    take = getattr(m.renderer, "take_output", None)
+                    new_state = m.state.merged(out, *(take() if take is not None else (None, False)))
             elif m.is_mv:
                 self.catalog.commit_writes([], upper, uppers={m.item.shard_id: upper + 1})
         except Exception as e:  # noqa: BLE001
@@ -463,7 +630,22 @@ class Controller:
                 log.exception("compaction of %s failed", sid)
 
 
-def _index_state(out: Any) -> Any:
+def due_at(renderer: Any, time: int) -> bool:
+    """Whether a temporal dataflow's step at `time` without input updates may change its
+    output (always, for a renderer that cannot tell)."""
+    has_due = getattr(renderer, "has_due", None)
+    return True if has_due is None else bool(has_due(time))
+
+
+def _index_state(spark: Any, out: Any, df: lir.Dataflow) -> Any:
+    from compute.plan.lookup import index_keys
     from compute.render.index_state import IndexState
 
-    return IndexState(out)
+    return IndexState(spark, out, index_keys(df.plan))
+
+
+def _free_output(renderer: Any) -> None:
+    """Free the output a delta renderer keeps of its last step (see DeltaDataflow.take_output)."""
+    take = getattr(renderer, "take_output", None)
+    if take is not None and (stored := take()[0]) is not None:
+        stored.free(renderer.spark)

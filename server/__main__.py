@@ -20,6 +20,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--password", default=os.environ.get("MZSPARK_PASSWORD"), help="require this password (SCRAM-SHA-256 by default)")
     p.add_argument("--auth-method", default="scram-sha-256", choices=["scram-sha-256", "md5"])
     p.add_argument("--compute-replica-expiration-offset", default=None, help="interval; 0 = off")
+    p.add_argument("--http-port", type=int, default=int(os.environ.get("MZSPARK_HTTP_PORT", "6876")),
+                   help="the live plan page's port, on the --listen-addr host (0 = ephemeral, -1 = off)")
     p.add_argument("--log-level", default=os.environ.get("MZSPARK_LOG_LEVEL", "INFO"))
     return p.parse_args(argv)
 
@@ -34,11 +36,20 @@ async def _serve(args: argparse.Namespace) -> None:
         k, _, v = kv.partition("=")
         conf[k] = v
     coord = Coordinator(args.data_dir, args.spark_master, args.workers, conf, args.password)
+    if args.compute_replica_expiration_offset is not None:
+        coord.set_flag_default("compute_replica_expiration_offset", args.compute_replica_expiration_offset)
     loop = asyncio.get_running_loop()
     # start Spark (and rehydrate maintained objects) before accepting connections
     await loop.run_in_executor(None, coord.start_controller)
     server = PgServer(coord, host or "127.0.0.1", int(port), password=args.password, auth_method=args.auth_method)
     await server.start()
+    http = None
+    if args.http_port >= 0:
+        from server.http import HttpServer
+
+        http = HttpServer(coord, host or "127.0.0.1", args.http_port)
+        await http.start()
+        print(f"mzspark http on {host or '127.0.0.1'}:{http.port}", flush=True)
     print(f"mzspark ready on {host or '127.0.0.1'}:{server.port}", flush=True)
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -49,6 +60,8 @@ async def _serve(args: argparse.Namespace) -> None:
     serve_task = asyncio.create_task(server.serve_forever())
     await stop.wait()
     await server.close()
+    if http is not None:
+        await http.close()
     serve_task.cancel()
     coord.close()
 

@@ -18,8 +18,10 @@ from server.explain_timestamp import explain_timestamp
 from server.group_commit import GroupCommitter
 from server.queries import QueriesMixin
 from server.resolver import Resolver
-from server.session import SESSION_VARS, Session, Transaction
+from server.session import SESSION_VARS, SYSTEM_ONLY, Session, Transaction, parse_offset_ms
 from server.show import SHOW_CREATE_COLUMNS, ShowMixin
+from server.sources import SourcesMixin
+from server.subscribe import SubscribeMixin, SubscribeRows
 from server.temp import is_temp_name
 from server.writes import WritesMixin
 from sql import statements as st
@@ -43,7 +45,7 @@ class _Planned:
     reads_user_objects: bool = False  # runs on the session's cluster (which must exist)
 
 
-class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
+class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, SubscribeMixin, SourcesMixin):
     def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
                  spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
         self.catalog = Catalog(data_dir)
@@ -59,6 +61,9 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
 
         self.system = SystemHandler(self)
         self.controller: Any = None  # compute.controller.Controller, once compute runs
+        # system variable defaults from server flags (ALTER SYSTEM SET overrides them)
+        self.flag_defaults: dict[str, str] = {}
+        self.generators: Any = None  # server.load_generator.LoadGenerators, once compute runs
 
     def start_controller(self) -> None:
         """Start Spark and the compute controller: every index and materialized view is
@@ -66,9 +71,27 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         from compute.controller import Controller
 
         self.spark()
-        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow)
+        self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow,
+                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms)
         self.compute.on_restart(self.controller.driver_restarted)
         self.controller.start()
+        from server.load_generator import LoadGenerators
+
+        self.generators = LoadGenerators(self)
+        self.generators.start()
+
+    def set_flag_default(self, name: str, value: str) -> None:
+        """A server flag's value of a system variable (validated like ALTER SYSTEM SET)."""
+        scratch = Session("mz_system", "materialize", {})
+        scratch.set(name, value, system=True)
+        self.flag_defaults[name.lower()] = scratch.vars[name.lower()]
+
+    def _system_defaults(self) -> dict[str, str]:
+        return {**self.flag_defaults, **self.catalog.get_system_vars()}
+
+    def _expiration_offset_ms(self) -> int:
+        key = "compute_replica_expiration_offset"
+        return parse_offset_ms(key, self._system_defaults().get(key, "0"))
 
     # ---- lifecycle ------------------------------------------------------------------
     def spark(self):
@@ -81,6 +104,8 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
 
     def close(self) -> None:
         self._closed = True
+        if self.generators is not None:
+            self.generators.close()
         if self.controller is not None:
             self.controller.close()
         self.compute.close()
@@ -88,12 +113,13 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
 
     # ---- server.api.Coordinator -----------------------------------------------------
     def new_session(self, user: str, database: str, options: dict[str, str]) -> Session:
-        s = Session(user, database, options, self.catalog.get_system_vars())
+        s = Session(user, database, options, self._system_defaults())
         self._sessions[s.pid] = s
         return s
 
     def end_session(self, session: Session) -> None:
         self.cancel(session)
+        self.system._close_all(session)  # cursors (and their subscriptions) end with the session
         self._sessions.pop(session.pid, None)
         self._drop_temp_items(session)
 
@@ -109,13 +135,42 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         if txn is None or not txn.implicit:
             return
         session.txn = None
+        self._close_txn_cursors(session)
         if ok and not txn.failed:
             self._commit_buffered(session, txn)
+
+    def _close_txn_cursors(self, session: Session) -> None:
+        """Cursors (WITHOUT HOLD) end with their transaction: a subscribe cursor's dataflow
+        is torn down at COMMIT / ROLLBACK, not at the session's next use of a cursor."""
+        cursors = getattr(session, "cursors", {})
+        for name, c in list(cursors.items()):
+            if not c.hold and c.txn is not session.txn:
+                cursors.pop(name, None)
+                c.close()
+
+    def cursor_stream(self, session: Session, prepared: Prepared) -> SubscribeRows | None:
+        """DECLARE ... CURSOR FOR SUBSCRIBE: the subscription the cursor reads (None when
+        the statement is no SUBSCRIBE)."""
+        planned = prepared.plan
+        if not isinstance(planned, _Planned) or not isinstance(planned.stmt, st.Subscribe):
+            return None
+        if session.txn is None or session.txn.implicit:
+            raise SqlError("25P01", "DECLARE CURSOR FOR SUBSCRIBE can only be used in transaction blocks")
+        if planned.catalog_version != self.catalog.version:
+            planned = self._replan(session, prepared)
+        assert isinstance(planned.stmt, st.Subscribe)
+        return self._subscribe(session, planned.stmt, statement=False)
 
     def split_statements(self, sql: str) -> list[str]:
         return split_statements(sql)
 
+    def client_terminated(self, session: Session) -> None:
+        """The client sent Terminate while a statement runs: its live SUBSCRIBE ends now
+        (other statements finish; the session ends after them)."""
+        self._cancel_subscribes(session, "cancel")
+
     def cancel(self, session: Session, reason: str = "cancel") -> None:
+        self._cancel_subscribes(session, reason)
         tag = session.running_tag
         if tag is None:
             return
@@ -159,6 +214,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
                 b = Binder(Resolver(self.catalog, session, self.system), param_types)
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                columns = explain_analyze.columns(stmt)
             case st.Explain(target=target):
                 if isinstance(target, st.Query):
                     b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
@@ -176,6 +235,12 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
                     columns = (ColumnDesc(name, TEXT),)
             case st.ShowCreate():
                 columns = SHOW_CREATE_COLUMNS
+            case st.Subscribe():
+                columns = self._subscribe_columns(session, stmt)
+                planned.reads_user_objects = True
+            case st.CopySubscribe():
+                self._subscribe_columns(session, stmt.subscribe)  # unknown objects fail at Parse
+                planned.reads_user_objects = True
             case _:
                 pass
         params = tuple(planned.param_types)
@@ -238,10 +303,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
         names = [s.name] if s.name is not None else list(self.catalog.get_system_vars())
         for name in names:
             scratch = Session("mz_system", "materialize", {})  # validates and normalizes the value
-            scratch.set(name, s.value)
+            scratch.set(name, s.value, system=True)
             key = name.lower()
             self.catalog.set_system_var(key, s.value if s.value is None else scratch.vars[key])
-            value = scratch.vars[key] if s.value is not None else SESSION_VARS[key][0]
+            value = scratch.vars[key] if s.value is not None else self.flag_defaults.get(key, SESSION_VARS[key][0])
             for live in list(self._sessions.values()):
                 live.system_default_changed(key, value)
         return CommandResult("ALTER SYSTEM")
@@ -261,6 +326,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
                 assert planned.bound is not None
                 text = explain_timestamp(self, session, planned.bound, params, planned.param_types, stmt.format)
                 return RowsResult(prepared.columns or (), iter([[(text,)]]))
+            case st.ExplainAnalyzeObject():
+                from server import explain_analyze
+
+                return RowsResult(prepared.columns or (), iter([explain_analyze.rows(self, session, stmt)]))
             case st.Explain(target=st.Query()) if "analyze" in stmt.options:
                 assert planned.bound is not None
                 text = self._explain_analyze(session, planned.bound, params, planned.param_types)
@@ -278,6 +347,12 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
                 return self._create_view(session, stmt)
             case st.CreateIndex():
                 return self._create_index(session, stmt)
+            case st.CreateSource():
+                return self._create_source(session, stmt)
+            case st.Subscribe():
+                return self._subscribe_result(session, stmt)
+            case st.CopySubscribe():
+                return self._copy_subscribe(session, stmt)
             case st.Insert() | st.Update() | st.Delete():
                 return self._write(session, stmt, planned.extra, params, planned.param_types)
             case st.CreateTable():
@@ -313,7 +388,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
             case st.ResetVar(name=name):
                 if name is None:
                     for k in SESSION_VARS:
-                        if k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
+                        if k not in SYSTEM_ONLY and k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
                             session.set(k, None)
                 else:
                     session.set(name, None)
@@ -328,7 +403,9 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin):
             case st.AlterSystem():
                 return self._alter_system(session, stmt)
             case st.TxnControl():
-                return self._txn_control(session, stmt)
+                result = self._txn_control(session, stmt)
+                self._close_txn_cursors(session)
+                return result
             case st.CopyFrom():
                 return self._copy_from(session, stmt)
             case st.CopyTo():

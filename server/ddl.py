@@ -40,6 +40,7 @@ class DdlMixin:
     system: Any
     write_lock: threading.Lock
     controller: Any
+    _monotonic_sources: Any  # server.sources.SourcesMixin
 
     def _drop_temp_items(self, session: Session) -> None:
         """A session's temporary items (its mz_temp schema) end with it."""
@@ -127,7 +128,8 @@ class DdlMixin:
             m = pipeline.arrange_by(self._object_mir(resolver, on), keys)  # type: ignore[attr-defined]
         else:
             m = pipeline.to_mir_rel(resolver.view_hir(item))
-        return pipeline.dataflow(pipeline.optimize(m), None, name=item.qualified_name, single_time=False)
+        return pipeline.dataflow(pipeline.optimize(m, monotonic_sources=self._monotonic_sources()), None,
+                                 name=item.qualified_name, single_time=False)
 
     def _install(self, item: Item, session: Session) -> None:
         """Plan (errors such as 0A000 undo the CREATE) and, with compute running, install and
@@ -146,6 +148,8 @@ class DdlMixin:
     def _dropped_maintained(self) -> None:
         if self.controller is not None:
             self.controller.sync()
+        if getattr(self, "generators", None) is not None:
+            self.generators.sync()  # type: ignore[attr-defined]
 
     def _reads_temp(self, ids) -> bool:
         return any((it := self.catalog.get_item_by_id(i)) is not None and it.temporary for i in ids)

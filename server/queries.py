@@ -11,6 +11,7 @@ from typing import Any
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
 from compute.plan import lir, pipeline
+from compute.plan.lookup import find_lookup
 from compute.plan.non_negative import non_negative
 from compute.plan.pipeline import PlanFlags
 from server.api import ColumnDesc, RowsResult
@@ -43,6 +44,7 @@ class QueriesMixin:
     compute: Compute
     system: Any
     _fresh_read_ts: Any  # server.writes.WritesMixin
+    _monotonic_sources: Any  # server.sources.SourcesMixin
     controller: Any
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
@@ -60,7 +62,9 @@ class QueriesMixin:
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
                                 sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names,
-                                indexed=self.controller.indexed() if self.controller is not None else None)
+                                indexed=self.controller.indexed() if self.controller is not None else None,
+                                lookups=self.controller.index_keys() if self.controller is not None else None,
+                                monotonic=self._monotonic_sources())
 
     def _column_names(self, m: Mir) -> dict[str, tuple[str, ...]]:
         """Column names of the storage collections `m` reads (EXPLAIN's humanized expressions)."""
@@ -73,7 +77,7 @@ class QueriesMixin:
         out: dict[str, int] = {}
         for i in pipeline.storage_ids(m):
             item = self.catalog.get_item_by_id(i)
-            if item is not None and item.shard_id is not None and item.kind == "table":
+            if item is not None and item.shard_id is not None and item.kind in ("table", "source"):
                 out[i] = sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
         return out
 
@@ -81,7 +85,8 @@ class QueriesMixin:
         """Run the one-shot dataflow and annotate its physical plan with the records each
         node produced."""
         ts = self._read_ts(session)
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts),
+                                   monotonic=self._monotonic_sources())
         df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session), sizes=self._sizes(m, ts))
         counts: dict[int, int] = {}
         self._run(session, df, ts, bound, record_counts=counts)
@@ -111,7 +116,7 @@ class QueriesMixin:
             if not target.materialized:
                 if e.stage == "physical":
                     raise unsupported("EXPLAIN PHYSICAL PLAN FOR VIEW (a view has no dataflow; create an index on it)")
-                m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel))
+                m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel), monotonic_sources=self._monotonic_sources())
                 if e.format == "json":
                     return pipeline.explain_mir_json(m, e.stage, f"materialize.{schema}.{name}")
                 return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
@@ -125,7 +130,7 @@ class QueriesMixin:
 
     def _explain_maintained(self, e: st.Explain, m, header: str) -> str:
         if e.stage != "raw" and e.stage != "decorrelated":
-            m = pipeline.optimize(m)
+            m = pipeline.optimize(m, monotonic_sources=self._monotonic_sources())
         if e.stage != "physical":
             if e.format == "json":
                 return pipeline.explain_mir_json(m, e.stage, header)
@@ -157,7 +162,8 @@ class QueriesMixin:
 
     def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
         ts = self._read_ts(session)  # also enforces the transaction's read/write mode
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts))
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts),
+                                   monotonic=self._monotonic_sources())
         columns = self._columns(bound)
         f = bound.finishing
         if isinstance(m, Constant):
@@ -181,6 +187,8 @@ class QueriesMixin:
         spark = self.spark()
         done: list[Any] = []
         rows_read = [0]
+        # a point lookup by an index's key reads only those keys' rows (compute.plan.lookup)
+        lookup = find_lookup(df, self.controller.index_keys()) if self.controller is not None and record_counts is None else None
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
@@ -191,18 +199,22 @@ class QueriesMixin:
                 # strict serializable: a maintained object is read once complete at `ts`
                 if item.kind == "materialized-view":
                     ctl.wait_until(item.id, ts, check_interrupt)
-                got = ctl.index_state(item.id, ts, check_interrupt)
+                keyed = (lookup.index_id, lookup.values) if lookup is not None and lookup.source == item.id else None
+                got = ctl.index_state(item.id, ts, check_interrupt, lookup=keyed)
+                if got is None and keyed is not None:  # that index is not ready: any other
+                    got = ctl.index_state(item.id, ts, check_interrupt)
+                    keyed = None
                 if got is not None:
-                    view, release = got
+                    select, release = got
                     done.append(release)
-                    if item.shard_id is not None:  # its size, for the choice of Spark session
+                    if item.shard_id is not None and keyed is None:  # its size, for the choice of Spark session
                         rows_read[0] += sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
-                    return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
+                    return oneshot.Rel(select, len(types))
             if item.kind == "view" or (item.kind == "materialized-view" and ctl is None):
                 # an indexed view whose index has no state at `ts` (hydrating), or a
                 # materialized view without a compute controller (embedded use): its definition
                 hir = Resolver(self.catalog, session, self.system).view_hir(item)
-                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts)), None, name=item.qualified_name, flags=self._flags(session))
+                sub = pipeline.dataflow(pipeline.optimize(pipeline.to_mir_rel(hir, now=ts), monotonic_sources=self._monotonic_sources()), None, name=item.qualified_name, flags=self._flags(session))
                 outer, ctx.source_mfps = ctx.source_mfps, dict(sub.source_mfps)
                 try:
                     return oneshot.consolidate(oneshot.render(sub.plan, ctx), ctx)

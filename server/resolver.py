@@ -75,8 +75,10 @@ class Resolver:
         it = self.item(parts)
         if it is None:
             return self._system_relation(parts)
-        if it.kind not in ("table", "view", "materialized-view"):
+        if it.kind not in ("table", "view", "materialized-view", "source"):
             raise SqlError(WRONG_OBJECT_TYPE, f"{it.qualified_name} is a {it.kind_word}; it cannot be read")
+        if it.kind == "source" and it.shard_id is None:
+            raise SqlError("0A000", f"{it.qualified_name} is a load generator source without data of its own; read its subsources")
         hir = self.view_hir(it) if it.kind == "view" and not (self.indexed is not None and self.indexed(it.id)) else None
         return ItemRef(it.id, it.schema, it.name, it.kind, tuple(c.name for c in it.columns), tuple(c.type for c in it.columns),
                        it.oid, tuple(c.nullable for c in it.columns), hir)

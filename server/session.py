@@ -49,13 +49,22 @@ SESSION_VARS: dict[str, tuple[str, bool]] = {
     "welcome_message": ("off", False),
     # PostgreSQL's warning for backslashes in ordinary literals; they are never escapes here
     "escape_string_warning": ("on", False),
+    # dataflow expiration (compute.expiration): an interval; 0 = off. ALTER SYSTEM SET only
+    "compute_replica_expiration_offset": ("0", False),
+    # rows a subscription may buffer for a slow client before it ends with 53200
+    "subscribe_buffer_rows": ("100000", False),
+    # operator hydration statuses are reported (compute.hydration; Materialize's name)
+    "enable_compute_operator_hydration_status_logging": ("on", False),
 }
 # version()
 SERVER_VERSION_TEXT = "PostgreSQL 9.5.0 on x86_64-pc-linux-gnu, compiled by mzspark (Materialize dialect on Apache Spark)"
 # Postgres' spelling of reported names
 REPORTED_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+# system variables: ALTER SYSTEM SET changes them, a session's SET may not
+SYSTEM_ONLY = {"compute_replica_expiration_offset"}
 READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"}
-BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message", "escape_string_warning"}
+BOOL_VARS = {"enable_monotonic_oneshot_selects", "enable_consolidate_after_union_negate", "emit_timestamp_notice", "emit_trace_id_notice", "auto_route_introspection_queries", "welcome_message", "escape_string_warning",
+             "enable_compute_operator_hydration_status_logging"}
 
 
 def normalize_bool(name: str, value: str) -> str:
@@ -152,6 +161,38 @@ def parse_duration_ms(value: str) -> int:
     n = float(m.group(1))
     mult = {"ms": 1, None: 1, "s": 1000, "sec": 1000, "min": 60000, "h": 3600000, "us": 0.001}[m.group(2)]
     return int(n * mult)
+
+
+_DURATION_UNITS = (("day", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1))
+
+
+def parse_offset_ms(name: str, value: str) -> int:
+    """An interval setting in ms ('1 day', '30s', '00:00:05', '0'; months count 30 days);
+    never negative."""
+    from sql.literal import parse_interval
+
+    v = value.strip().strip("'")
+    try:
+        iv = parse_interval(v)
+    except SqlError:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"') from None
+    ms = ((iv.months * 30 + iv.days) * 86_400_000_000 + iv.micros) // 1000
+    if ms < 0:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"',
+                       detail="The interval must not be negative.")
+    return ms
+
+
+def format_offset_ms(ms: int) -> str:
+    """An interval setting as shown ('0', '1day', '1day 2h', '30s', '250ms')."""
+    if ms == 0:
+        return "0"
+    parts = []
+    for unit, size in _DURATION_UNITS:
+        n, ms = divmod(ms, size)
+        if n:
+            parts.append(f"{n}{unit}{'s' if unit == 'day' and n > 1 else ''}")
+    return " ".join(parts)
 
 
 @dataclass
@@ -252,19 +293,23 @@ class Session:
             raise SqlError(UNDEFINED_PARAMETER, f'unrecognized configuration parameter "{name}"')
         return self.vars[key]
 
-    def set(self, name: str, value: str | None) -> None:
+    def set(self, name: str, value: str | None, system: bool = False) -> None:
+        """SET (or, `system`, the value ALTER SYSTEM SET validates and normalizes)."""
         key = name.lower()
         if key not in self.vars:
             raise SqlError(UNDEFINED_PARAMETER, f'unrecognized configuration parameter "{name}"')
-        if key in READ_ONLY:
-            raise SqlError("55P02", f'parameter "{name}" cannot be changed')
+        if key in READ_ONLY or (key in SYSTEM_ONLY and not system):
+            raise SqlError("55P02", f'parameter "{name}" cannot be changed',
+                           hint="Use ALTER SYSTEM SET." if key in SYSTEM_ONLY else None)
         if value is None:
             value = self.defaults[key]
+        elif key in SYSTEM_ONLY:
+            value = format_offset_ms(parse_offset_ms(key, value))
         elif key in BOOL_VARS:
             value = normalize_bool(key, value)
         elif key == "statement_timeout":
             parse_duration_ms(value)
-        elif key == "broadcast_join_threshold_rows":
+        elif key in ("broadcast_join_threshold_rows", "subscribe_buffer_rows"):
             if not value.strip().isdigit():
                 raise SqlError(INVALID_PARAMETER_VALUE, f'parameter "{name}" requires a non-negative integer value')
             value = str(int(value))

@@ -23,6 +23,7 @@ from catalog.system import pg15_data
 from catalog.system.relations import RELATIONS_BY_NAME, pg_type_of_duck
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SERVER_VERSION_TEXT, SESSION_VARS
+from server.subscribe import FetchRows, SubscribeRows, fetch_timeout_ms
 from server.system_sql import Rewriter, Rewritten, deps_hold
 from server.system_sql_ast import SYSTEM_SCHEMAS, parse_pg
 from server.system_sql_context import Context, NotCatalog, _system_relation, is_catalog_query
@@ -470,6 +471,9 @@ class SystemHandler:
         if rel == "mz_internal.mz_compute_frontiers":
             ctl = self.coordinator.controller
             return [] if ctl is None else [(o, r, t) for o, r, t in ctl.frontiers() if t > 0]
+        if rel == "mz_internal.mzspark_dataflow_expiration":
+            ctl = self.coordinator.controller
+            return [] if ctl is None else ctl.expirations()
         return []
 
     def _settings_rows(self, session: Session) -> list[tuple[Any, ...]]:
@@ -744,6 +748,12 @@ class SystemHandler:
                         if e.sqlstate == DUPLICATE_CURSOR:
                             raise
                 inner = self.coordinator.prepare(session, query, [])
+                stream = self.coordinator.cursor_stream(session, inner)
+                if stream is not None:  # DECLARE ... CURSOR FOR SUBSCRIBE (server.subscribe)
+                    if hold:
+                        raise SqlError(FEATURE_NOT_SUPPORTED, "DECLARE ... WITH HOLD CURSOR FOR SUBSCRIBE is not supported")
+                    cursors[name] = Cursor(name, inner.columns or (), stream, hold, session.txn)
+                    return CommandResult("DECLARE CURSOR")
                 if inner.columns is None:
                     raise SqlError("42P11", "cannot open a query that returns no rows as a cursor")
                 result = self.coordinator.execute(session, inner, [])
@@ -759,7 +769,8 @@ class SystemHandler:
 
     _FETCH = re.compile(
         r"(?is)^(fetch|move)\s+(?:(next|all|forward\s+all|forward\s+\d+|forward|\d+|absolute\s+\d+|relative\s+\d+|"
-        r"prior|first|last|backward(?:\s+all|\s+\d+)?|-\d+)\s+)?(?:(?:from|in)\s+)?(\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)\s*$")
+        r"prior|first|last|backward(?:\s+all|\s+\d+)?|-\d+)\s+)?(?:(?:from|in)\s+)?(\"(?:[^\"]|\"\")+\"|[a-z_][a-z0-9_$]*)"
+        r"(?:\s+with\s*\(\s*timeout\s*(?:=\s*)?'([^']*)'\s*\))?\s*$")
 
     def _fetch(self, session: Session, text: str, move: bool) -> Prepared:
         m = self._FETCH.match(text)
@@ -776,6 +787,7 @@ class SystemHandler:
             count = int(direction.split()[-1])
         else:
             raise SqlError(FEATURE_NOT_SUPPORTED, f"FETCH {direction.upper()} is not supported (cursors are forward-only)")
+        timeout_ms = None if m.group(4) is None else fetch_timeout_ms(m.group(4))
         cursor = self.cursors(session).get(name)
         columns = None if move else (cursor.columns if cursor is not None else None)
 
@@ -783,6 +795,12 @@ class SystemHandler:
             self.check_txn(session)
             try:
                 c = self._live_cursor(session, name)
+                if isinstance(c.batches, SubscribeRows):  # waits for rows (server.subscribe)
+                    if move:
+                        raise SqlError(FEATURE_NOT_SUPPORTED, "MOVE on a SUBSCRIBE cursor is not supported")
+                    return RowsResult(c.columns, FetchRows(c.batches, count, timeout_ms), tag=lambda n: f"FETCH {n}")
+                if timeout_ms is not None:
+                    raise SqlError(FEATURE_NOT_SUPPORTED, "FETCH ... WITH (timeout) is only supported on SUBSCRIBE cursors")
                 rows = c.take(count)
             except SqlError:
                 self.fail_txn(session)

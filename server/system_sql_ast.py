@@ -14,7 +14,7 @@ from catalog.system.relations import FN, SysRelation, duck_type
 from sql.errors import SYNTAX_ERROR, UNDEFINED_OBJECT, SqlError
 from sql.types import ARRAY_ELEMENT, TYPE_ALIASES, TYPE_INFOS, SqlType
 
-SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "mz_catalog", "mz_internal")
+SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "mz_catalog", "mz_internal", "mz_introspection")
 TEXT = SqlType("text")
 NAME = SqlType("name")
 BOOL = SqlType("bool")

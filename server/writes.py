@@ -79,7 +79,7 @@ class WritesMixin:
                 self._tick_if_stale()
             finally:
                 self.write_lock.release()
-        return self.oracle.read_ts()
+        return self.oracle.reader_ts()
 
     def _tick_if_stale(self) -> None:
         """Caller holds the write lock."""

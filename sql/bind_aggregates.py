@@ -351,7 +351,7 @@ def _is_agg(e: exp.Expression) -> bool:
     return type(e) in _AGG_CLASSES or isinstance(e, exp.AggFunc)
 
 
-_KNOWN_UNSUPPORTED_AGGS = {"json_agg", "json_object_agg", "jsonb_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc", "mode"}
+_KNOWN_UNSUPPORTED_AGGS = {"jsonb_agg", "jsonb_object_agg", "percentile_cont", "percentile_disc", "mode"}
 
 
 _UNSUPPORTED_AGG_NAMES = {"groupconcat": "string_agg", "arrayagg": "array_agg", "stddev": "stddev", "variance": "variance",
@@ -369,7 +369,9 @@ ORDERED_AGGREGATES = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_o
 _ANON_AGGS = {"every": "bool_and", "stddev": "stddev_samp", "variance": "var_samp", "var_samp": "var_samp",
               "var_pop": "var_pop", "stddev_samp": "stddev_samp", "stddev_pop": "stddev_pop", "string_agg": "string_agg",
               "array_agg": "array_agg", "bool_and": "bool_and", "bool_or": "bool_or", "jsonb_agg": "jsonb_agg",
-              "jsonb_object_agg": "jsonb_object_agg", **{n: n for n in func.REGRESSION_AGGREGATES}}
+              "jsonb_object_agg": "jsonb_object_agg",
+              # json is read as jsonb (sql.types.TYPE_ALIASES), so are its aggregates
+              "json_agg": "jsonb_agg", "json_object_agg": "jsonb_object_agg", **{n: n for n in func.REGRESSION_AGGREGATES}}
 
 
 def _agg_call(e: exp.Expression) -> tuple[str, list[exp.Expression], list[exp.Ordered], bool]:

@@ -240,7 +240,8 @@ def bind_table_expr(binder: Binder, t: exp.Expression, alias: exp.Expression | N
         if item is None:
             raise SqlError(UNDEFINED_TABLE, f'relation "{".".join(parts)}" does not exist')
         names = aliased_names(list(item.column_names), col_alias, f'table "{qualifier}"')
-        cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1) for i, (n, ty) in enumerate(zip(names, item.column_types, strict=True))]
+        cols = [ScopeColumn(qualifier, n, ty, item.oid, i + 1, attname=a)
+                for i, (n, ty, a) in enumerate(zip(names, item.column_types, item.column_names, strict=True))]
         if item.id not in binder.dependencies:
             binder.dependencies.append(item.id)
         if item.hir is not None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sql import func, jsonb
+from sql import func, func_names, jsonb
 from sql.errors import (
     SqlError,
     unsupported,
@@ -20,7 +20,7 @@ from sql.scalar import (
     CallVariadic,
     Literal,
 )
-from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
+from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn, whole_row  # noqa: F401 (re-exported)
 from sql.types import (
     BOOL,
     INT4,
@@ -61,6 +61,38 @@ def to_jsonb(binder: Binder, h: HirScalar) -> HirScalar:
     if h.typ.name == "jsonb":
         return h
     return CallUnary("to_jsonb", h, JSONB)
+
+
+def record_to_jsonb(binder: Binder, name: str, raw: exp.Expression, args: list[HirScalar], scope: Scope) -> HirScalar:
+    """to_jsonb(r) / row_to_json(r [, pretty]) of a record whose field names are known =
+    jsonb_build_object('name1', r.f1, ..): a whole-row reference names its item's columns, a
+    ROW(..) constructor f1, f2, .. (row_to_json's pretty-printing is json text layout, which
+    jsonb does not keep)."""
+    if len(args) > (2 if name == "row_to_json" else 1) or len(args) == 2 and args[1].typ.name not in ("bool", "unknown"):
+        raise func_names.no_function(name, [a.typ for a in args])
+    r = args[0]
+    names = _field_names(binder, raw, scope, r)
+    if names is None or not isinstance(r, CallVariadic) or r.func != "row":
+        raise unsupported(f"{name} of a record value whose field names are not known")
+    pairs: list[HirScalar] = []
+    for n, f in zip(names, r.exprs, strict=True):
+        pairs += [Literal(n, TEXT), f]
+    return jsonb_build(binder, "jsonb_build_object", pairs)
+
+
+def _field_names(binder: Binder, raw: exp.Expression, scope: Scope, r: HirScalar) -> list[str] | None:
+    if isinstance(raw, exp.Paren):
+        raw = raw.this
+    if isinstance(raw, exp.Column) and not raw.table:
+        for sc in [scope, *reversed(binder.outer)]:
+            positions = whole_row(sc, raw.name)
+            if positions is not None:
+                cols = [sc.columns[i] for i in positions]
+                return [c.attname or c.name for c in cols] if len(cols) == len(r.typ.fields) else None
+        return None
+    if isinstance(raw, exp.Tuple) or isinstance(raw, exp.Anonymous) and raw.name.lower() == "row":
+        return [f"f{i + 1}" for i in range(len(r.typ.fields))]
+    return None
 
 
 def jsonb_key(binder: Binder, h: HirScalar) -> HirScalar:

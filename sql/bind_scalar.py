@@ -18,8 +18,10 @@ from sql.bind_jsonb import (
     jsonb_operator,
     jsonb_subscript,
     jsonb_variadic,
+    record_to_jsonb,
     to_jsonb,
 )
+from sql.bind_make_timestamptz import make_timestamptz_at
 from sql.bind_names import sql_type_of
 from sql.bind_operators import _at_time_zone, _collate, _like, _regex_match, _similar_to
 from sql.bind_rows import compare_fields, is_row, row_comparison, row_fields, row_not_distinct
@@ -600,11 +602,15 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
         return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
+    if name == "make_timestamptz" and len(args) == 7:
+        return make_timestamptz_at(binder, args)
     if name == "pg_typeof" and len(args) == 1:
         # pg_typeof(x) = the name of x's type, without its modifier (a regtype, sent as text)
         return Literal(SqlType(args[0].typ.name).pg_format(), TEXT)
     if name in ("jsonb_build_object", "jsonb_build_array"):
         return jsonb_build(binder, name, args)
+    if name in ("to_jsonb", "row_to_json") and args and args[0].typ.name == "record":
+        return record_to_jsonb(binder, name, raw_args[0], args, scope)
     if name == "to_jsonb" and len(args) == 1:
         return to_jsonb(binder, args[0])
     if name in JSONB_FUNCTIONS:
@@ -646,7 +652,7 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[0], Literal) or cargs[0].value is None:
             raise unsupported(f"{name} with a unit that is not a literal")
         cargs = (Literal(func.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
-    if name == "to_char":
+    if name == "to_char" and cargs[0].typ.name not in func.NUMBER_FORMAT_TYPES:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
@@ -712,7 +718,7 @@ def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expressio
 
 
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
-    "jsonb_agg", "json_agg", "jsonb_object_agg", "json_build_object", "json_build_array", "to_json",
+    "jsonb_agg", "json_agg", "jsonb_object_agg",
     "string_to_array", "unnest", "list_agg",
     "to_timestamp", "make_interval",
     "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",

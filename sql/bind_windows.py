@@ -395,7 +395,6 @@ _WINDOW_FUNCS: dict[type, str] = {
 # window functions the parser leaves as plain calls (sql.statements.TYPED_FUNCTION_NAMES)
 _NAMED_WINDOW_FUNCS = ("ntile", "nth_value", "percent_rank", "cume_dist")
 _FRAMELESS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead")
-# (the variances are not: their GROUP BY rendering computes in double precision, where
-# Postgres' numeric results are exact, so they would differ)
-_WINDOW_AGGREGATES = {"sum", "count", "min", "max", "avg", "bool_and", "bool_or", "array_agg"}
+_WINDOW_AGGREGATES = {"sum", "count", "min", "max", "avg", "bool_and", "bool_or", "array_agg",
+                      "var_pop", "var_samp", "stddev_pop", "stddev_samp"}
 _UNSUPPORTED_WINDOW_NAMES = {"percentrank": "percent_rank", "cumedist": "cume_dist", "nthvalue": "nth_value"}

@@ -7,7 +7,7 @@ literal folding, in sql.literal.
 from __future__ import annotations
 
 from sql import regex
-from sql.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, SqlError
+from sql.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_FUNCTION, SqlError
 from sql.types import (
     BOOL,
     DATE,
@@ -325,6 +325,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
             return [t], t
+    if name in ("min_scale", "trim_scale") and n == 1 and (args[0].name in _NUM_RANK and args[0].name not in ("float4", "float8")
+                                                         or args[0].name == "unknown"):
+        # numeric_min_scale / numeric_trim_scale: of the value (an integer is numeric)
+        return [NUMERIC], INT4 if name == "min_scale" else NUMERIC
     if name in ("sqrt", "exp", "ln", "log10", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees") and n == 1:
         t = NUMERIC if args[0].name == "numeric" and name in ("sqrt", "exp", "ln", "log10") else FLOAT8
         if args[0].name in _NUM_RANK or args[0].name == "unknown":
@@ -393,6 +397,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return _datetime_function(name, args)
     if name in ("jsonb_typeof", "jsonb_array_length") and n == 1 and args[0].name in ("jsonb", "unknown"):
         return [JSONB], TEXT if name == "jsonb_typeof" else INT4
+    if name == "to_number" and n == 2 and all(a.name in ("text", "unknown", "varchar", "bpchar") for a in args):
+        return [TEXT, TEXT], NUMERIC
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
     if name == "mz_now" and n == 0:
@@ -448,6 +454,9 @@ def _array_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlT
         return [e, t], t
     raise _no_function(name, args)
 
+
+# to_char's number overloads (formatting.c: int4_to_char, int8_to_char, numeric_to_char)
+NUMBER_FORMAT_TYPES = frozenset({"int2", "int4", "int8", "numeric"})
 
 _DATETIME_FUNCS = {"extract", "date_part", "date_trunc", "make_date", "make_timestamp", "make_timestamptz", "justify_days",
                    "justify_hours", "justify_interval", "to_char", "age"}
@@ -558,6 +567,11 @@ def _datetime_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], S
         return [INTERVAL], INTERVAL
     if name == "to_char" and n == 2 and args[0].name in ("timestamp", "timestamptz", "date"):
         return [args[0] if args[0].name != "date" else TIMESTAMP, TEXT], TEXT
+    if name == "to_char" and n == 2 and args[0].name in NUMBER_FORMAT_TYPES and args[1].name in ("text", "unknown"):
+        # to_char(int4 | int8 | numeric, text) (sql.numfmt); int2 is int4 as Postgres casts it
+        return [INT4 if args[0].name == "int2" else args[0], TEXT], TEXT
+    if name == "to_char" and n == 2 and args[0].name in ("float4", "float8"):
+        raise SqlError(FEATURE_NOT_SUPPORTED, f"to_char({args[0].pg_format()}, text) not yet supported")
     if name == "age" and n in (1, 2) and all(a.name in ("timestamp", "timestamptz", "date", "unknown") for a in args):
         t = TIMESTAMPTZ if any(a.name == "timestamptz" for a in args) else TIMESTAMP
         return [t] * n, INTERVAL

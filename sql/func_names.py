@@ -37,6 +37,8 @@ TEXT_SESSION_FUNCTIONS = frozenset({"version", "mz_version", "mz_environment_id"
 CANONICAL: dict[str, str] = {
     "substring": "substr", "char_length": "length", "character_length": "length", "ceiling": "ceil",
     "pow": "power", "log": "log10", "div": "intdiv", "trim": "btrim",
+    # json is read as jsonb (sql.types.TYPE_ALIASES; Materialize has no text-preserving json)
+    "json_build_object": "jsonb_build_object", "json_build_array": "jsonb_build_array", "to_json": "to_jsonb",
 }
 
 

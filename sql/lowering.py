@@ -11,8 +11,9 @@ Identities used:
 - a global aggregate yields one row per outer tuple even for empty input:
   R ∪ Map(defaults)(O − Project(outer cols)(R))           (the COUNT bug, fixed)
 - a scalar subquery S applied to input I (k outer + n local columns):
-  D = Distinct(I); R = lower(S, D); V = per-D-row (count, any value) of R, erroring (21000)
-  when count > 1, plus NULL for the D rows without any; result = I ⋈ V on all of D's columns
+  D = Distinct(Project(u)(I)) with u the columns of I that S reads (Ctx.cols: where S's outer
+  references are in D); R = lower(S, D); V = per-D-row (count, any value) of R, erroring
+  (21000) when count > 1, plus NULL for the D rows without any; result = I ⋈ V on I.u = D
 - EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
 - L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
 - a LATERAL right side is lowered under Distinct(left) and joined back on it.
@@ -90,7 +91,13 @@ from sql.scalar import (
     WindowSpec,
     record_get,
 )
-from sql.subquery_keys import EquiCorrelation, equi_correlation, unshift
+from sql.subquery_keys import (
+    EquiCorrelation,
+    GroupedCorrelation,
+    equi_correlation,
+    grouped_correlation,
+    unshift,
+)
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
 
 SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an expression"
@@ -99,19 +106,43 @@ SUBQUERY_ROWS_MESSAGE = "more than one row returned by a subquery used as an exp
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """The outer relation (None at top level) and the arities of the enclosing scopes,
-    outermost first; the outer relation's columns are their concatenation."""
+    outermost first. `cols`: where each column of the enclosing scopes (their concatenation,
+    sum(levels) of them) is among the outer relation's columns, -1 where it is absent; None:
+    all of them, in order. A subquery is lowered under the distinct values of only the
+    enclosing columns it reads, as Materialize's decorrelation does."""
 
     outer: Mir | None = None
     levels: tuple[int, ...] = ()
+    cols: tuple[int, ...] | None = None
 
     @property
     def k(self) -> int:
-        return sum(self.levels)
+        """The number of the outer relation's columns."""
+        return sum(self.levels) if self.cols is None else sum(1 for c in self.cols if c >= 0)
 
     def offset(self, level: int) -> int:
         if level > len(self.levels):
             raise SqlError("XX000", f"outer reference to level {level} beyond {len(self.levels)} scopes")
         return sum(self.levels[: len(self.levels) - level])
+
+    def at(self, p: int) -> int:
+        """The column of an input (k outer columns, then local ones) holding column p of the
+        enclosing scopes' concatenation followed by the local columns."""
+        full_k = sum(self.levels)
+        if p >= full_k:
+            return self.k + p - full_k
+        c = p if self.cols is None else self.cols[p]
+        if c < 0:
+            raise SqlError("XX000", f"enclosing column {p} was not kept for this subquery")
+        return c
+
+    def enter(self, outer: Mir, n: int, used: list[int]) -> Ctx:
+        """The context of a scope nested in this one, whose input has this context's k outer
+        columns then n local ones, lowered under `outer` = the distinct values of the input
+        columns `used`, in that order."""
+        full = (self.cols if self.cols is not None else tuple(range(sum(self.levels)))) + tuple(range(self.k, self.k + n))
+        pos = {c: j for j, c in enumerate(used)}
+        return Ctx(outer, self.levels + (n,), tuple(pos.get(c, -1) if c >= 0 else -1 for c in full))
 
 
 TOP = Ctx()
@@ -149,7 +180,7 @@ class Lowerer:
             case Column(index=i, typ=t):
                 return Column(k + i, t)
             case OuterColumn(level=lv, index=i, typ=t):
-                return Column(ctx.offset(lv) + i, t)
+                return Column(ctx.at(ctx.offset(lv) + i), t)
             case Param(n=n, typ=t):
                 if n > len(self.params):
                     raise SqlError(PROTOCOL_VIOLATION, f"no value for parameter ${n}")
@@ -260,10 +291,10 @@ class Lowerer:
         ts = mir_types(inp_get)
         if self._correlated(sub):
             used = self._outer_keys(sub, ctx, n, width)
-            distinct = _keyed_distinct(inp_get, used)
+            distinct = _distinct(Project(inp_get, tuple(used)))
             d_id, d_get = self._let(distinct)
-            r = self.rel(sub, Ctx(d_get, ctx.levels + (n,)))
-            keys: Mir = Reduce(Project(r, tuple(used)), tuple(Column(j, ts[c]) for j, c in enumerate(used)), ())
+            r = self.rel(sub, ctx.enter(d_get, n, used))
+            keys: Mir = Reduce(Project(r, tuple(range(len(used)))), tuple(Column(j, ts[c]) for j, c in enumerate(used)), ())
             semi: Mir = Project(Join((inp_get, keys), tuple((Column(c, ts[c]), Column(width + j, ts[c])) for j, c in enumerate(used))), tuple(range(width)))
             body: Mir = Union((inp_get, Negate(semi))) if anti else semi
             return Let(inp_id, inp, Let(d_id, distinct, body))
@@ -290,27 +321,50 @@ class Lowerer:
         body: Mir = Union((inp_get, Negate(semi))) if anti else semi
         return Let(inp_id, inp, body)
 
+    def _grouped_subquery(self, inp: Mir, ctx: Ctx, width: int, g: GroupedCorrelation) -> Mir:
+        """inp ++ S's value, for S = grouped_correlation(..) (see sql.subquery_keys): a left
+        join of inp with G = lower(g.grouped) on xi = G's keys (SQL `=`: a NULL xi matches
+        nothing), NULL where no key matches:
+
+            M = Project(inp, value)(Filter(xi IS NOT NULL)(inp) ⋈ G on xi = keys)
+            result = M ∪ Map(NULL)(inp − Project(inp)(M))     (G has one row per key)"""
+        inp_id, inp_get = self._let(inp)
+        grouped = self.rel(g.grouped, TOP)
+        gts = mir_types(grouped)
+        m = len(g.pairs)
+        outer = [self.scalar(unshift(x), ctx) for x, _ in g.pairs]
+        nonnull = Filter(inp_get, tuple(CallUnary("not", CallUnary("is_null", o, BOOL), BOOL) for o in outer))
+        eq = tuple((o, Column(width + j, gts[j])) for j, o in enumerate(outer))
+        matched: Mir = Project(Join((nonnull, grouped), eq), tuple(range(width)) + (width + m,))  # type: ignore[arg-type]
+        m_id, m_get = self._let(matched)
+        unmatched = Map(Union((inp_get, Negate(Project(m_get, tuple(range(width)))))), (Literal(None, gts[m]),))
+        return Let(inp_id, inp, Let(m_id, matched, Union((m_get, unmatched))))
+
     def _outer_keys(self, sub: HirRel, ctx: Ctx, n: int, width: int) -> list[int]:
         """The columns of the input (k outer + n local) that subquery `sub` reads: all of them
         when it reads a recursive binding lowered under the enclosing rows."""
         if any(self._rec[i][0] is not None for i in local_gets(sub) if i in self._rec):
             return list(range(width))
         inner = Ctx(None, ctx.levels + (n,))
-        return sorted({inner.offset(lv) + i for lv, i in free_columns(sub)})
+        return sorted({ctx.at(inner.offset(lv) + i) for lv, i in free_columns(sub)})
 
     def _apply_subquery(self, inp: Mir, ctx: Ctx, n: int, sub: Exists | Select) -> Mir:
         """inp (k + n columns) ++ one column: the subquery's value for each row."""
         width = ctx.k + n
+        if isinstance(sub, Select) and self._correlated(sub.rel):
+            g = grouped_correlation(sub.rel, self._correlated)
+            if g is not None:
+                return self._grouped_subquery(inp, ctx, width, g)
         inp_id, inp_get = self._let(inp)
         d_id: str | None
         d_get: Mir
         used = list(range(width))
         if self._correlated(sub.rel):
             used = self._outer_keys(sub.rel, ctx, n, width)
-            distinct = _keyed_distinct(inp_get, used)
+            distinct = _distinct(Project(inp_get, tuple(used)))
             d_id, d_get = self._let(distinct)
-            r = self.rel(sub.rel, Ctx(d_get, ctx.levels + (n,)))
-            w = width
+            r = self.rel(sub.rel, ctx.enter(d_get, n, used))
+            w = len(used)
         else:
             d_id, d_get = None, Constant((((), 1),), ())
             r = self.rel(sub.rel, TOP)
@@ -338,7 +392,7 @@ class Lowerer:
             missing = Union((d_get, Negate(present)))
             v = Union((Map(present, (Literal(True, BOOL),)), Map(missing, (Literal(False, BOOL),))))
         vt_all = mir_types(v)
-        joined = Join((inp_get, v), tuple((Column(i, vt_all[i]), Column(width + i, vt_all[i])) for i in range(w) if i in used))
+        joined = Join((inp_get, v), tuple((Column(c, vt_all[j]), Column(width + j, vt_all[j])) for j, c in enumerate(used[:w])))
         body: Mir = Let(r_id, r, Project(joined, tuple(range(width)) + (width + w,)))
         if d_id is not None:
             body = Let(d_id, distinct, body)
@@ -479,7 +533,7 @@ class Lowerer:
             distinct = _distinct(l_get)
             d_id, d_get = self._let(distinct)
             lets.append((d_id, distinct))
-            right = self.rel(j.right, Ctx(d_get, ctx.levels + (nl,)))
+            right = self.rel(j.right, ctx.enter(d_get, nl, list(range(k + nl))))
             shared = k + nl  # the right side repeats all of the left's columns first
         else:
             right = self.rel(j.right, ctx)
@@ -588,20 +642,6 @@ class Lowerer:
         base = ctx.outer if ctx.outer is not None else Constant((((), 1),), ())
         empty = Union((Negate(Project(get, tuple(range(k)))), base))
         return Let(lid, red, Union((get, Map(empty, defaults))))
-
-
-def _keyed_distinct(x: Mir, used: list[int]) -> Mir:
-    """The distinct values of x's columns `used`, in x's column layout: the other columns are
-    NULL placeholders (what is lowered under it never reads them).
-
-        Map/Project(Distinct(Project(used)(x)))  with #c = NULL for c not in used"""
-    ts = mir_types(x)
-    if len(used) == len(ts):
-        return _distinct(x)
-    d = _distinct(Project(x, tuple(used)))
-    nulls = [c for c in range(len(ts)) if c not in used]
-    pos = {c: i for i, c in enumerate(used)} | {c: len(used) + j for j, c in enumerate(nulls)}
-    return Project(Map(d, tuple(Literal(None, ts[c]) for c in nulls)), tuple(pos[c] for c in range(len(ts))))
 
 
 def _distinct(x: Mir) -> Mir:

@@ -147,6 +147,20 @@ def sqrt(x: Decimal) -> Decimal:
         return checked(x.sqrt(), rscale)
 
 
+def min_scale(x: Decimal) -> Decimal:
+    """The fewest fractional digits that represent x exactly (numeric_min_scale)."""
+    if x == 0:
+        return Decimal(0)
+    e = x.normalize(context()).as_tuple().exponent
+    assert isinstance(e, int)
+    return Decimal(max(0, -e))
+
+
+def trim_scale(x: Decimal) -> Decimal:
+    """x without trailing fractional zeros (numeric_trim_scale)."""
+    return x.quantize(Decimal(1).scaleb(-int(min_scale(x))), context=context())
+
+
 def _int4(e: Decimal) -> int | None:
     if e != e.to_integral_value() or not -(2**31) <= e < 2**31:
         return None

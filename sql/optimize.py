@@ -1,7 +1,7 @@
 """The MIR optimizer (DESIGN §4.2): pipelines are data, ordered tuples of named transforms,
 each pipeline run to a fixpoint with a limit. Names and order mirror Materialize's:
 
-1. logical: normalize lets, fusion, predicate pushdown, projection pushdown, fold constants,
+1. logical: normalize lets, fusion, non-null requirements, predicate pushdown, projection pushdown, fold constants,
    reduce elision, threshold elision, union-negate fusion, literal lifting, redundant join;
 2. the global dataflow pass has nothing to do here: views are inlined into the query when it
    is bound, so there is no cross-view demand or filter to push;
@@ -24,6 +24,7 @@ from sql.transforms.fusion import fusion
 from sql.transforms.join_implementation import join_implementation
 from sql.transforms.literal_lifting import literal_lifting
 from sql.transforms.monotonic_flag import monotonic_flag
+from sql.transforms.non_null_requirements import non_null_requirements
 from sql.transforms.normalize_lets import normalize_lets
 from sql.transforms.predicate_pushdown import predicate_pushdown
 from sql.transforms.projection_pushdown import projection_pushdown
@@ -38,6 +39,7 @@ Transform = Callable[[mir.Mir], mir.Mir]
 LOGICAL: tuple[Transform, ...] = (
     normalize_lets,
     fusion,
+    non_null_requirements,
     predicate_pushdown,
     projection_pushdown,
     fold_constants,

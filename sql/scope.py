@@ -52,6 +52,9 @@ class ScopeColumn:
     # on the NULL-extended side of an outer join (a whole-row reference there is NULL for
     # an extended row, which the binder cannot express: it refuses it)
     outer_nullable: bool = False
+    # a table's or view's column: its own name, which a column alias does not change (the
+    # field name of the item's whole-row value)
+    attname: str | None = None
 
 
 @dataclass

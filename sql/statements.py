@@ -18,6 +18,13 @@ from sql.errors import INVALID_PARAMETER_VALUE, SYNTAX_ERROR, SqlError, unsuppor
 from sql.explain_options import explain_options as _explain_options
 from sql.lex import leading_words, rewrite_escape_strings, separate_exponent_signs, strip_comments
 from sql.show import ShowCreate, ShowListing, parse_show
+from sql.statements_stream import (
+    CopySubscribe,
+    CreateSource,
+    Subscribe,
+    parse_create_source,
+    parse_subscribe,
+)
 
 
 @dataclass(frozen=True)
@@ -162,6 +169,17 @@ class ExplainObject:
 
 
 @dataclass(frozen=True)
+class ExplainAnalyzeObject:
+    """EXPLAIN ANALYZE {MEMORY | CPU} [, …] [WITH SKEW] FOR {INDEX | MATERIALIZED VIEW} name [AS SQL]"""
+
+    properties: tuple[str, ...]  # memory | cpu
+    skew: bool
+    kind: str  # index | materialized view
+    name: tuple[str, ...]
+    as_sql: bool = False
+
+
+@dataclass(frozen=True)
 class Explain:
     stage: str  # raw | decorrelated | optimized | physical | timestamp
     options: tuple[str, ...]
@@ -180,8 +198,9 @@ class Deallocate:
 
 
 Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | CreateSchema | DropSchema
-             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | Empty
-             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem | CommentOn | AlterRename)
+             | SetVar | ResetVar | ShowVar | TxnControl | CopyFrom | CopyTo | Explain | ExplainAnalyzeObject | Empty
+             | CreateView | CreateIndex | Deallocate | ShowListing | ShowCreate | AlterSystem | CommentOn | AlterRename
+             | Subscribe | CopySubscribe | CreateSource)
 
 
 def parse_sql(sql: str) -> exp.Expression:
@@ -536,6 +555,10 @@ def classify(sql: str) -> Statement:
         return _parse_create_view(text)
     if w0 == "create" and len(words) > 1 and (words[1] in ("index", "default") or words[1:3] == ["unique", "index"]):
         return _parse_create_index(text)
+    if w0 == "create" and len(words) > 1 and words[1] == "source":
+        return parse_create_source(text)
+    if w0 == "subscribe":
+        return parse_subscribe(text, _subscribe_query)
     if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function"):
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 == "deallocate":
@@ -552,7 +575,7 @@ def classify(sql: str) -> Statement:
         return _parse_rename(text)
     if w0 in ("validate", "inspect"):  # Materialize's VALIDATE CONNECTION, INSPECT SHARD
         raise unsupported(w0.upper())
-    if w0 in ("alter", "subscribe", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
+    if w0 in ("alter", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
     if w0 not in STATEMENT_KEYWORDS and not text.startswith("("):
         first = text.split(None, 1)[0] if text.split() else text
@@ -906,6 +929,14 @@ def _parse_explain(text: str) -> Statement:
     if mo:  # EXPLAIN VIEW v (a view's optimized plan) | MATERIALIZED VIEW m | INDEX i (physical)
         kind = " ".join(mo.group(1).lower().split())
         return Explain("optimized" if kind == "view" else "physical", (), "text", ExplainObject(kind, qname(mo.group(2))))
+    mo = re.match(rf"(?is)^explain\s+analyze\s+((?:memory|cpu)(?:\s*,\s*(?:memory|cpu))*)\s+(with\s+skew\s+)?"
+                  rf"for\s+(index|materialized\s+view)\s+({_QNAME})(\s+as\s+sql)?\s*$", text)
+    if mo:
+        props = tuple(dict.fromkeys(p.strip().lower() for p in mo.group(1).split(",")))
+        return ExplainAnalyzeObject(props, bool(mo.group(2)), " ".join(mo.group(3).lower().split()), qname(mo.group(4)),
+                                    bool(mo.group(5)))
+    if re.match(r"(?is)^explain\s+analyze\s+(hints|cluster)\b", text):
+        raise unsupported(f"EXPLAIN ANALYZE {text.split()[2].upper()}")
     ma = re.match(r"(?is)^explain\s+analyze\s+(?:physical\s+plan\s+)?(?:with\s*\(([^)]*)\)\s*)?(?:for\s+)?(.*)$", text)
     if ma:
         inner = classify(ma.group(2))
@@ -928,6 +959,8 @@ def _parse_copy(text: str) -> Statement:
     m = re.match(r"(?is)^copy\s+\((.*)\)\s+to\s+stdout\b(.*)$", text)
     if m:
         inner = classify(m.group(1))
+        if isinstance(inner, Subscribe):
+            return CopySubscribe(inner, _copy_options(m.group(2)))
         if not isinstance(inner, Query):
             raise unsupported("COPY of this statement")
         return CopyTo(inner.ast, _copy_options(m.group(2)))
@@ -938,6 +971,14 @@ def _parse_copy(text: str) -> Statement:
     if re.match(r"(?is)^copy\b.*\b(from|to)\s+'", text):
         raise SqlError("42501", "COPY to or from a file is not allowed; use STDIN/STDOUT")
     raise unsupported("this COPY form")
+
+
+def _subscribe_query(text: str) -> exp.Expression:
+    """The body of SUBSCRIBE (query): a query."""
+    inner = classify(text)
+    if not isinstance(inner, Query):
+        raise SqlError(SYNTAX_ERROR, "SUBSCRIBE needs a query or an object name")
+    return inner.ast
 
 
 _IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({_IDENT}))?"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sql.hir import Exists, HFilter, HirRel, HirScalar, OuterColumn, Select
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, conjuncts
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, conjuncts, permute
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,3 +90,73 @@ def unshift(h: HirScalar) -> HirScalar:
             return If(unshift(c), unshift(a), unshift(b), t)
         case _:
             return h
+
+
+# aggregates whose value over no rows is NULL
+_NULL_ON_EMPTY = frozenset({"sum", "min", "max", "avg"})
+
+
+@dataclass(frozen=True, slots=True)
+class GroupedCorrelation:
+    """S = chain(Reduce(aggs)(Filter(x1 = s1 AND .. AND p)(B))), a global aggregate under
+    Maps and Projects (`chain`) that read no enclosing column, whose value is NULL when B has
+    no row for o. Then, for an enclosing row o,
+
+        S(o) = the value of `grouped` at keys (x1(o), ..), NULL where it has none,
+        grouped = chain'(Reduce(group_by=(s1, ..), aggs)(Filter(p ∧ si IS NOT NULL)(B)))
+
+    (chain' carries the keys in front): one aggregate per correlation key over all of B,
+    joined to the enclosing rows, as Spark's RewriteCorrelatedScalarSubquery plans it, without
+    computing the set of enclosing keys first."""
+
+    pairs: tuple[tuple[HirScalar, HirScalar], ...]  # (xi over enclosing scopes, si over B)
+    grouped: HirRel  # columns: s1 .. sm, then S's value
+
+
+def grouped_correlation(sub: HirRel, correlated) -> GroupedCorrelation | None:
+    from sql.hir import HMap, HProject, HReduce, hir_types
+    from sql.transforms.non_null_requirements import strict_columns
+    from sql.types import BOOL
+
+    chain: list[HirRel] = []
+    r = sub
+    while isinstance(r, (HMap, HProject)):
+        chain.append(r)
+        r = r.input
+    if not isinstance(r, HReduce) or r.group_key or len(hir_types(sub)) != 1:
+        return None
+    if any(a.func not in _NULL_ON_EMPTY or a.window is not None or any(_refs(a.expr)[1:]) for a in r.aggregates):
+        return None
+    for node in chain:
+        if isinstance(node, HMap) and any(any(_refs(s)[1:]) for s in node.scalars):
+            return None
+    eqc = equi_correlation(r.input, correlated)
+    if eqc is None:
+        return None
+    # is S's one column NULL when every aggregate is (no row of B)?
+    nulls = set(range(len(r.aggregates)))
+    width = len(r.aggregates)
+    for node in reversed(chain):
+        if isinstance(node, HMap):
+            for j, s in enumerate(node.scalars):
+                if strict_columns(s) & nulls:  # type: ignore[arg-type]
+                    nulls.add(width + j)
+            width += len(node.scalars)
+        else:
+            nulls = {i for i, o in enumerate(node.outputs) if o in nulls}  # type: ignore[union-attr]
+            width = len(node.outputs)  # type: ignore[union-attr]
+    if 0 not in nulls:
+        return None
+    nb = len(hir_types(eqc.base))
+    keys = tuple(s for _, s in eqc.pairs)
+    m = len(keys)
+    keyed: HirRel = HMap(eqc.base, keys)
+    keyed = HFilter(keyed, tuple(CallUnary("not", CallUnary("is_null", Column(nb + j, k.typ), BOOL), BOOL) for j, k in enumerate(keys)))  # type: ignore[attr-defined]
+    out: HirRel = HReduce(keyed, tuple(range(nb, nb + m)), r.aggregates)
+    for node in reversed(chain):
+        if isinstance(node, HMap):
+            shift = {c: c + m for c in range(len(hir_types(out)))}
+            out = HMap(out, tuple(permute(s, shift) for s in node.scalars))  # type: ignore[arg-type]
+        else:
+            out = HProject(out, tuple(range(m)) + tuple(o + m for o in node.outputs))  # type: ignore[union-attr]
+    return GroupedCorrelation(eqc.pairs, out)

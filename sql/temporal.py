@@ -91,8 +91,9 @@ def _refuse_now(x: Scalar) -> None:
 
 
 def _is_mz_now(x: Scalar) -> bool:
-    """mz_now(), possibly under casts (`mz_now()::timestamptz`)."""
-    while isinstance(x, CallUnary) and x.func == "cast":
+    """mz_now(), possibly cast to timestamp(tz) (`mz_now()::timestamptz`: the bounds of
+    compute.plan.temporal round exactly)."""
+    if isinstance(x, CallUnary) and x.func == "cast" and x.typ.name in ("timestamp", "timestamptz"):
         x = x.expr
     return isinstance(x, CallVariadic) and x.func == "mz_now"
 

@@ -61,3 +61,25 @@ def interval_zone_id(iv: Interval) -> str:
     if abs(seconds) > 15 * 3600 + 59 * 60 + 59:
         raise SqlError(INVALID_PARAMETER_VALUE, "interval time zone is out of range")
     return _offset_id(seconds)
+
+
+_ISO_OFFSET = re.compile(r"(?P<sign>[+-])(?P<h>\d*)(?::(?P<m>\d*)(?::(?P<s>\d*))?)?")
+
+
+def iso_zone_id(name: str) -> str:
+    """The zone of make_timestamptz's zone argument (parse_sane_timezone): a number needs a
+    sign and is ISO-style (`'+05'` is five hours EAST of UTC; `+hh`, `+hhmm`, `+hh:mm[:ss]`),
+    anything else is a zone name as for AT TIME ZONE."""
+    if name[:1].isdigit():
+        raise SqlError(INVALID_PARAMETER_VALUE, f'invalid input syntax for type numeric time zone: "{name}"',
+                       hint='Numeric time zones must have "-" or "+" as first character.')
+    m = _ISO_OFFSET.fullmatch(name)
+    if m is None:
+        return zone_id(name)
+    h, mi, s = (int(m.group(g) or 0) for g in ("h", "m", "s"))
+    if m.group("m") is None and len(name) > 3:
+        h, mi = divmod(h, 100)
+    if h > 15 or mi > 59 or s > 59:
+        raise SqlError(INVALID_PARAMETER_VALUE, f'numeric time zone "{name}" out of range')
+    east = (h * 60 + mi) * 60 + s
+    return _offset_id(-east if m.group("sign") == "-" else east)

@@ -579,7 +579,8 @@ class SystemDb:
                 mz["mz_materialized_views"].append({**obj, **create, "definition": definition, "cluster_id": "u1"})
                 viewdefs.append({"oid": it.oid, "def": " " + definition})
             elif it.kind == "source":
-                mz["mz_sources"].append({**obj, **create, "type": "load-generator", "cluster_id": "u1"})
+                kind = "subsource" if it.depends_on and it.shard_id is not None else "load-generator"
+                mz["mz_sources"].append({**obj, **create, "type": kind, "cluster_id": "u1"})
             elif it.kind == "index":
                 on = by_id.get(it.on_id or "")
                 mz["mz_indexes"].append({"id": it.id, "oid": it.oid, "name": it.name, "on_id": it.on_id,
@@ -802,7 +803,8 @@ def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
 
 # ---- row builders --------------------------------------------------------------------------------
 
-_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658}
+_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658,
+                      "mz_introspection": 16659}
 _TYPE_ROWS: dict[int, dict[str, Any]] = {}
 
 

@@ -21,6 +21,7 @@ DUCK_SCHEMAS = {
     "information_schema": "info",
     "mz_catalog": "mzc",
     "mz_internal": "mzi",
+    "mz_introspection": "mzx",
 }
 FN = f"{MZSYS}.fn"  # macros
 STATIC = f"{MZSYS}.static"  # rows that never change (built-in types, procs, system relations)
@@ -33,6 +34,7 @@ MZ_SYSTEM_ROLE_OID = 16661
 MZ_SUPPORT_ROLE_OID = 16662
 MZ_CATALOG_FIRST_OID = 16500
 MZ_INTERNAL_FIRST_OID = 16600
+MZ_INTROSPECTION_FIRST_OID = 16670
 MZ_PROC_FIRST_OID = 16470  # uint8 I/O functions
 PG_DEFAULT_TABLESPACE = 1663
 PG_GLOBAL_TABLESPACE = 1664
@@ -159,6 +161,17 @@ MZ_INTERNAL: dict[str, list[tuple[str, str]]] = {
     "mz_compute_frontiers": [("object_id", "text"), ("replica_id", "text"), ("time", "mz_timestamp")],
     # mzspark's own: the Spark storage memory held by cached collections (indexes, views' state)
     "mzspark_spark_storage": [("cached_rdds", "int8"), ("memory_bytes", "int8")],
+    # mzspark's own: each hydrated dataflow's expiration (NULL: none; compute.expiration), the
+    # future updates its temporal filters hold, every update its Spark state holds (pending,
+    # arrangements, an index's rows), and when the replica last (re)started
+    "mzspark_dataflow_expiration": [("object_id", "text"), ("replica_id", "text"), ("expiration", "mz_timestamp"),
+                                    ("pending_updates", "int8"), ("held_updates", "int8"),
+                                    ("replica_started", "mz_timestamp")],
+}
+
+# mz_introspection: the replica's introspection (a view over the controller's state)
+MZ_INTROSPECTION: dict[str, list[tuple[str, str]]] = {
+    "mz_lir_mapping": MZ_INTERNAL["mz_lir_mapping"],
 }
 
 # Relations whose rows depend on the session or on live server state.
@@ -169,6 +182,7 @@ SESSION_RELATIONS = {
     ("mz_internal", "mzspark_spark_jobs"),
     ("mz_internal", "mz_compute_frontiers"),
     ("mz_internal", "mzspark_spark_storage"),
+    ("mz_internal", "mzspark_dataflow_expiration"),
 }
 # Tables the compute controller writes (everything else is derived or static).
 STATE_TABLES = (
@@ -202,9 +216,10 @@ def _build() -> dict[tuple[str, str], SysRelation]:
             notnull = frozenset(c for c, _t2, _mod, nn in cols if nn)
             out[(schema, name)] = SysRelation(schema, name, oid, kind, columns, (schema, name) in SESSION_RELATIONS, notnull)
     for schema, rels, first in (("mz_catalog", MZ_CATALOG, MZ_CATALOG_FIRST_OID),
-                                ("mz_internal", MZ_INTERNAL, MZ_INTERNAL_FIRST_OID)):
+                                ("mz_internal", MZ_INTERNAL, MZ_INTERNAL_FIRST_OID),
+                                ("mz_introspection", MZ_INTROSPECTION, MZ_INTROSPECTION_FIRST_OID)):
         for i, (name, cols) in enumerate(rels.items()):
-            kind = "r" if name in STATE_TABLES or schema == "mz_catalog" else "v"
+            kind = "r" if (name in STATE_TABLES and schema == "mz_internal") or schema == "mz_catalog" else "v"
             columns = tuple((c, _t(t)) for c, t in cols)
             out[(schema, name)] = SysRelation(schema, name, first + i, kind, columns, (schema, name) in SESSION_RELATIONS)
     return out

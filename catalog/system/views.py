@@ -262,10 +262,12 @@ DERIVED_VIEWS: dict[tuple[str, str], str] = {
         ops AS (
             SELECT object_id, replica_id, bool_and(hydrated) AS h
             FROM {{STATE}}.mz_compute_operator_hydration_statuses_per_worker GROUP BY object_id, replica_id)
-        SELECT o.object_id, o.replica_id, coalesce(ops.h, t.time_ns IS NOT NULL) AS hydrated,
+        SELECT o.object_id, o.replica_id, coalesce(ops.h, true) AND t.time_ns IS NOT NULL AS hydrated,
                to_microseconds((t.time_ns // 1000)::BIGINT) AS hydration_time
         FROM objs o LEFT JOIN ops ON ops.object_id = o.object_id AND ops.replica_id = o.replica_id
         LEFT JOIN {{STATE}}.mz_compute_hydration_times t ON t.object_id = o.object_id AND t.replica_id = o.replica_id""",
+    ("mz_introspection", "mz_lir_mapping"): """
+        SELECT * FROM {STATE}.mz_lir_mapping""",
     ("mz_internal", "mz_hydration_statuses"): f"""
         SELECT object_id, replica_id, hydrated FROM {{MZSYS}}.mzi.mz_compute_hydration_statuses
         UNION ALL

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import assert_never
 
 from compute.plan import lir
+from compute.plan.lookup import IndexKeys, find_lookup
 from sql.scalar import explain, explain_agg, explain_order, literal_text
 
 
@@ -22,9 +23,11 @@ def fast_path(df: lir.Dataflow, indexed: Mapping[str, str]) -> str | None:
 
 
 def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int, int] | None = None,
-                     indexed: Mapping[str, str] | None = None) -> str:
+                     indexed: Mapping[str, str] | None = None, lookups: IndexKeys | None = None) -> str:
     """`records` (EXPLAIN ANALYZE): records produced per node id, shown with the node ids.
-    `indexed`: the index (qualified name) serving reads of a source, by source id."""
+    `indexed`: the index (qualified name) serving reads of a source, by source id; `lookups`:
+    the indexes of each source with their keys (a fast-path lookup reads one by key, shown
+    as Materialize's `ReadIndex on=obj idx=[lookup value=(..)]`)."""
     lines: list[str] = []
     indexed = indexed or {}
     header = df.name
@@ -35,7 +38,16 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
     if df.finishing is not None:
         lines.append("  " + finish_line(df.finishing))
         depth = 2
+    start = len(lines)
     _node(df.plan, depth, lines, node_ids, records)
+    lk = find_lookup(df, lookups) if lookups else None
+    if lk is not None:
+        name = dict(df.sources)[lk.source]
+        at = next(i for i in range(start, len(lines)) if lines[i].lstrip().startswith("Get::") and f" {name}" in lines[i])
+        pad = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+        lines[at] = pad + lk.explain(name)
+        if at + 1 < len(lines) and lines[at + 1].strip() == "raw=true":
+            del lines[at + 1]
     if df.sources:
         lines.append("")
         pushed = dict(df.source_mfps)
@@ -43,11 +55,12 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
             lines.append(f"Source {name}")
             if sid in pushed:
                 _mfp_lines(pushed[sid], "  ", lines)
-    used = [indexed[sid] for sid, _ in df.sources if sid in indexed]
+    used = [lk.index_name if lk is not None and lk.source == sid else indexed[sid] for sid, _ in df.sources if sid in indexed]
     if used:
         lines.append("")
         lines.append("Used Indexes:")
-        lines.extend(f"  - {name} (*** full scan ***)" for name in dict.fromkeys(used))
+        looked_up = lk.index_name if lk is not None else None
+        lines.extend(f"  - {name} ({'lookup' if name == looked_up else '*** full scan ***'})" for name in dict.fromkeys(used))
     lines.append("")
     lines.append("Target cluster: quickstart")
     return "\n".join(lines) + "\n"

@@ -14,6 +14,7 @@ from typing import Any
 from compute.plan import lir
 from compute.plan.explain import explain_dataflow, finish_line
 from compute.plan.explain_json import dataflow_json
+from compute.plan.lookup import IndexKeys
 from compute.plan.lower import lower as lower_to_lir
 from sql import mir
 from sql.bind import BoundQuery
@@ -79,9 +80,10 @@ def explain_dataflow_text(df: lir.Dataflow, node_ids: bool = False, records: dic
     return explain_dataflow(df, node_ids=node_ids, records=records, indexed=indexed)
 
 
-def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = (), indexed: Mapping[str, str] | None = None) -> str:
+def explain_lir_text(df: lir.Dataflow, options: tuple[str, ...] = (), indexed: Mapping[str, str] | None = None,
+                     lookups: IndexKeys | None = None) -> str:
     with redacted_literals("redacted" in options):
-        return explain_dataflow(df, node_ids="node_ids" in options, indexed=indexed)
+        return explain_dataflow(df, node_ids="node_ids" in options, indexed=indexed, lookups=lookups)
 
 
 def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None) -> Mir:
@@ -89,11 +91,12 @@ def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tupl
 
 
 def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None,
-                  sizes: Callable[[Mir], Mapping[str, int]] | None = None) -> Mir:
+                  sizes: Callable[[Mir], Mapping[str, int]] | None = None, monotonic: frozenset[str] = frozenset()) -> Mir:
     """`sizes`: the row counts of the storage collections a plan reads (by id), looked up
-    by the caller (the catalog knows them) and passed to the optimizer as plain data."""
+    by the caller (the catalog knows them) and passed to the optimizer as plain data.
+    `monotonic`: the ids of the append-only storage collections (sources)."""
     m = to_mir(bound, params, param_types, now)
-    return optimize(m, sizes=sizes(m) if sizes is not None else None)
+    return optimize(m, sizes=sizes(m) if sizes is not None else None, monotonic_sources=monotonic)
 
 
 def storage_ids(m: Mir) -> set[str]:
@@ -140,20 +143,22 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
             params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), fmt: str = "text",
             sizes: Callable[[Mir], Mapping[str, int]] | None = None,
             names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None,
-            indexed: Mapping[str, str] | None = None) -> str:
+            indexed: Mapping[str, str] | None = None, lookups: IndexKeys | None = None,
+            monotonic: frozenset[str] = frozenset()) -> str:
     """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
     storage collections a plan reads (by id), for humanized expressions. `indexed`: the index
-    serving reads of a storage collection (its qualified name), by collection id."""
+    serving reads of a storage collection (its qualified name), by collection id; `lookups`:
+    every index of each collection with its key (fast-path lookups, compute.plan.lookup)."""
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
     else:
-        m = optimized_mir(bound, params, param_types, sizes=sizes)
+        m = optimized_mir(bound, params, param_types, sizes=sizes, monotonic=monotonic)
     if stage != "physical":
         if fmt == "json":
             return explain_mir_json(m, stage)
         return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None)
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
-    return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options, indexed)
+    return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options, indexed, lookups)
 
 
 def storage_sources(p: lir.Plan) -> Iterator[tuple[str, str]]:

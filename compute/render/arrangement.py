@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
 HASH = "__h"
@@ -93,6 +94,8 @@ class Stored:
     arity: int
     # the rows' key hashes, when asked for and at most HASH_ROWS rows
     hashes: tuple[int, ...] | None = None
+    # (least, greatest) `__h`, when asked for (pieces keyed by time: compute.render.temporal)
+    bounds: tuple[int, int] | None = None
 
     @property
     def sql(self) -> str:
@@ -103,24 +106,34 @@ class Stored:
         spark.catalog.dropGlobalTempView(self.view)
 
 
-def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False) -> Stored:
+def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
+          bounds: bool = False, tag: str | None = None, sort: bool = True) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
     partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
     computes it (any error of the query is raised here) and counts its rows; with `hashes`,
-    the same job brings back the rows' key hashes if there are at most HASH_ROWS."""
+    the same job brings back the rows' key hashes if there are at most HASH_ROWS; with
+    `bounds`, their least and greatest `__h`. `tag` (without `hashes` / `bounds`): that job
+    carries it (hydration reporting, compute.render.listener); `sort=False`: a scratch piece
+    read whole (no sort within partitions)."""
     df = spark.sql(sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
-    df = df.sortWithinPartitions(HASH).persist()
+    df = (df.sortWithinPartitions(HASH) if sort else df).persist()
     got: tuple[int, ...] | None = None
+    extent: tuple[int, int] | None = None
     try:
-        if hashes:
+        if bounds:
+            from pyspark.sql import functions as F
+
+            n, lo, hi = df.agg(F.count(F.lit(1)), F.min(HASH), F.max(HASH)).collect()[0]
+            extent = (int(lo), int(hi)) if n else (0, 0)
+        elif hashes:
             # fewer rows than the limit: every partition was read (and cached)
             hs = [r[0] for r in df.select(HASH).limit(HASH_ROWS + 1).collect()]
             if len(hs) <= HASH_ROWS:
                 got = tuple(hs)
         # one stage over the cached plan (df.count() adds a shuffle for its final sum)
-        rows = len(got) if got is not None else df._jdf.queryExecution().toRdd().count()
+        rows = n if extent is not None else len(got) if got is not None else tracked_count(spark, df, tag)
     except BaseException:
         df.unpersist()
         raise
@@ -128,7 +141,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     leaf = DataFrame(spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)  # type: ignore[union-attr]
     view = f"mzd_{uuid.uuid4().hex}"
     leaf.createOrReplaceGlobalTempView(view)
-    return Stored(leaf, df, view, rows, arity, got)
+    return Stored(leaf, df, view, rows, arity, got, extent)
 
 
 @dataclass

@@ -14,6 +14,10 @@ Rules (Δ = this step's updates; X' = X after the step; f|K = f restricted to th
   f the one-shot operator and out the node's output arrangement.
 - TopK over a monotonic input (MonotonicTop1 / MonotonicTopK): top_k(in') = top_k(out ∪ Δin)
   (no retractions), so only the output arrangement is kept (thinning).
+- A temporal MFP (mz_now() in its predicates; DESIGN §7) at a step at time t: Δout = the
+  updates of f(Δin) valid at t + the pending updates due in (previous t, t]; the updates of
+  f(Δin) due after t (and before the dataflow's `until`) join the pending state
+  (compute.render.temporal). A step's updates are all at the step's time.
 
 A step is atomic: state pieces made during the step are swapped in only once every node (and
 the output) has been computed; on an exception they are freed and the state is unchanged.
@@ -59,6 +63,7 @@ from compute.render.oneshot import (
     union,
 )
 from compute.render.scalar import render_scalar
+from compute.render.temporal import Pending, bounded, future, split_temporal, valid_at
 from sql.errors import unsupported
 from sql.scalar import CallVariadic, Scalar, columns_used, permute
 from sql.types import SqlType
@@ -114,16 +119,14 @@ def _walk(x: Any) -> Iterator[Any]:
 
 
 def _unsupported_reason(df: lir.Dataflow) -> str | None:
-    for x in _walk(df.plan):
+    from compute.plan.temporal import unsupported_reason
+
+    for x in _walk((df.plan, df.source_mfps)):
         if isinstance(x, lir.LetRec):
             return "WITH MUTUALLY RECURSIVE"
-        if isinstance(x, CallVariadic) and x.func in ("mz_now", "now"):
-            return "temporal filters"
-    for _, m in df.source_mfps:
-        for x in _walk(m):
-            if isinstance(x, CallVariadic) and x.func in ("mz_now", "now"):
-                return "temporal filters"
-    return None
+        if isinstance(x, CallVariadic) and x.func == "now":
+            return "now()"
+    return unsupported_reason(df)
 
 
 def _accumulators(key: tuple[Scalar, ...], aggs: tuple) -> bool:
@@ -210,7 +213,9 @@ def _join_plan(n: lir.Join) -> _JoinPlan:
 class DeltaDataflow:
     """A maintained dataflow rendered incrementally (see the module docstring)."""
 
-    def __init__(self, spark: SparkSession, dataflow: lir.Dataflow) -> None:
+    def __init__(self, spark: SparkSession, dataflow: lir.Dataflow, output_key: tuple[Scalar, ...] | None = None) -> None:
+        """`output_key`: the output is an index's arrangement keyed by it — each step's output
+        is stored with that key's hash, ready to be a batch of the index's spine (`take_output`)."""
         reason = _unsupported_reason(dataflow)
         if reason is not None:
             raise unsupported(f"{reason} in incrementally maintained dataflows")
@@ -222,28 +227,68 @@ class DeltaDataflow:
         self.owner: dict[str, int] = {}
         self.output: Stored | None = None
         self.hydrated = False
+        # temporal filters: each temporal MFP's future updates (by name), and the time from
+        # which updates are dropped (dataflow expiration; None: never)
+        self.pending: dict[str, Pending] = {}
+        self.until: int | None = None
         self.actions = 0  # Spark actions run by steps (for the benchmark)
         self.float_columns: dict[int, frozenset[int]] = {}  # by node id (see _Step.column_keys)
+        self.output_key = output_key
+        self.output_empty = False  # the last output had no rows (and none was stored)
+        # hydration reporting (compute.hydration.Observer): job tags for the nodes whose
+        # output hydration materializes; None: reporting off
+        self.observer: Any = None
 
     @staticmethod
     def supports(dataflow: lir.Dataflow) -> bool:
         return _unsupported_reason(dataflow) is None
 
-    def hydrate(self, snapshots: Mapping[str, DataFrame]) -> DataFrame:
+    def hydrate(self, snapshots: Mapping[str, DataFrame], *, time: int | None = None, until: int | None = None) -> DataFrame:
         assert not self.hydrated, "hydrated twice"
-        out = self._run(snapshots, initial=True)
+        self.until = until
+        out = self._run(snapshots, initial=True, time=time)
         self.hydrated = True
         return out
 
-    def step(self, deltas: Mapping[str, DataFrame]) -> DataFrame:
+    def step(self, deltas: Mapping[str, DataFrame], *, time: int | None = None) -> DataFrame:
         assert self.hydrated, "step before hydrate"
-        return self._run(deltas, initial=False)
+        return self._run(deltas, initial=False, time=time)
 
     def state_rows(self) -> Mapping[int, int]:
         out: dict[int, int] = {}
         for name, s in self.spines.items():
             out[self.owner[name]] = out.get(self.owner[name], 0) + s.rows()
+        for name, pnd in self.pending.items():
+            out[self.owner[name]] = out.get(self.owner[name], 0) + pnd.rows()
         return dict(sorted(out.items()))
+
+    def has_due(self, time: int) -> bool:
+        """Whether a step at `time` with no input updates may change the output (a pending
+        piece reaches `time`); no Spark work."""
+        return any(p.due(time) for p in self.pending.values())
+
+    def pending_updates(self) -> int:
+        """The future updates the dataflow holds (one Spark job when some were released
+        from a piece that still holds later ones)."""
+        total, parts = 0, []
+        for pnd in self.pending.values():
+            for p in pnd.pieces:
+                if pnd.through is None or (p.bounds is not None and p.bounds[0] > pnd.through):
+                    total += p.rows
+                else:
+                    parts.append(f"SELECT {HASH} FROM global_temp.{p.view} WHERE {HASH} > {pnd.through}")
+        if parts:
+            total += int(self.spark.sql(f"SELECT count(*) FROM ({' UNION ALL '.join(parts)}) AS _p").collect()[0][0])
+        return total
+
+    def state_pieces(self) -> dict[int, list[Stored]]:
+        """The cached pieces of state held per LIR node id (EXPLAIN ANALYZE MEMORY)."""
+        out: dict[int, list[Stored]] = {}
+        for name, s in self.spines.items():
+            out.setdefault(self.owner[name], []).extend(s.pieces())
+        for name, pnd in self.pending.items():
+            out.setdefault(self.owner[name], []).extend(pnd.pieces)
+        return out
 
     def close(self) -> None:
         self._free_output()
@@ -251,24 +296,39 @@ class DeltaDataflow:
             for p in s.pieces():
                 p.free(self.spark)
         self.spines.clear()
+        for pnd in self.pending.values():
+            for p in pnd.pieces:
+                p.free(self.spark)
+        self.pending.clear()
+
+    def take_output(self) -> tuple[Stored | None, bool]:
+        """The last step's stored output (columns c0.., diff, and `__h` the hash of
+        `output_key`), now the caller's to free; and whether that output was empty."""
+        out, self.output = self.output, None
+        return out, self.output_empty
 
     def _free_output(self) -> None:
         if self.output is not None:
             self.output.free(self.spark)
             self.output = None
 
-    def _run(self, inputs: Mapping[str, DataFrame], initial: bool) -> DataFrame:
+    def _run(self, inputs: Mapping[str, DataFrame], initial: bool, time: int | None) -> DataFrame:
         self._free_output()
-        st = _Step(self, inputs, initial)
+        st = _Step(self, inputs, initial, time)
         try:
             d = st.delta(self.dataflow.plan)
             out = d.rel if d.consolidated else consolidate(d.rel, st.ctx)
-            q = f"SELECT {', '.join([*cnames(out.arity), DIFF])}, CAST(0 AS BIGINT) AS {HASH} FROM {st.ctx.sub(out)}"
+            cols = cnames(out.arity)
+            h = "CAST(0 AS BIGINT)" if self.output_key is None else key_hash([hash_key(render_scalar(k, cols), k.typ) for k in self.output_key])
+            q = f"SELECT {', '.join([*cols, DIFF])}, {h} AS {HASH} FROM {st.ctx.sub(out)}"
+            self.output_empty = d.empty
             if d.empty:
+                if self.observer is not None and st.initial:
+                    self.observer.no_work(self.dataflow.plan.node_id)
                 schema = st.spark.sql(q).drop(HASH).schema
                 result = st.spark.createDataFrame([], schema)
             else:
-                self.output = store(st.spark, q, out.arity)
+                self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id))
                 self.actions += 1
                 result = self.output.df.drop(HASH)
             dropped = st.merge()
@@ -276,6 +336,7 @@ class DeltaDataflow:
             st.abort()
             raise
         self.spines.update(st.spines)
+        self.pending.update(st.pendings)
         self.owner.update(st.owner)
         st.finish(dropped)
         return result
@@ -285,8 +346,11 @@ class _Step:
     """One step's work: pending spines (swapped in by the caller on success), the pieces
     made for them (freed on failure) and the step's scratch views (freed at the end)."""
 
-    def __init__(self, flow: DeltaDataflow, inputs: Mapping[str, DataFrame], initial: bool) -> None:
+    def __init__(self, flow: DeltaDataflow, inputs: Mapping[str, DataFrame], initial: bool, time: int | None = None) -> None:
         self.flow = flow
+        self.time = time
+        self.pendings: dict[str, Pending] = {}  # temporal MFPs' new pending states
+        self.released: list[Stored] = []  # pending pieces every update of which was released
         self.spark = flow.spark if initial else flow.step_spark
         self.inputs = inputs
         self.initial = initial
@@ -309,11 +373,20 @@ class _Step:
     def committed(self, name: str, arity: int) -> Spine:
         return self.flow.spines.get(name) or Spine(arity)
 
-    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False) -> Stored:
+    def tag(self, node_id: int | None) -> str | None:
+        """At hydration with reporting on: the job tag observing `node_id`'s output (its
+        first materialization), else None."""
+        obs = self.flow.observer
+        return obs.tag(node_id) if obs is not None and self.initial and node_id is not None else None
+
+    def store(self, sql: str, arity: int, temp: bool = False, base: bool = False, hashes: bool = False,
+              bounds: bool = False, observe: int | None = None, sort: bool = True) -> Stored:
         """Compute and cache `sql`: a piece of the new state (`base`: the first piece of an
         arrangement, range-partitioned by key), or (`temp`) this step's scratch; `hashes`:
-        bring back its key hashes (see arrangement.store)."""
-        s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial)
+        bring back its key hashes, `bounds` its least and greatest (see arrangement.store);
+        `observe`: the node whose output `sql` is (hydration reporting)."""
+        s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial,
+                  bounds=bounds, tag=self.tag(observe), sort=sort)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s
@@ -335,6 +408,13 @@ class _Step:
             self.created.extend(made)
             dropped.extend(gone)
             self.spines[name] = merged
+        dropped.extend(self.released)
+        for name, pnd in list(self.pendings.items()):
+            merged_p, gone, made = pnd.merged(self.spark, self.flow.partitions)
+            self.flow.actions += len(made)
+            self.created.extend(made)
+            dropped.extend(gone)
+            self.pendings[name] = merged_p
         return dropped
 
     def abort(self) -> None:
@@ -378,16 +458,14 @@ class _Step:
                 live = self.initial and bool(rows)
                 return _Delta(_constant(rows if live else (), ts, ctx), not live)
             case lir.Get(id=i, types=ts, mfp=m, local=True):
-                d = self.lets[i]
-                return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+                return self.mfp(p.node_id, "mfp", self.lets[i], m)
             case lir.Get(id=i, types=ts, mfp=m):
-                r = self._read_source(i, ts)
+                d = _Delta(self._read_source(i, ts), i not in self.inputs)
                 if i in ctx.source_mfps:
-                    r = apply_mfp(r, ctx.source_mfps[i], ctx)
-                return _Delta(apply_mfp(r, m, ctx), i not in self.inputs)
+                    d = self.mfp(p.node_id, "src", d, ctx.source_mfps[i])
+                return self.mfp(p.node_id, "mfp", d, m)
             case lir.MfpNode(input=i, mfp=m):
-                d = self.delta(i)
-                return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+                return self.mfp(p.node_id, "mfp", self.delta(i), m)
             case lir.FlatMap(input=i, func=f, exprs=xs, types=ts):
                 d = self.delta(i)
                 return _Delta(_flat_map(d.rel, f, xs, ts, ctx), d.empty)
@@ -417,19 +495,50 @@ class _Step:
                 cols = cnames(d.rel.arity)
                 in_key = [hash_key(render_scalar(k, cols), k.typ) for k in key]
                 out_key = [hash_key(cname(j), k.typ) for j, k in enumerate(key)]
-                return self.keyed(p.node_id, d, in_key, out_key, lambda r: _reduce(r, key, aggs, rp, ctx))
+                return self.keyed(p.node_id, d, in_key, out_key, lambda r: _reduce(r, key, aggs, rp, ctx), i.node_id)
             case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
                 d = self.delta(i)
                 gk = self.column_keys(p.node_id, d.rel, list(g))
                 thin = isinstance(tp, lir.TopKMonotonicTop1 | lir.TopKMonotonicTopK)
-                return self.keyed(p.node_id, d, gk, gk, lambda r: _topk(r, g, o, lim, off, tp, ctx), thin=thin)
+                return self.keyed(p.node_id, d, gk, gk, lambda r: _topk(r, g, o, lim, off, tp, ctx), i.node_id, thin=thin)
             case lir.Threshold(input=i):
                 d = self.delta(i)
                 cols = self.column_keys(p.node_id, d.rel, list(range(d.rel.arity)))
-                return self.keyed(p.node_id, d, cols, cols, lambda r: threshold(r, ctx))
+                return self.keyed(p.node_id, d, cols, cols, lambda r: threshold(r, ctx), i.node_id)
             case lir.LetRec():
                 raise unsupported("WITH MUTUALLY RECURSIVE in incrementally maintained dataflows")
         raise AssertionError(n)
+
+    def mfp(self, nid: int, tag: str, d: _Delta, m: lir.Mfp) -> _Delta:
+        """Δf(x) = f(Δx) for a plain MFP; a temporal one (see the module docstring): the
+        updates valid at the step's time and the pending ones due, the later ones kept."""
+        ctx = self.ctx
+        t = split_temporal(m)
+        if t is None:
+            return _Delta(apply_mfp(d.rel, m, ctx), d.empty)
+        if self.time is None:
+            raise unsupported("temporal filters in a dataflow stepped without a time")
+        name = f"{nid}.{tag}"
+        self.owner[name] = nid
+        old = self.flow.pending.get(name) or Pending(len(t.mfp.output))
+        parts = []
+        new, gone = old.advanced(self.time)
+        due = old.read_due(self.time)
+        if not d.empty:
+            b = bounded(d.rel, t, ctx)
+            parts.append(valid_at(b, self.time, ctx))
+            piece = self.store(future(b, self.time, self.flow.until, ctx), b.arity, base=not new.pieces, bounds=True)
+            if piece.rows:
+                new = new.appended(piece)
+            else:
+                self.drop(piece)
+        if due is not None:
+            parts.append(due)
+        self.pendings[name] = new
+        self.released.extend(gone)
+        if not parts:
+            return _Delta(Rel(f"SELECT * FROM {ctx.sub(apply_mfp(d.rel, t.mfp, ctx))} WHERE FALSE", len(t.mfp.output)), True)
+        return _Delta(union(parts, False, ctx), False)
 
     def column_keys(self, nid: int, rel: Rel, columns: list[int]) -> list[str]:
         """Key columns as hashed (floats normalized: -0.0 = 0.0); their types from Spark's
@@ -441,8 +550,9 @@ class _Step:
         return [f"(CAST({cname(c)} AS DOUBLE) + CAST(0 AS DOUBLE))" if c in floats else cname(c) for c in columns]
 
     def keyed(self, nid: int, din: _Delta, in_key: list[str], out_key: list[str], f: Callable[[Rel], Rel],
-              thin: bool = False) -> _Delta:
-        """Δout = f(in'|K) − out|K for the keys K of Δin (thin: in' = out ∪ Δin)."""
+              in_node: int | None = None, thin: bool = False) -> _Delta:
+        """Δout = f(in'|K) − out|K for the keys K of Δin (thin: in' = out ∪ Δin); `in_node`:
+        the input's node id (its output is the stored input)."""
         ctx = self.ctx
         in_name, out_name = f"{nid}.in", f"{nid}.out"
         arity = din.rel.arity
@@ -451,7 +561,8 @@ class _Step:
             # nothing changes; still the output's schema
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(f(din.rel))} WHERE FALSE", oa), True)
         hashed_q = f"SELECT {', '.join([*cnames(arity), DIFF])}, {key_hash(in_key)} AS {HASH} FROM {ctx.sub(din.rel)}"
-        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty(), hashes=True)
+        hashed = self.store(hashed_q, arity, temp=thin, base=not thin and self.spine(in_name, nid, arity).empty(), hashes=True,
+                            observe=in_node)
         if hashed.rows == 0:
             if not thin:
                 self.drop(hashed)
@@ -472,7 +583,7 @@ class _Step:
         new_out = f(new_in)
         dout = consolidate(union([new_out, negate(old_out.read(restr, new_out), ctx)], False, ctx), ctx)
         out_q = f"SELECT {', '.join([*cnames(oa), DIFF])}, {key_hash(out_key)} AS {HASH} FROM {ctx.sub(dout)}"
-        out = self.store(out_q, oa, base=old_out.empty())
+        out = self.store(out_q, oa, base=old_out.empty(), observe=nid)
         if out.rows == 0:
             # nothing changed; (the view stays readable until the end of the step)
             self.created.remove(out)
@@ -508,7 +619,7 @@ class _Step:
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(outputs(empty))} WHERE FALSE", len(outs)), True)
         acc = self.spine(name, nid, len(cols))
         acc = acc if acc.sums_after is not None else Spine(len(cols), acc.base, list(acc.batches), m)
-        dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True)
+        dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True, observe=nid)
         restr = None if acc.empty() else self.restriction(dacc)
         old = outputs(acc.read(restr, empty))
         new_spine = acc.appended(dacc)
@@ -533,7 +644,8 @@ class _Step:
                 kh = key_hash([hash_key(render_scalar(x, cols), x.typ) for x in key])
                 name = f"{nid}.in{j}.{a}"
                 s = self.store(f"SELECT {', '.join([*cols, DIFF])}, {kh} AS {HASH} FROM {ctx.sub(d.rel)}", d.rel.arity,
-                               base=self.spine(name, nid, d.rel.arity).empty(), hashes=a == 0)
+                               base=self.spine(name, nid, d.rel.arity).empty(), hashes=a == 0,
+                               observe=n.inputs[j].node_id if a == 0 else None)
                 if s.rows == 0:
                     self.created.remove(s)
                     self.temps.append(s)
@@ -565,4 +677,12 @@ class _Step:
         if not terms:
             empties = [d.rel for d in ds]
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(_join(empties, n.equivalences, n.arities, n.paths, ctx))} WHERE FALSE", arity), True)
-        return _Delta(union(terms, False, ctx), False)
+        out = union(terms, False, ctx)
+        if self.initial and self.flow.observer is not None:
+            # hydration reporting: the join's output is materialized (a scratch piece its
+            # reader then scans), so its job observes the join
+            cols = ", ".join([*cnames(arity), DIFF])
+            s = self.store(f"SELECT {cols}, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(out)}", arity, temp=True, observe=nid,
+                           sort=False)
+            out = Rel(f"SELECT {cols} FROM global_temp.{s.view}", arity)
+        return _Delta(out, False)

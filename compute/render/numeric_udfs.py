@@ -24,6 +24,7 @@ from sql.types import SqlType
 
 _UNARY: dict[str, Callable[[Decimal], Decimal]] = {
     "exp": numeric_ops.exp, "ln": numeric_ops.ln, "log10": numeric_ops.log10, "sqrt": numeric_ops.sqrt,
+    "min_scale": numeric_ops.min_scale, "trim_scale": numeric_ops.trim_scale,
 }
 _BINARY: dict[str, Callable[[Decimal, Decimal], Decimal]] = {
     "div": numeric_ops.div, "div_avg": numeric_ops.div, "pow": numeric_ops.power, "power": numeric_ops.power,
@@ -58,6 +59,9 @@ def result_scale(f: str, args: list[SqlType]) -> int:
     """S of the decimal(38, S) a call returns: room for the integer digits its operands
     allow (at most _DEFAULT_INT_DIGITS; ln/log results are below 10^8), the rest scale."""
     match f:
+        case "trim_scale" | "min_scale":
+            # no more fractional digits than the argument (min_scale: an integer)
+            return _scale(args[0]) if f == "trim_scale" else 0
         case "div":
             ints = _int_digits(args[0]) + _scale(args[1])
         case "sqrt":

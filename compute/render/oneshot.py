@@ -85,6 +85,9 @@ class RenderContext:
     # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
     # iteration may stop once it has them (compute/render/letrec.py)
     row_goal: int | None = None
+    # the time a maintained dataflow is rendered at: its temporal filters' mz_now()
+    # (compute.render.temporal); None: one-shot plans, where mz_now() is a literal already
+    time: int | None = None
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -245,9 +248,9 @@ MAX_INLINE_EXPR = 10_000
 INLINE_LET_CHARS = 60_000
 
 
-def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
-    if m.is_identity():
-        return r
+def mfp_columns(r: Rel, m: lir.Mfp, ctx: RenderContext) -> tuple[Rel, list[str]]:
+    """The SQL of every column of `m`'s space (input ++ expressions) over the returned
+    relation (`r`, with long expressions computed once as extra columns)."""
     cols = cnames(m.input_arity)
     for k, e in enumerate(m.expressions):
         text = render_scalar(e, cols)
@@ -258,6 +261,19 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
             r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
             text = name
         cols.append(text)
+    return r, cols
+
+
+def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
+    if m.is_identity():
+        return r
+    if ctx.time is not None:
+        from compute.render import temporal
+
+        t = temporal.split_temporal(m)
+        if t is not None:  # a temporal filter of a dataflow rendered at one time
+            return temporal.valid_at(temporal.bounded(r, t, ctx), ctx.time, ctx)
+    r, cols = mfp_columns(r, m, ctx)
     preds = [render_scalar(p, cols) for p in m.predicates]
     exprs = [f"{cols[c]} AS {cname(k)}" for k, c in enumerate(m.output)]
     return _select(ctx, r, [*exprs, DIFF], preds)
@@ -585,7 +601,7 @@ _EXPANDED = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg
 _LISTS = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
 
 
-def _basic_aggregate(a: AggregateExpr, x: str) -> str:
+def basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
             return _nonnull_diff(x)
@@ -614,8 +630,8 @@ def _basic_aggregate(a: AggregateExpr, x: str) -> str:
             # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
             return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
         case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
-            # the exact values, for compute.render.numeric_stats
-            return f"{'collect_set' if a.distinct else 'collect_list'}(CAST({x} AS DECIMAL(38,10)))"
+            # the exact values (in their own scale, never rounded), for compute.render.numeric_stats
+            return f"{'collect_set' if a.distinct else 'collect_list'}({x})"
         case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
             # the records (NULL: filtered out); ordered, distinct and finished afterwards
             return f"collect_list({x})"
@@ -639,7 +655,15 @@ def _folded(a: AggregateExpr) -> bool:
     return a.func in float_stats.FOLDED and a.typ.name == "float8"
 
 
-def _finish_aggregate(a: AggregateExpr, v: str) -> str:
+def finish_cast(a: AggregateExpr, v: str) -> str:
+    """The finished value `v` of `a` in its result type; a numeric statistic keeps its own
+    scale (compute.render.numeric_stats: exact to 24 digits, never rounded to 10)."""
+    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
+        return v
+    return f"CAST({v} AS {sql_type(a.typ)})"
+
+
+def finish_aggregate(a: AggregateExpr, v: str) -> str:
     """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
     if _folded(a):
         return float_stats.fold(a.func, v)
@@ -687,10 +711,10 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     exprs = ["SUM(diff) AS __n"]
     outs = list(kc)
     for j, a in enumerate(aggs):
-        raw = _basic_aggregate(a, render_scalar(a.expr, cols))
+        raw = basic_aggregate(a, render_scalar(a.expr, cols))
         if a.func in _LISTS or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
-            outs.append(f"CAST({_finish_aggregate(a, f'a{j}')} AS {sql_type(a.typ)})")
+            outs.append(finish_cast(a, finish_aggregate(a, f'a{j}')))
         else:
             exprs.append(f"CAST({raw} AS {sql_type(a.typ)}) AS a{j}")
             outs.append(f"a{j}")

@@ -7,6 +7,8 @@ output (local checkpoints, consolidated, so plans never grow with the number of 
     hydrate(S)  = render(plan, S)
     step(Δ)     = render(plan, S + Δ) − render(plan, S)      (then S := S + Δ)
 
+rendered at the step's time (temporal filters keep the rows valid at it).
+
 O(state) per step: the fallback for plans the delta renderer does not support and the
 oracle it is tested against.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -67,14 +70,19 @@ class RecomputeDataflow:
         self._output: DataFrame | None = None
         # the previous output, freed at the next step (the last step's result reads it)
         self._retired: list[DataFrame] = []
+        # hydration reporting (compute.hydration.Observer): the output's job observes the
+        # root; every other node inherits its status (DESIGN §5.4)
+        self.observer: Any = None
 
     # -- MaintainedDataflow ------------------------------------------------------------------------
 
-    def hydrate(self, snapshots: Mapping[str, DataFrame]) -> DataFrame:
+    def hydrate(self, snapshots: Mapping[str, DataFrame], *, time: int | None = None, until: int | None = None) -> DataFrame:
+        """`until` is not needed: no future update is ever stored here."""
         inputs = {i: checkpointed(consolidated(snapshots[i]) if i in snapshots else empty_like(self.spark, t))
                   for i, t in self.input_types.items()}
         try:
-            out = self._render(inputs)
+            tag = self.observer.tag(self.dataflow.plan.node_id) if self.observer is not None else None
+            out = self._render(inputs, time, tag)
         except BaseException:
             for df in inputs.values():
                 free(df)
@@ -82,7 +90,7 @@ class RecomputeDataflow:
         self._inputs, self._output = inputs, out
         return out
 
-    def step(self, deltas: Mapping[str, DataFrame]) -> DataFrame:
+    def step(self, deltas: Mapping[str, DataFrame], *, time: int | None = None) -> DataFrame:
         """The returned updates stay readable until the next step (or close)."""
         assert self._output is not None, "step before hydrate"
         self._free_retired()
@@ -93,7 +101,7 @@ class RecomputeDataflow:
             for i, d in changed.items():
                 inputs[i] = checkpointed(consolidated(inputs[i].unionByName(d)))
                 made.append(inputs[i])
-            out = self._render(inputs)
+            out = self._render(inputs, time)
             made.append(out)
             # computed by its reader; it reads the old output, which is kept until the next step
             delta = consolidated(out.unionByName(negated(self._output)))
@@ -135,8 +143,10 @@ class RecomputeDataflow:
         for df in retired:
             free(df)
 
-    def _render(self, inputs: Mapping[str, DataFrame]) -> DataFrame:
-        """The one-shot rendering of the plan over `inputs`, consolidated and stored."""
+    def _render(self, inputs: Mapping[str, DataFrame], time: int | None, tag: str | None = None) -> DataFrame:
+        """The one-shot rendering of the plan over `inputs` at `time` (its temporal filters'
+        mz_now()), consolidated and stored; `tag`: the job computing it carries it (hydration
+        reporting)."""
         views: list[str] = []
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
@@ -145,13 +155,21 @@ class RecomputeDataflow:
             views.append(name)
             return oneshot.Rel(f"SELECT * FROM global_temp.{name}", len(types))
 
-        ctx = RenderContext(self.spark, read_source, source_mfps=dict(self.dataflow.source_mfps))
+        ctx = RenderContext(self.spark, read_source, source_mfps=dict(self.dataflow.source_mfps), time=time)
         try:
             out = oneshot.consolidate(oneshot.render(self.dataflow.plan, ctx), ctx)
             df = self.spark.sql(out.sql)
             cols = cnames(len(self.dataflow.types))
             df = df.select(*cols, DIFF)
-            return checkpointed(df)
+            if tag is None:
+                return checkpointed(df)
+            df._jdf.queryExecution().toRdd()  # its preparatory jobs (broadcasts), untagged
+            sc = self.spark.sparkContext
+            sc.addJobTag(tag)
+            try:
+                return checkpointed(df)
+            finally:
+                sc.removeJobTag(tag)
         finally:
             ctx.release()
             for v in views:

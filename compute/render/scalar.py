@@ -14,7 +14,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import assert_never
 
-from compute.render import limits, numeric_udfs, ordered_set
+from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
 from compute.render.scalar_datetime import (
@@ -172,6 +172,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return _unary(f, r(x), x.typ, t)
         case CallBinary(func=("extract" | "date_part" | "date_trunc") as f, expr1=Literal(value=unit), expr2=b, typ=t):
             return _datetime_unit_call(f, unit, r(b), b.typ, t)
+        case CallBinary(func="to_char" | "to_number" as f, expr1=a, expr2=b) if f == "to_number" or a.typ.name in func.NUMBER_FORMAT_TYPES:
+            return numfmt_udfs.call(f, r(a), r(b), a.typ)
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
             return _to_char(r(a), pattern)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
@@ -733,6 +735,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
+    if f == "min_scale":
+        return cast(numeric_udfs.call(f, [x], [xt]), t)
     if f in numeric_udfs.UNARY_FUNCTIONS and t.name == xt.name == "numeric":
         return numeric_udfs.call(f, [x], [xt])
     if f in _TYPED_UNARY:

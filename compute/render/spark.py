@@ -13,7 +13,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, numeric_stats, numeric_udfs, text_udfs
+from compute.render import jsonb, numeric_stats, numeric_udfs, numfmt_udfs, text_udfs
 
 log = logging.getLogger("mzspark.spark")
 
@@ -104,6 +104,7 @@ def register_functions(s: SparkSession) -> None:
     text_udfs.register(s)
     numeric_stats.register(s)
     numeric_udfs.register(s)
+    numfmt_udfs.register(s)
 SMALL_INPUT_ROWS = 200_000
 TINY_INPUT_ROWS = 20_000
 

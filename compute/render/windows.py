@@ -4,17 +4,19 @@ frame, else by joining each row to the rows of its frame (compute.render.frames)
 
 from __future__ import annotations
 
-from compute.render import frames
+from compute.render import float_stats, frames
 from compute.render.oneshot import (
     Rel,
     RenderContext,
-    _basic_aggregate,
     _select,
+    basic_aggregate,
     check_non_negative,
     cname,
     cnames,
     consolidate,
     expand,
+    finish_aggregate,
+    finish_cast,
 )
 from compute.render.scalar import raise_error, render_scalar, sql_type
 from sql.errors import FEATURE_NOT_SUPPORTED, SqlError
@@ -33,7 +35,7 @@ from sql.types import INT8, NUMERIC, SqlType
 # 2^31 - 1 (no partition has more rows), so larger offsets (PG allows bigint) are clamped.
 _ROW_OFFSET_MAX = 2**31 - 1
 # aggregates Spark evaluates over its own frames with Postgres' results
-_NATIVE_AGGREGATES = ("sum", "count", "min", "max", "avg")
+_NATIVE_AGGREGATES = ("sum", "count", "min", "max", "avg", *float_stats.SINGLE)
 
 
 def _frame_bound(b: tuple[str, int | None]) -> str:
@@ -92,6 +94,10 @@ def _window_value(a: AggregateExpr, w: str, over: str, framed: str, by_row: str)
                 return f"count({x}) OVER ({framed})"
             if f in ("sum", "min", "max"):
                 return f"{f}({x}) OVER ({framed})"
+            if f in float_stats.SINGLE:
+                # the frame's values, folded as GROUP BY folds a group's (oneshot)
+                agg = _plain(a)
+                return finish_aggregate(agg, f"{basic_aggregate(agg, x)} OVER ({framed})")
             if f == "avg":
                 res = a.typ.fields[0].fields[0] if a.typ.fields and a.typ.fields[0].fields else None
                 st = sql_type(res) if res is not None else "decimal(38,10)"
@@ -125,6 +131,14 @@ def _spark_framed(a: AggregateExpr) -> bool:
     if a.func == "window_agg":
         return a.window.agg in _NATIVE_AGGREGATES and (_result_type(a) or NUMERIC).name != "interval"
     return True
+
+
+def _plain(a: AggregateExpr) -> AggregateExpr:
+    """The GROUP BY aggregate a window aggregate computes over each frame."""
+    assert a.window is not None and a.window.agg is not None
+    res_t = _result_type(a)
+    assert res_t is not None
+    return AggregateExpr(a.window.agg, Literal(None, _arg_type(a)), False, res_t)
 
 
 def window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
@@ -161,7 +175,7 @@ def window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     else:
         src, value = _joined_frames(keyed, kc, over, by_row, a, ctx)
     if res_t is not None:
-        value = f"CAST({value} AS {sql_type(res_t)})"
+        value = finish_cast(_plain(a), value) if a.func == "window_agg" else f"CAST({value} AS {sql_type(res_t)})"
     elem = f"named_struct('f0', {value}, 'f1', {row}) AS __e"
     elems = f"SELECT {', '.join([*kc, elem])} FROM ({src}) AS {ctx.alias()}"
     q = f"SELECT {', '.join([*kc, 'collect_list(__e) AS __l'])} FROM ({elems}) AS {ctx.alias()}"
@@ -233,14 +247,17 @@ def _frame_value(a: AggregateExpr, exprs: list[str]) -> str:
     assert res_t is not None
     if f == "array_agg":
         return "(CASE WHEN size(__s) > 0 THEN transform(__s, e -> e.v) END)"
+    if f in float_stats.SINGLE:
+        exprs.append(f"{basic_aggregate(_plain(a), '__x')} AS __vals")
+        return finish_aggregate(_plain(a), "__vals")
     if f == "avg":
         # sum / count as lowering renders avg (sql.lowering: div_avg)
         small = arg_t.name in ("int2", "int4")
         sum_t = INT8 if small else (NUMERIC if arg_t.name in ("int8", "numeric") else res_t)
-        exprs.append(f"CAST({_basic_aggregate(AggregateExpr('sum', Literal(None, arg_t), False, sum_t), '__x')} AS {sql_type(sum_t)}) AS __sum")
-        exprs.append(f"{_basic_aggregate(AggregateExpr('count', Literal(None, arg_t), False, INT8), '__x')} AS __cnt")
+        exprs.append(f"CAST({basic_aggregate(AggregateExpr('sum', Literal(None, arg_t), False, sum_t), '__x')} AS {sql_type(sum_t)}) AS __sum")
+        exprs.append(f"{basic_aggregate(AggregateExpr('count', Literal(None, arg_t), False, INT8), '__x')} AS __cnt")
         total = Column(0, sum_t) if sum_t == res_t else CallUnary("cast", Column(0, sum_t), res_t)
         cnt = Column(1, INT8) if res_t.name == "interval" else CallUnary("cast", Column(1, INT8), res_t)
         return f"(CASE WHEN __cnt > 0 THEN {render_scalar(CallBinary('div_avg', total, cnt, res_t), ['__sum', '__cnt'])} END)"
-    exprs.append(f"CAST({_basic_aggregate(AggregateExpr(f, Literal(None, arg_t), False, res_t), '__x')} AS {sql_type(res_t)}) AS __agg")
+    exprs.append(f"CAST({basic_aggregate(AggregateExpr(f, Literal(None, arg_t), False, res_t), '__x')} AS {sql_type(res_t)}) AS __agg")
     return "__agg"

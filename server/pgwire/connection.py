@@ -86,6 +86,9 @@ class RowStream:
         self.pending: list[tuple[Any, ...]] = []
         self.pos = 0
         self.exhausted = False
+        # a live stream (SUBSCRIBE, FETCH from a subscribe cursor): an empty batch means
+        # "nothing yet" and the connection waits for the stream's listener
+        self.live = hasattr(batches, "add_listener")
 
     def next_chunk(self, limit: int | None) -> tuple[bytes, int, bool]:
         """Encode up to `limit` rows: (DataRow bytes, row count, result exhausted)."""
@@ -101,6 +104,8 @@ class RowStream:
                 self.pending = []
                 return b"", 0, True
             self.pos = 0
+            if not self.pending and self.live:
+                return b"", 0, False
         end = len(self.pending) - self.pos
         if limit is not None:
             end = min(end, limit)
@@ -113,6 +118,28 @@ class RowStream:
         close = getattr(self.iterator if self.iterator is not None else self.batches, "close", None)
         if close is not None:
             close()
+
+
+LIVE_POLL_S = 1.0
+
+
+async def wait_live(stream: Any) -> None:
+    """Wait (on the event loop, holding no thread) until a live stream's listener fires, or
+    its `wait_s()` / LIVE_POLL_S passes."""
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+
+    def wake() -> None:
+        loop.call_soon_threadsafe(ready.set)
+
+    limit = getattr(stream, "wait_s", lambda: None)()
+    stream.add_listener(wake)
+    try:
+        await asyncio.wait_for(ready.wait(), LIVE_POLL_S if limit is None else min(limit, LIVE_POLL_S))
+    except TimeoutError:
+        pass
+    finally:
+        stream.remove_listener(wake)
 
 
 def encode_data_rows(rows: Sequence[tuple[Any, ...]], encoders: Sequence[codec.Encoder]) -> bytes:
@@ -476,6 +503,12 @@ class Connection:
                 body = await self.reader.readexactly(length - 4)
                 await self.queue.put((kind, body))
                 if kind == b"X":
+                    if self.busy and self.session is not None:
+                        # Terminate during a statement: a live stream (SUBSCRIBE) would
+                        # never notice; the coordinator ends it (optional hook)
+                        gone = getattr(self.coord, "client_terminated", None)
+                        if gone is not None:
+                            gone(self.session)
                     return
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             if self.busy:
@@ -652,6 +685,8 @@ class Connection:
                 await self._flush()
             if exhausted:
                 return sent, True
+            if n == 0 and stream.live:
+                await wait_live(stream.batches)
             if max_rows > 0 and sent >= max_rows:
                 return sent, False
 
@@ -688,6 +723,8 @@ class Connection:
                     await self._flush()
                 if done:
                     break
+                if n == 0 and hasattr(iterator, "add_listener"):
+                    await wait_live(iterator)
         finally:
             close = getattr(iterator, "close", None)
             if close is not None:

@@ -8,6 +8,10 @@
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
+- empty inputs: Union(.., Constant[], ..) = Union(..) (the input itself when one is left);
+  Join(.., Constant[], ..) = Constant[]; a unary operator (Map, Filter, Project, FlatMap,
+  Reduce, TopK, Negate, Threshold) of Constant[] is Constant[] (a Reduce without group key
+  too: MIR's global aggregates have no row for an empty input; lowering adds the default)
 """
 
 from __future__ import annotations
@@ -79,9 +83,23 @@ def _foldable(s: Scalar) -> bool:
             return False
 
 
+def _is_empty(x: mir.Mir) -> bool:
+    return isinstance(x, mir.Constant) and not x.rows
+
+
 def fold_constants(r: mir.Mir) -> mir.Mir:
     r = map_children(r, fold_constants)
     match r:
+        case mir.Union(inputs=xs) if any(_is_empty(x) for x in xs):
+            rest = tuple(x for x in xs if not _is_empty(x))
+            if not rest:
+                return mir.Constant((), mir.mir_types(r))
+            return rest[0] if len(rest) == 1 else mir.Union(rest)
+        case mir.Join(inputs=xs) if any(_is_empty(x) for x in xs):
+            return mir.Constant((), mir.mir_types(r))
+        case mir.Map(input=x) | mir.Filter(input=x) | mir.FlatMap(input=x) | mir.Reduce(input=x) | mir.TopK(input=x) \
+                | mir.Negate(input=x) | mir.Threshold(input=x) if _is_empty(x):
+            return mir.Constant((), mir.mir_types(r))
         case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(_foldable(s) for s in ss):
             out = []
             for row, d in rows:

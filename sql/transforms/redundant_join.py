@@ -8,6 +8,13 @@ own key; join equivalences are null-safe, so NULL keys meet too). The same holds
 join reads a Filter of A (its rows are rows of A). A and B may be read through Let
 bindings, and the Distinct may read A through a Project. The other equivalences that
 mention B's columns are rewritten onto A's.
+
+    Join(.., R, .., R, ..) on R.#k = R'.#k for each column of a unique key k of R
+        = Project(.., R's columns, .., R's columns again, ..)(Join(.., R, .., ..))
+
+when R has no negative rows: each row of R meets exactly itself in the other copy (what
+decorrelation leaves when every FROM item of a subquery is crossed with the same outer
+keys).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from dataclasses import replace
 
 from sql import mir
 from sql.scalar import Column, Scalar, permute
-from sql.transforms.analysis import non_negative
+from sql.transforms.analysis import non_negative, unique_keys
 from sql.transforms.visit import map_children
 
 
@@ -56,6 +63,9 @@ def redundant_join(r: mir.Mir, env: dict[str, mir.Mir] | None = None) -> mir.Mir
     r = map_children(r, lambda c: redundant_join(c, env))
     if not isinstance(r, mir.Join):
         return r
+    same = _same_relation_on_key(r, env)
+    if same is not None:
+        return redundant_join(same, env)
     for j, b in enumerate(r.inputs):
         found = _distinct_of(b, env)
         if found is None:
@@ -69,7 +79,30 @@ def redundant_join(r: mir.Mir, env: dict[str, mir.Mir] | None = None) -> mir.Mir
     return r
 
 
-def _remove(r: mir.Join, i: int, j: int, cols: tuple[int, ...]) -> mir.Mir | None:
+def _same_relation_on_key(r: mir.Join, env: dict[str, mir.Mir]) -> mir.Mir | None:
+    """The second identity: two equal inputs joined on a unique key of theirs."""
+    xs = r.inputs
+    pairs = [(i, j) for j in range(len(xs)) for i in range(j) if xs[i] == xs[j]]
+    if not pairs:
+        return None
+    keys_env: dict = {}
+    signs: dict[str, bool] = {}
+    for k, v in env.items():
+        keys_env[k] = unique_keys(v, keys_env)
+        signs[k] = non_negative(v, signs)
+    for i, j in pairs:
+        if not non_negative(xs[j], signs):
+            continue
+        for key in unique_keys(xs[j], keys_env):
+            out = _remove(r, i, j, tuple(range(mir.arity(xs[j]))), check=key)
+            if out is not None:
+                return out
+    return None
+
+
+def _remove(r: mir.Join, i: int, j: int, cols: tuple[int, ...], check: frozenset[int] | None = None) -> mir.Mir | None:
+    """Join r without input j, whose column p is input i's column cols[p]; the columns p in
+    `check` (default: all) must be equated with theirs."""
     xs = r.inputs
     offsets = [0]
     for x in xs:
@@ -77,7 +110,7 @@ def _remove(r: mir.Join, i: int, j: int, cols: tuple[int, ...]) -> mir.Mir | Non
     b_cols = {offsets[j] + p: offsets[i] + c for p, c in enumerate(cols)}
     classes = [set(cls) for cls in r.equivalences]
     for p, c in b_cols.items():
-        if not any(_has(cls, p) and _has(cls, c) for cls in classes):
+        if (check is None or p - offsets[j] in check) and not any(_has(cls, p) and _has(cls, c) for cls in classes):
             return None
     # renumber: B's columns become A's key columns, the rest close the gap
     new_pos: dict[int, int] = {}

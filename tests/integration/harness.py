@@ -26,7 +26,9 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 READY_RE = re.compile(rb"mzspark ready on (\S+):(\d+)\s*$", re.MULTILINE)
-START_TIMEOUT_S = 120.0
+HTTP_RE = re.compile(rb"mzspark http on [^\s]*:(\d+)")
+# a loaded machine starts Spark slowly: MZSPARK_START_TIMEOUT_S raises the bound
+START_TIMEOUT_S = float(os.environ.get("MZSPARK_START_TIMEOUT_S", "120"))
 STOP_TIMEOUT_S = 30.0
 USER = "materialize"
 DATABASE = "materialize"
@@ -58,6 +60,7 @@ class MzServer:
         self.extra_args = extra_args
         self.host: str = listen_host
         self.port: int = 0
+        self.http_port: int = 0  # the live plan page (0: not serving)
         self.proc: subprocess.Popen[bytes] | None = None
         self.starts = 0
         ALL_SERVERS.append(self)
@@ -82,6 +85,8 @@ class MzServer:
             str(self.data_dir),
             "--spark-master",
             self.spark_master,
+            # the live plan page on an ephemeral port unless a test asks for one
+            *(() if "--http-port" in self.extra_args else ("--http-port", "0")),
             *self.extra_args,
         ]
 
@@ -119,6 +124,8 @@ class MzServer:
                 if self.host in ("0.0.0.0", "::", ""):
                     self.host = "127.0.0.1"
                 self.port = int(m.group(2))
+                h = HTTP_RE.search(self._log_bytes(offset))
+                self.http_port = int(h.group(1)) if h else 0
                 return
             if self.proc.poll() is not None:
                 rc = self.proc.returncode

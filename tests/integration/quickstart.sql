@@ -28,11 +28,9 @@ ORDER BY a.id,
   b.amount DESC,
   b.bid_time,
   b.buyer;
--- The quickstart indexes winning_bids (item / buyer / seller); an index is now a maintained
--- dataflow, and temporal filters (mz_now()) in maintained dataflows are 0A000 until issue 11:
--- the view stays a plain view (read one-shot, mz_now() = the read's timestamp) and the index
--- step is shown on the input table instead.
-CREATE INDEX bids_by_buyer ON bids (buyer);
+CREATE INDEX wins_by_item ON winning_bids (item);
+CREATE INDEX wins_by_bidder ON winning_bids (buyer);
+CREATE INDEX wins_by_seller ON winning_bids (seller);
 SHOW INDEXES;
 SELECT * FROM winning_bids WHERE item = 'Best Pizza in Town' ORDER BY bid_time DESC;
 \echo -- winning bids

@@ -29,6 +29,8 @@ SHAPES: dict[str, list[tuple[str, int]]] = {
     "mz_internal.mz_hydration_statuses": [("object_id", TEXT), ("replica_id", TEXT), ("hydrated", BOOL)],
     "mz_internal.mz_lir_mapping": [
         ("global_id", TEXT), ("lir_id", UINT8), ("operator", TEXT), ("parent_lir_id", UINT8), ("nesting", INT2)],
+    "mz_introspection.mz_lir_mapping": [
+        ("global_id", TEXT), ("lir_id", UINT8), ("operator", TEXT), ("parent_lir_id", UINT8), ("nesting", INT2)],
     "mz_catalog.mz_databases": [("id", TEXT), ("oid", OID), ("name", TEXT), ("owner_id", TEXT), ("privileges", TEXT_ARRAY)],
     "mz_catalog.mz_schemas": [("id", TEXT), ("oid", OID), ("database_id", TEXT), ("name", TEXT), ("owner_id", TEXT),
                               ("privileges", TEXT_ARRAY)],

@@ -144,7 +144,7 @@ def test_error_state_is_per_object_and_clears(mz_server: MzServer) -> None:
     assert _rows(other, "SELECT * FROM ex_ok") == [(2,), (3,)]
     # an unsupported construct is refused at CREATE (0A000), and nothing is left behind
     with pytest.raises(psycopg.errors.FeatureNotSupported):
-        mz.execute("CREATE MATERIALIZED VIEW ex_tf AS SELECT x FROM ex WHERE mz_now() > 5")
+        mz.execute("CREATE MATERIALIZED VIEW ex_tf AS SELECT x FROM ex WHERE mz_now() > 5 OR x > 1")
     assert mz.execute("SELECT count(*) FROM mz_catalog.mz_objects WHERE name = 'ex_tf'").fetchone() == (0,)
     mz.execute("DROP TABLE ex CASCADE")
 
@@ -189,3 +189,46 @@ def test_restart_and_kill_resume_from_the_shard(mz_server_factory: Callable[[], 
     mz.execute("DELETE FROM a WHERE k = 2")
     for n in ("agg", "filt", "onmv"):
         assert _rows(mz, f"SELECT * FROM {n}") == _recompute(mz, n), n
+
+
+def test_timeout_and_cancel_while_a_read_waits_for_a_view(mz_server: MzServer) -> None:
+    """A read of a materialized view waits until the view has caught up with the read's
+    timestamp; statement_timeout and a cancel request end that wait with 57014, and the
+    session (and the view) keep working."""
+    import threading
+    import time
+
+    mz = mz_server.connect(autocommit=True)
+    mz.execute("CREATE TABLE slow_in (n bigint)")
+    mz.execute("INSERT INTO slow_in VALUES (3)")
+    mz.execute("CREATE MATERIALIZED VIEW slow AS SELECT count(*) AS c FROM slow_in, generate_series(1, slow_in.n)")
+    assert _rows(mz, "SELECT c FROM slow") == [(3,)]
+    # a step that generates 30M rows: seconds of Spark work, during which reads wait
+    mz.execute("INSERT INTO slow_in VALUES (30000000)")
+    timed, cancelled = mz_server.connect(autocommit=True), mz_server.connect(autocommit=True)
+    timed.execute("SET statement_timeout = '300ms'")
+    errors: dict[str, BaseException] = {}
+
+    def read(name: str, conn: psycopg.Connection) -> None:
+        try:
+            conn.execute("SELECT c FROM slow").fetchall()
+        except BaseException as e:  # noqa: BLE001
+            errors[name] = e
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=read, args=(n, c)) for n, c in (("timed", timed), ("cancelled", cancelled))]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    cancelled.cancel()
+    for t in threads:
+        t.join(60)
+    assert isinstance(errors.get("timed"), psycopg.errors.QueryCanceled), errors
+    assert "statement timeout" in str(errors["timed"])
+    assert isinstance(errors.get("cancelled"), psycopg.errors.QueryCanceled), errors
+    assert time.monotonic() - started < 30
+    # the sessions still work, and the view catches up
+    timed.execute("SET statement_timeout = 0")
+    assert _rows(timed, "SELECT c FROM slow") == [(30_000_003,)]
+    assert _rows(cancelled, "SELECT 1") == [(1,)]
+    mz.execute("DROP TABLE slow_in CASCADE")

@@ -38,6 +38,23 @@ QUERIES = [
     "SELECT a, EXISTS (SELECT 1 FROM t2 WHERE t2.x = t1.a) FROM t1",
     # nesting depth 2
     "SELECT a FROM t1 WHERE b > (SELECT max(y) FROM t2 WHERE x > (SELECT min(b) FROM t1 AS i WHERE i.a = t1.a))",
+    # decorrelated on the outer columns the subquery reads (a depth-2 reference to the outermost
+    # scope skipping the middle one; two FROM items crossed with the same outer keys); the
+    # NULL defaults of missing groups meeting a NULL-rejecting predicate (NonNullRequirements)
+    "SELECT a, b FROM t1 WHERE EXISTS (SELECT 1 FROM t2 WHERE t2.y > t1.b AND EXISTS (SELECT 1 FROM t2 AS u WHERE u.x = t1.a))",
+    "SELECT a, (SELECT min(u.y) FROM t2, t2 AS u WHERE t2.x = t1.a AND u.x = t1.a AND u.y >= t2.y) FROM t1",
+    "SELECT a FROM t1 WHERE b < (SELECT max(y) FROM t2 WHERE t2.x = t1.a)",
+    "SELECT a FROM t1 WHERE b = (SELECT min(y) - 90 FROM t2 WHERE t2.x = t1.a)",
+    "SELECT a FROM t1 WHERE (SELECT max(y) FROM t2 WHERE t2.x = t1.a) IS NULL",
+    "SELECT a FROM t1 WHERE b < (SELECT count(*) FROM t2 WHERE t2.x = t1.a) + 10",
+    "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.x WHERE t2.y > 50",
+    "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.x WHERE t2.y > 50 OR t1.b = 5",
+    # a correlated aggregate grouped by its correlation key and left-joined (grouped_correlation)
+    "SELECT a, b FROM t1 WHERE b < (SELECT 0.5 * avg(y) FROM t2 WHERE t2.x = t1.a)",
+    "SELECT a, (SELECT sum(y) + 1 FROM t2 WHERE t2.x = t1.a) FROM t1",
+    "SELECT a, (SELECT max(y) FROM t2 WHERE t2.x = t1.a AND t2.y > 100) FROM t1",
+    "SELECT a, b FROM t1 WHERE b * 10 = (SELECT min(y) FROM t2 WHERE t2.x = t1.a)",
+    "SELECT a, (SELECT coalesce(max(y), 0) FROM t2 WHERE t2.x = t1.a), (SELECT min(y) FROM t2 WHERE t2.x + 1 = t1.a + 1) FROM t1",
     # outer and lateral joins
     "SELECT * FROM t1 LEFT JOIN t2 ON t1.a = t2.x",
     "SELECT * FROM t1 RIGHT JOIN t2 ON t1.a = t2.x",

@@ -42,7 +42,7 @@ def test_quickstart_from_psql(mz_server: MzServer) -> None:
     # datediff step: bids older than 30 minutes
     assert "\n1|t\n2|t\n3|t\n4|t\n5|f\n" in out
     # SHOW steps
-    assert "bids_by_buyer|bids|quickstart|{buyer}|" in out
+    assert "wins_by_item|winning_bids|quickstart|{item}|" in out
     assert "quickstart|r1 (spark)|" in out
 
 

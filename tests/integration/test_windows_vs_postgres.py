@@ -64,6 +64,15 @@ QUERIES = [
     " array_agg(v) OVER (ORDER BY i, v ROWS 2 PRECEDING) FROM w",
     "SELECT i, sum(v * interval '1 sec') OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
     " avg(v * interval '1 sec') OVER (ORDER BY i, v ROWS BETWEEN CURRENT ROW AND 1 FOLLOWING) FROM w",
+    # the statistics as window functions: numeric results for integer / numeric inputs
+    # (exact, Postgres' scale), float8 for real / double ones; Spark frames and joined ones
+    "SELECT i, var_pop(v) OVER (ORDER BY i ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING),"
+    " var_samp(v::numeric * 0.25) OVER (ORDER BY i), stddev_pop(v::float8) OVER (ORDER BY i ROWS 1 PRECEDING),"
+    " stddev(v::real) OVER (PARTITION BY g), variance(v::bigint) OVER (PARTITION BY g ORDER BY i) FROM w WHERE i IS NOT NULL",
+    "SELECT i, variance(v) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE CURRENT ROW),"
+    " stddev_samp(v::float8) OVER (ORDER BY v GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW),"
+    " var_pop(i::numeric) OVER (ORDER BY v RANGE BETWEEN 10 PRECEDING AND 10 FOLLOWING),"
+    " stddev_samp(v::smallint) OVER (ORDER BY i ROWS BETWEEN 2 FOLLOWING AND 1 FOLLOWING) FROM w WHERE i IS NOT NULL",
     # lag / lead with a per-row offset (negative looks the other way; NULL gives NULL)
     "SELECT i, v, lag(v, g) OVER (ORDER BY i, v), lead(v, g - 2, -1) OVER (PARTITION BY g ORDER BY i, v),"
     " lag(v, CASE WHEN i > 2 THEN NULL ELSE 1 END, 0) OVER (ORDER BY i, v) FROM w",

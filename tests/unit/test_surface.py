@@ -321,11 +321,11 @@ def test_alter_system_set_and_reset(tmp_path: Any) -> None:
 @pytest.mark.parametrize("sql", [
     "CREATE CLUSTER c SIZE = 'xsmall'", "DROP CLUSTER c", "DROP CLUSTER REPLICA quickstart.r1",
     "CREATE CLUSTER REPLICA quickstart.r2 SIZE = 'xsmall'", "ALTER CLUSTER quickstart SET (REPLICATION FACTOR 2)",
-    "CREATE SOURCE s FROM LOAD GENERATOR AUCTION", "DROP SECRET s", "DROP CONNECTION c", "DROP SINK s",
+    "CREATE SOURCE s FROM LOAD GENERATOR TPCH FOR ALL TABLES", "DROP SECRET s", "DROP CONNECTION c", "DROP SINK s",
     "CREATE SECRET s AS 'x'", "SELECT * FROM t AS OF 5", "SELECT * FROM t AS OF AT LEAST now()",
     "EXPLAIN FILTER PUSHDOWN FOR SELECT * FROM t",
     "SHOW PRIVILEGES", "SHOW SUBSOURCES", "SHOW CREATE CLUSTER quickstart", "VALIDATE CONNECTION c",
-    "SUBSCRIBE TO t", "GRANT SELECT ON t TO r",
+    "SUBSCRIBE TO t ENVELOPE UPSERT (KEY (a))", "GRANT SELECT ON t TO r",
 ])
 def test_valid_materialize_sql_is_0a000_never_a_syntax_error(coord: Coordinator, session: Any, sql: str) -> None:
     assert error(coord, session, sql).sqlstate == "0A000"

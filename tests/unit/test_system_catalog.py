@@ -38,7 +38,8 @@ def test_builtin_rows(catalog: Catalog) -> None:
     assert q(db, "SELECT typname, typnamespace, typarray FROM mzsys.pg.pg_type WHERE oid = 16462") == [("uint8", 16656, 16463)]
     assert q(db, "SELECT proname FROM mzsys.pg.pg_proc WHERE oid = 2400") == [("array_recv",)]
     assert q(db, "SELECT nspname FROM mzsys.pg.pg_namespace ORDER BY oid") == [
-        ("pg_catalog",), ("public",), ("mz_catalog",), ("mz_internal",), ("information_schema",)]
+        ("pg_catalog",), ("public",), ("mz_catalog",), ("mz_internal",), ("information_schema",),
+            ("mz_introspection",)]
     n = q(db, "SELECT count(*) FROM mzsys.pg.pg_class WHERE relnamespace = 11")[0][0]
     assert n == sum(1 for r in SYSTEM_RELATIONS.values() if r.schema == "pg_catalog")
     # every system relation's columns are in pg_attribute, in order
@@ -125,6 +126,8 @@ def test_introspection_state(catalog: Catalog) -> None:
     db.set_lir_mapping("u7", [(0, "Get::PassArrangements", 1, 1), (1, "TopK::Basic", None, 0)])
     assert q(db, "SELECT lir_id, operator, parent_lir_id, nesting FROM mzsys.mzi.mz_lir_mapping ORDER BY lir_id") == [
         (0, "Get::PassArrangements", 1, 1), (1, "TopK::Basic", None, 0)]
+    assert q(db, "SELECT lir_id, operator FROM mzsys.mzx.mz_lir_mapping ORDER BY lir_id") == [
+        (0, "Get::PassArrangements"), (1, "TopK::Basic")]
     db.drop_introspection("u7")
     assert q(db, "SELECT count(*) FROM mzsys.mzi.mz_compute_operator_hydration_statuses_per_worker") == [(0,)]
     assert q(db, "SELECT count(*) FROM mzsys.mzi.mz_lir_mapping") == [(0,)]

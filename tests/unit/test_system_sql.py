@@ -175,7 +175,7 @@ def test_cursors_over_catalog_queries(coord: Coordinator, session: Any) -> None:
     fetch = coord.prepare(session, "FETCH 2 FROM c", [])
     assert fetch.columns is not None and fetch.columns[0].name == "nspname"
     assert rows(coord, session, "FETCH 2 FROM c") == [("information_schema",), ("mz_catalog",)]
-    assert rows(coord, session, "FETCH ALL FROM c") == [("mz_internal",), ("pg_catalog",), ("public",)]
+    assert rows(coord, session, "FETCH ALL FROM c") == [("mz_internal",), ("mz_introspection",), ("pg_catalog",), ("public",)]
     coord.execute(session, coord.prepare(session, "COMMIT", []), [])
     with pytest.raises(SqlError) as info:
         rows(coord, session, "FETCH 1 FROM c")
