@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 from sql.mir import RecursionLimit
@@ -233,3 +234,15 @@ class Dataflow:
     # refine_source_mfps: the MFP applied while reading a source, by source id (the Gets of
     # that source then read its output columns)
     source_mfps: tuple[tuple[str, Mfp], ...] = ()
+
+
+def walk(x: Any) -> Iterator[Any]:
+    """`x` and everything it holds: the fields of dataclasses (plan nodes, scalars) and the
+    items of tuples, depth first."""
+    yield x
+    if is_dataclass(x) and not isinstance(x, type):
+        for f in fields(x):
+            yield from walk(getattr(x, f.name))
+    elif isinstance(x, tuple):
+        for y in x:
+            yield from walk(y)

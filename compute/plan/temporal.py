@@ -22,7 +22,7 @@ Nothing here touches Spark: compute.render.temporal renders the bounds.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from compute.plan import lir
@@ -63,7 +63,7 @@ class NotTemporal(ValueError):
 
 
 def calls_mz_now(x: Any) -> bool:
-    return any(isinstance(y, CallVariadic) and y.func == "mz_now" for y in _walk(x))
+    return any(isinstance(y, CallVariadic) and y.func == "mz_now" for y in lir.walk(x))
 
 
 def _mz_now_cast(x: Scalar) -> str | None:
@@ -123,7 +123,7 @@ def temporal_mfps(df: lir.Dataflow) -> Iterator[lir.Mfp]:
     for _, m in df.source_mfps:
         if calls_mz_now(m):
             yield m
-    for x in _walk(df.plan):
+    for x in lir.walk(df.plan):
         if isinstance(x, lir.Mfp) and calls_mz_now(x):
             yield x
 
@@ -140,7 +140,7 @@ def unsupported_reason(df: lir.Dataflow) -> str | None:
             split(m)
         except NotTemporal:
             return "mz_now() outside a temporal filter"
-    for x in _walk(df.plan):
+    for x in lir.walk(df.plan):
         if _is_node_with_scalars(x) and calls_mz_now(_scalars_of(x)):
             return "mz_now() outside a temporal filter"
     return None
@@ -155,11 +155,3 @@ def _scalars_of(x: Any) -> tuple:
     return tuple(getattr(x, f.name) for f in fields(x) if f.name not in ("input", "inputs"))
 
 
-def _walk(x: Any) -> Iterator[Any]:
-    yield x
-    if is_dataclass(x) and not isinstance(x, type):
-        for f in fields(x):
-            yield from _walk(getattr(x, f.name))
-    elif isinstance(x, tuple):
-        for y in x:
-            yield from _walk(y)

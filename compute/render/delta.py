@@ -25,8 +25,8 @@ the output) has been computed; on an exception they are freed and the state is u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, fields, is_dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -108,20 +108,12 @@ class _Delta:
     consolidated: bool = False  # no two equal rows, no zero diff
 
 
-def _walk(x: Any) -> Iterator[Any]:
-    yield x
-    if is_dataclass(x) and not isinstance(x, type):
-        for f in fields(x):
-            yield from _walk(getattr(x, f.name))
-    elif isinstance(x, tuple):
-        for y in x:
-            yield from _walk(y)
 
 
 def _unsupported_reason(df: lir.Dataflow) -> str | None:
     from compute.plan.temporal import unsupported_reason
 
-    for x in _walk((df.plan, df.source_mfps)):
+    for x in lir.walk((df.plan, df.source_mfps)):
         if isinstance(x, lir.LetRec):
             return "WITH MUTUALLY RECURSIVE"
         if isinstance(x, CallVariadic) and x.func == "now":
