@@ -77,7 +77,7 @@ def main() -> None:
     results: dict[tuple[str, int], tuple[int, list[float]]] = {}
     try:
         with reference_postgres("bench-writes-") as pg_dsn:
-            for name, dsn in (("mzspark", server.dsn()), ("PostgreSQL", pg_dsn)):
+            for name, dsn in (("mzspark", server.dsn), ("PostgreSQL", pg_dsn)):
                 with psycopg.connect(dsn, autocommit=True) as c:
                     c.execute("CREATE TABLE w (id bigint, v text)")
                 total = 0
