@@ -406,7 +406,10 @@ class Controller:
 
     def _upper(self, m: Maintained) -> int:
         """The greatest time at which every input of `m` is complete."""
-        upper, reader = self.oracle.step_upper(m.frontier)
+        # (a failed step is retried only past its failure: reader times at or before it
+        # are answered by the error)
+        lower = m.frontier if m.error is None else max(m.frontier, m.error_at + 1)
+        upper, reader = self.oracle.step_upper(lower)
         for i in m.inputs:
             if i.materialized:
                 up = self._dataflows[i.id].frontier if i.id in self._dataflows else self.catalog.shard_upper(i.shard_id)
