@@ -86,7 +86,6 @@ from sql.scalar import (
     Literal,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
-from sql.statements import WMR_META
 from sql.types import (
     BOOL,
     INT8,
@@ -94,6 +93,7 @@ from sql.types import (
     TEXT,
     SqlType,
 )
+from sql.wmr_syntax import WMR_META
 
 
 def _has_empty_record(t: SqlType) -> bool:

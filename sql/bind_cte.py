@@ -31,8 +31,8 @@ from sql.hir import (
 from sql.mir import RecursionLimit
 from sql.scalar import TRUE, Column, Literal
 from sql.scope import BoundQuery, aliased_names
-from sql.statements import WMR_META, WmrBinding
 from sql.types import BOOL, TEXT, SqlType
+from sql.wmr_syntax import WMR_META, WmrBinding
 
 if TYPE_CHECKING:
     from sql.bind import Binder

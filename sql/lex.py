@@ -224,3 +224,12 @@ def separate_exponent_signs(sql: str) -> str:
         return sql
     return "".join(_EXPONENT_THEN_SIGN.sub(r"\1 \2", sql[s:e]) if kind == "code" else sql[s:e]
                    for kind, s, e in _segments(sql))
+
+
+def ident(s: str) -> str:
+    """An identifier as written, as a name: a quoted one unquoted, an unquoted one folded to
+    lower case."""
+    s = s.strip()
+    if s.startswith('"'):
+        return s[1:-1].replace('""', '"')
+    return s.lower()
