@@ -36,6 +36,7 @@ import decimal
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -462,20 +463,23 @@ def as_jsonb(o: Outcome) -> Outcome:
     return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
 
 
+def peer_runs(rows: Sequence[tuple], cols: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """[start, stop) of each run of consecutive rows with equal values in `cols`."""
+    i = 0
+    while i < len(rows):
+        j = i
+        key = tuple(rows[i][c] for c in cols)
+        while j < len(rows) and tuple(rows[j][c] for c in cols) == key:
+            j += 1
+        yield i, j
+        i = j
+
+
 def _same_up_to_ties(a: tuple[tuple, ...], b: tuple[tuple, ...], cols: list[int]) -> bool:
     """Same sequence of sort keys, and the same multiset of rows within each run of equal keys."""
     if [tuple(r[i] for i in cols) for r in a] != [tuple(r[i] for i in cols) for r in b]:
         return False
-    i = 0
-    while i < len(a):
-        j = i
-        key = tuple(a[i][c] for c in cols)
-        while j < len(a) and tuple(a[j][c] for c in cols) == key:
-            j += 1
-        if Counter(a[i:j]) != Counter(b[i:j]):
-            return False
-        i = j
-    return True
+    return all(Counter(a[i:j]) == Counter(b[i:j]) for i, j in peer_runs(a, cols))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from tests.pg_regress.classify import (
     compare_rows,
     numeric_columns,
     order_by_keys,
+    peer_runs,
     trimmed,
 )
 
@@ -269,17 +270,10 @@ def peer_group_verdict(pg: Outcome, mz: Outcome, keyed: KeyedOrder, full: Outcom
     end = len(rows) if keyed.limit is None else min(len(rows), keyed.offset + keyed.limit)
     if end - keyed.offset != len(mz_rows) and not (end <= keyed.offset and not mz_rows):
         return None
-    start = 0
-    while start < len(rows):
-        stop = start
-        key = tuple(rows[start][i] for i in key_idx)
-        while stop < len(rows) and tuple(rows[stop][i] for i in key_idx) == key:
-            stop += 1
+    for start, stop in peer_runs(rows, key_idx):
         lo, hi = max(start, keyed.offset), min(stop, end)
         if lo < hi:
             group = Counter(r[: keyed.width] for r in rows[start:stop])
-            got = Counter(mz_rows[lo - keyed.offset: hi - keyed.offset])
-            if got - group:
+            if Counter(mz_rows[lo - keyed.offset: hi - keyed.offset]) - group:
                 return None
-        start = stop
     return Verdict(Cls.SAME, PEER_GROUP_SAME)
