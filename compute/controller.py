@@ -596,11 +596,21 @@ class Controller:
             self._maybe_compact(m)
 
     def _failed(self, m: Maintained, e: Exception, at: int) -> None:
+        from compute.render.arrangement import state_lost
         from compute.render.errors import translate_spark_error
 
         lost = self.compute.lost_error(self.compute.current, e)
         if lost is not None:
             self._rehydrate = True
+            return
+        if state_lost(e):
+            # an executor holding its arrangements is gone: hydrate it again from its inputs
+            log.warning("%s lost state held by an executor: rehydrating", m.item.qualified_name)
+            with self._changed:
+                self._free(m)
+                self._observe(m)
+                if not m.is_mv:
+                    m.frontier = 0
             return
         err = e if isinstance(e, SqlError) else translate_spark_error(e)
         if m.error is None:
