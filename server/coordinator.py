@@ -18,7 +18,7 @@ from server.explain_timestamp import explain_timestamp
 from server.group_commit import GroupCommitter
 from server.queries import QueriesMixin
 from server.resolver import Resolver
-from server.session import SESSION_VARS, SYSTEM_ONLY, Session, Transaction, parse_offset_ms
+from server.session import SESSION_VARS, Session, Transaction, parse_offset_ms
 from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.sources import SourcesMixin
 from server.subscribe import SubscribeMixin, SubscribeRows
@@ -387,9 +387,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 return CommandResult("SET")
             case st.ResetVar(name=name):
                 if name is None:
-                    for k in SESSION_VARS:
-                        if k not in SYSTEM_ONLY and k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
-                            session.set(k, None)
+                    session.reset_all()
                 else:
                     session.set(name, None)
                 return CommandResult("RESET")

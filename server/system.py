@@ -645,9 +645,7 @@ class SystemHandler:
         if what == "ALL":
             if session.txn is not None:
                 raise SqlError(ACTIVE_SQL_TRANSACTION, "DISCARD ALL cannot run inside a transaction block")
-            for k in SESSION_VARS:
-                if k not in READ_ONLY:
-                    session.set(k, None)
+            session.reset_all()
             self._close_all(session)
         return CommandResult(f"DISCARD {what}")
 
