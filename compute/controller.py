@@ -110,6 +110,8 @@ class Controller:
     tick: Callable[[], object] | None = None
     # compute_replica_expiration_offset in ms (0: off), read when a dataflow hydrates
     expiration_offset: Callable[[], int] = lambda: 0
+    # the read timestamps of open transactions: every shard stays readable at them
+    txn_holds: Callable[[], list[int]] = lambda: []
     replica: Replica = field(default_factory=lambda: Replica(int(time.time() * 1000)))
     _dataflows: dict[str, Maintained] = field(default_factory=dict)
     _work: threading.RLock = field(default_factory=threading.RLock)  # one step (or install) at a time
@@ -337,6 +339,7 @@ class Controller:
             if m.is_mv and m.item.shard_id == shard_id:
                 holds.append(m.frontier - 1)
         holds.extend(self.subscribes.holds(shard_id))
+        holds.extend(self.txn_holds())
         return min(holds) if holds else None
 
     def _loop(self) -> None:

@@ -54,6 +54,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         self.write_lock = threading.Lock()
         self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
+        self._txn_hold_lock = threading.Lock()  # transactions' read timestamps (txn_read_holds)
         self._compacting: set[str] = set()
         self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
         self._closed = False
@@ -72,7 +73,8 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
 
         self.spark()
         self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow,
-                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms)
+                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms,
+                                     txn_holds=self.txn_read_holds)
         self.compute.on_restart(self.controller.driver_restarted)
         self.controller.start()
         from server.load_generator import LoadGenerators
