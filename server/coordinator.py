@@ -323,6 +323,9 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 return CommandResult("EMPTY")
             case st.Query():
                 assert planned.bound is not None
+                if stmt.as_of is not None:
+                    ts = self._as_of_ts(session, planned.bound, stmt.as_of, stmt.as_of_at_least)
+                    return self._select(session, planned.bound, params, planned.param_types, ts=ts)
                 return self._select(session, planned.bound, params, planned.param_types)
             case st.Explain(target=st.Query()) if stmt.stage == "timestamp":
                 assert planned.bound is not None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -46,6 +47,7 @@ class QueriesMixin:
     _fresh_read_ts: Any  # server.writes.WritesMixin
     _txn_hold_lock: Any  # threading.Lock (server.coordinator)
     _sessions: Any
+    _timestamp: Any  # server.subscribe.SubscribeMixin (AS OF expressions)
     _monotonic_sources: Any  # server.sources.SourcesMixin
     controller: Any
 
@@ -172,8 +174,47 @@ class QueriesMixin:
             return txn.read_ts
         return self._fresh_read_ts()
 
-    def _select(self, session: Session, bound: BoundQuery, params, param_types) -> RowsResult:
-        ts = self._read_ts(session)  # also enforces the transaction's read/write mode
+    def _as_of_ts(self, session: Session, bound: BoundQuery, expr: str, at_least: bool) -> int:
+        """The read timestamp of SELECT ... AS OF [AT LEAST] expr: at or after the since of
+        every storage input (else 22000); one not yet complete is waited for (strict
+        serializable: no write may land at or below it afterwards). AT LEAST: the usual
+        timestamp when it is later."""
+        if session.txn is not None and not session.txn.implicit:
+            raise unsupported("SELECT ... AS OF in a transaction")
+        want = self._timestamp(session, expr, self.oracle.read_ts(), "AS OF")
+        since = max((self.catalog.shard_since(i.shard_id) for i in self._storage_inputs(bound) if i.shard_id is not None), default=0)
+        if at_least:
+            want = max(want, since, self._fresh_read_ts())
+        if want < since:
+            raise SqlError("22000", f"Timestamp ({want}) is not valid for all inputs: the inputs are readable from {since} on",
+                           hint="AS OF must be at or after the since of every input.")
+        timeout_ms = session.statement_timeout_ms()
+        deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
+        session.cancel_reason = None
+        while self._fresh_read_ts() < want:  # a future timestamp: wait for the clock
+            if (e := _cancel_error(session)) is not None:
+                raise e
+            if deadline is not None and time.monotonic() > deadline:
+                raise SqlError(QUERY_CANCELED, "canceling statement due to statement timeout")
+            time.sleep(min(0.05, max(0.001, (want - self.oracle.now_ms()) / 1000)))
+        return want
+
+    def _storage_inputs(self, bound: BoundQuery) -> list[Item]:
+        """The tables, sources and materialized views a query reads, through views."""
+        seen: dict[str, Item] = {}
+        todo = list(pipeline.storage_ids(pipeline.to_mir_rel(bound.rel)))
+        while todo:
+            item = self.catalog.get_item_by_id(todo.pop())
+            if item is None or item.id in seen:
+                continue
+            seen[item.id] = item
+            if item.shard_id is None:
+                todo.extend(item.depends_on)
+        return [i for i in seen.values() if i.shard_id is not None]
+
+    def _select(self, session: Session, bound: BoundQuery, params, param_types, ts: int | None = None) -> RowsResult:
+        if ts is None:
+            ts = self._read_ts(session)  # also enforces the transaction's read/write mode
         m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts),
                                    monotonic=self._monotonic_sources())
         columns = self._columns(bound)

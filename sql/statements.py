@@ -40,6 +40,9 @@ class Query:
     # source offsets of column names that follow a unary `+` (sqlglot drops the operator,
     # Postgres defines it only for numbers)
     unary_plus: frozenset[int] = frozenset()
+    # SELECT ... AS OF [AT LEAST] expr (sql.as_of): the read timestamp's expression
+    as_of: str | None = None
+    as_of_at_least: bool = False
 
 
 @dataclass(frozen=True)
@@ -580,11 +583,13 @@ def classify(sql: str) -> Statement:
     if w0 not in STATEMENT_KEYWORDS and not text.startswith("("):
         first = text.split(None, 1)[0] if text.split() else text
         raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{first}"', position=sql.find(first) + 1 or None)
+    if _AS_OF_AT_LEAST.search(text) and (q := _as_of_query(text)) is not None:
+        return q  # (sqlglot would take `AT` for a table's AT clause)
     try:
         node = parse_sql(text)
-    except SqlError as e:
-        if e.sqlstate == SYNTAX_ERROR and _AS_OF.search(text):
-            raise unsupported("SELECT ... AS OF") from None
+    except SqlError:
+        if _AS_OF.search(text) and (q := _as_of_query(text)) is not None:
+            return q
         raise
     if isinstance(node, (exp.Select, exp.Union, exp.Except, exp.Intersect, exp.Values, exp.Subquery)):
         return Query(node, unary_plus_operands(rewrite_wmr(text)[0]))
@@ -625,7 +630,21 @@ def unary_plus_operands(text: str) -> frozenset[int]:
 
 
 # Materialize's `SELECT ... AS OF [AT LEAST] <timestamp>` (looked for once the parse failed)
-_AS_OF = re.compile(r"(?is)\bas\s+of\s+(?:at\s+least\s+)?\S")
+_AS_OF = re.compile(r"(?is)\bas\s+of\b")
+_AS_OF_AT_LEAST = re.compile(r"(?is)\bas\s+of\s+at\s+least\b")
+
+
+def _as_of_query(text: str) -> Query | None:
+    """`SELECT ... AS OF [AT LEAST] expr` as a Query with its AS OF (sql.as_of), if it is one."""
+    from sql.as_of import split_as_of
+
+    a = split_as_of(text)
+    q = classify(a.body) if a is not None else None
+    if a is None or not isinstance(q, Query):
+        return None
+    if not a.expr:
+        raise SqlError(SYNTAX_ERROR, "syntax error at end of input: AS OF needs a timestamp")
+    return Query(q.ast, q.unary_plus, a.expr, a.at_least)
 
 
 def _parse_alter_system(text: str) -> Statement:

@@ -63,6 +63,9 @@ class _Listener:
             if not mine:
                 return
             infos = _seq(e.stageInfos())
+            if not infos:  # a job over no partitions (an empty piece): done as it starts
+                self.sink.stage_completed(mine[0], 0)
+                return
             result = max(infos, key=lambda i: i.stageId())
             sid = int(result.stageId())
             self.stages[sid] = (mine[0], int(result.numTasks()))
