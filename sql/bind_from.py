@@ -46,13 +46,22 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
         if _is_table_function(first) or isinstance(first, exp.Lateral):
             # sees the items to its left: a FlatMap / lateral join over them, and so do the
             # joins of its tree (only inner and LEFT joins keep that equivalent)
-            if any((j.args.get("side") or "").lower() in ("right", "full") for j in joins):
-                raise unsupported("RIGHT or FULL JOIN after a LATERAL item or a table function")
+            if k > 0:
+                _check_lateral_tree(joins)
             rel, scope = _lateral_item(binder, rel, scope, first)
             for j in joins:
                 rel, scope = bind_join(binder, rel, scope, j)
             continue
         r2, s2 = bind_table_expr(binder, first)
+        if k > 0 and any(isinstance(j.this, exp.Lateral) for j in joins):
+            # a LATERAL item inside the tree sees the earlier FROM items too: the tree is
+            # joined onto them (`a, b JOIN LATERAL f(a, b) ON p` = `(a × b) JOIN LATERAL
+            # f(a, b) ON p`, which holds for inner and LEFT joins only)
+            _check_lateral_tree(joins)
+            rel, scope = HJoin(rel, r2, TRUE, "inner"), concat(scope, s2)
+            for j in joins:
+                rel, scope = bind_join(binder, rel, scope, j)
+            continue
         try:
             for j in joins:
                 r2, s2 = bind_join(binder, r2, s2, j)
@@ -60,6 +69,16 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
             raise _sibling_reference(e, scope) from None
         rel, scope = (r2, s2) if k == 0 else (HJoin(rel, r2, TRUE, "inner"), concat(scope, s2))
     return rel, scope
+
+
+def _check_lateral_tree(joins: list[exp.Join]) -> None:
+    """Joins of a tree bound over the FROM items to its left: a RIGHT or FULL join would
+    null-extend those items too, and NATURAL / USING would match their columns as well."""
+    for j in joins:
+        if (j.args.get("side") or "").lower() in ("right", "full"):
+            raise unsupported("RIGHT or FULL JOIN in a join tree with a LATERAL item")
+        if (j.args.get("method") or "").lower() == "natural" or (j.args.get("kind") or "").lower() == "natural" or j.args.get("using"):
+            raise unsupported("NATURAL or USING join in a join tree with a LATERAL item")
 
 
 def _sibling_reference(e: SqlError, left: Scope) -> SqlError:

@@ -177,7 +177,8 @@ class IndexState:
     def retire(self) -> None:
         """Free the state once its last reader releases it (no new reader acquires it)."""
         with self._lock:
-            self._retired.append((self._df, self._view))
+            self._retired.append(self._current)
+            self._current = _Version(Spine(self.arity))  # holds nothing
         self._free_unused()
 
     def close(self) -> None:

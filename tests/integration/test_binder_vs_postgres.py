@@ -74,6 +74,11 @@ QUERIES = [
     "SELECT * FROM ta, tb JOIN tc ON a = c",
     "SELECT * FROM ta, tb JOIN tc ON ta.a = c",
     "SELECT * FROM l, LATERAL (SELECT l.x + 1 AS q) t",
+    # a LATERAL item inside a later join tree sees the earlier FROM items
+    "SELECT * FROM ta, tb JOIN LATERAL (SELECT ta.a + tb.b AS q) t ON true",
+    "SELECT * FROM l, r LEFT JOIN LATERAL (SELECT s.z FROM s WHERE s.c = l.c AND s.z > r.y - 300) t ON true",
+    "SELECT * FROM l, r JOIN LATERAL (SELECT l.x + r.y AS q) t ON q > 100 JOIN s ON s.c = r.c",
+    "SELECT * FROM LATERAL (SELECT 1 AS k) t RIGHT JOIN l ON l.c = t.k",
     # 4. WITH scoping: an inner WITH shadows only inside its query; correlated CTEs
     "WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
     "UNION ALL (SELECT * FROM foo))",
@@ -257,6 +262,11 @@ def test_same_effect_as_postgres(both: tuple[psycopg.Connection, psycopg.Connect
     "SELECT r FROM l LEFT JOIN r ON l.c = r.c",
     "SELECT l FROM l FULL JOIN r USING (c)",
     "SELECT c FROM l ORDER BY c USING ~<~",
+    # joins of a tree over earlier FROM items with a LATERAL item: refused where the rewrite
+    # as a join onto those items would not hold
+    "SELECT * FROM ta, tb RIGHT JOIN LATERAL (SELECT ta.a AS q) t ON true",
+    "SELECT * FROM l, LATERAL (SELECT l.x AS y) t NATURAL JOIN r",
+    "SELECT * FROM l, r JOIN LATERAL (SELECT l.x AS z) t ON true JOIN s USING (z)",
 ])
 def test_refused(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     """Accepted by Postgres with a meaning we do not implement: refused, never ignored."""
