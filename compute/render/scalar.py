@@ -60,6 +60,11 @@ def cast(x: str, t: SqlType | str) -> str:
 def lit(v: object, t: SqlType) -> str:
     """A typed literal."""
     if v is None:
+        # an unconstrained numeric NULL has no digits: decimal(1,0) widens to the other side's
+        # type (was decimal(38,10): Spark's UNION / CASE widening of a decimal(38,24) numeric
+        # statistic with it kept 28 integer digits and cut the scale to 10)
+        if t.name == "numeric" and t.numeric_precision_scale() is None:
+            return cast("NULL", "DECIMAL(1,0)")
         return cast("NULL", t)
     n = t.name
     if (e := t.element) is not None and n.startswith("_"):
