@@ -11,7 +11,7 @@ import math
 import re
 import struct
 import uuid
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 from sql.datetime_text import parse_date, parse_time, parse_timestamp
@@ -195,7 +195,8 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     p, sc = ps
     if d.adjusted() >= p - sc and d != 0:  # also keeps quantize within its context's precision
         raise _numeric_overflow(p, sc)
-    q = d.quantize(Decimal(1).scaleb(-sc), rounding=ROUND_HALF_UP)
+    # a context holding every digit numeric(p, s) allows (the default one keeps 28)
+    q = d.quantize(Decimal(1).scaleb(-sc), context=Context(prec=p + sc + 2, rounding=ROUND_HALF_UP))
     if q.adjusted() >= p - sc and q != 0:
         raise _numeric_overflow(p, sc)
     return q
