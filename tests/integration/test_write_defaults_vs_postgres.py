@@ -19,6 +19,7 @@ SETUP = [
     "CREATE TABLE {s}.ut (a int DEFAULT 10, b int, c text)",
     "INSERT INTO {s}.ut VALUES (5, 10, 'foo'), (7, 15, 'bar')",
     "CREATE TABLE {s}.wide (id int4, val numeric(210,10))",
+    "CREATE TABLE {s}.n39 (v numeric(39,2))",
 ]
 
 # (statement, query showing the table afterwards); each runs in order on both servers
@@ -43,6 +44,8 @@ STEPS = [
      "SELECT id, val, val + 1, val * 2, -val FROM wide"),
     ("INSERT INTO wide SELECT id + 10, val / 3 FROM wide WHERE id < 3", "SELECT id, val FROM wide"),
     ("SELECT 1", "SELECT stddev(val), stddev_pop(val) FROM wide WHERE id < 4"),
+    # numeric(39, 2) is decimal(38, 2) (was: Spark's invalid decimal(39, 2), every read failed)
+    ("INSERT INTO n39 VALUES (1.5), (-12345678901234567890.125)", "SELECT v, v * 2, v + 1 FROM n39"),
     # constant folding keeps every digit (was: 28, the thread's default decimal context)
     ("SELECT 1", "SELECT 0 - 123456789012345678.12345678905, -(123456789012345678.12345678905), 1.00000000000000000000000000005 + 1"),
 ]
