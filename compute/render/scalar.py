@@ -927,7 +927,13 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
-            return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
+            checks = f"WHEN {n} <= 0 THEN {bad}"
+            if ts[0].name == "float8":  # Postgres' errors where Spark's width_bucket is NULL
+                nan = raise_error("[2201G] operand, lower bound, and upper bound cannot be NaN", "int")
+                inf = raise_error("[2201G] lower and upper bounds must be finite", "int")
+                checks += (f" WHEN isnan({v}) OR isnan({lo}) OR isnan({hi}) THEN {nan}"
+                           f" WHEN abs({lo}) = double('Infinity') OR abs({hi}) = double('Infinity') THEN {inf}")
+            return cast(f"(CASE {checks} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
             return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
