@@ -532,6 +532,8 @@ def split_array_text(text: str, t: SqlType) -> list[str | None]:
             while j < n and body[j] != ",":
                 if body[j] == "\\" and j + 1 < n:
                     j += 1
+                elif body[j] in '{}"':  # only escaped or quoted inside an element (array_in)
+                    raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
                 buf.append(body[j])
                 j += 1
             item = "".join(buf).strip()
