@@ -29,6 +29,7 @@ from server.session import Session, Transaction
 from sql import statements as st
 from sql.bind import Binder, Scope, ScopeColumn
 from sql.bind_cte import bind_with
+from sql.bind_names import sql_type_of
 from sql.errors import (
     ACTIVE_SQL_TRANSACTION,
     DUPLICATE_COLUMN,
@@ -42,6 +43,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.hir import HConstant, HirRel, HMap, HProject
+from sql.insert_defaults import INSERT_TOO_MANY, default_expression, expand_values, is_default
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Constant
 from sql.optimize import optimize
@@ -105,7 +107,8 @@ class WritesMixin:
         if isinstance(stmt, st.Insert):
             target = ast.this
             cols_given = None
-            if target.__class__.__name__ == "Schema":
+            explicit = target.__class__.__name__ == "Schema"  # (c1, .., cn) given
+            if explicit:
                 cols_given = [i.name for i in target.expressions]
                 target = target.this
             item = self._target(session, target)
@@ -128,6 +131,8 @@ class WritesMixin:
                 bq_types: tuple[SqlType, ...] = ()
             else:
                 target_types = [item.columns[names.index(c)].type for c in cols_given]
+                if isinstance(src, exp.Values):
+                    src = expand_values(src, [self._default_ast(item.columns[names.index(c)]) for c in cols_given])
                 self._seed_value_params(b, src, target_types)
                 b.values_hint = target_types
                 try:
@@ -137,7 +142,9 @@ class WritesMixin:
                 rel = b._finish_nested(bq)
                 bq_types = bq.types
             if len(bq_types) > len(cols_given):
-                raise SqlError(SYNTAX_ERROR, "INSERT has more expressions than target columns")
+                raise SqlError(SYNTAX_ERROR, INSERT_TOO_MANY)
+            if explicit and len(bq_types) < len(cols_given):
+                raise SqlError(SYNTAX_ERROR, "INSERT has more target columns than expressions")
             cols_given = cols_given[: len(bq_types)]
             n_in = len(bq_types)
             exprs = []
@@ -173,6 +180,9 @@ class WritesMixin:
                 idx = next((i for i, c in enumerate(item.columns) if c.name == col), None)
                 if idx is None:
                     raise SqlError(UNDEFINED_COLUMN, f'column "{col}" of relation "{item.name}" does not exist')
+                if is_default(eq.expression):
+                    assigns[idx] = self._default(b, item.columns[idx])
+                    continue
                 h = b.scalar(eq.expression, scope)
                 assigns[idx] = b.assignment_cast(h, item.columns[idx].type, col)
             new = tuple(assigns.get(i, ColRef(i, c.type)) for i, c in enumerate(item.columns))
@@ -191,6 +201,11 @@ class WritesMixin:
                 if isinstance(e, exp.Parameter) or isinstance(e, exp.Placeholder):
                     n = int(e.this.this if isinstance(e.this, exp.Literal) else e.name)
                     b.params.setdefault(n, t)
+
+    @staticmethod
+    def _default_ast(col: Column):
+        """A thunk of `col`'s default as an expression of its type (sql.insert_defaults)."""
+        return lambda: default_expression(col.default_sql, col.type, st.parse_sql, sql_type_of)
 
     def _default(self, b: Binder, col: Column):
         if col.default_sql:

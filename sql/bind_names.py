@@ -12,6 +12,8 @@ from sql.errors import (
 from sql.func_names import pg_function_name
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
 from sql.types import (
+    DECIMAL_MAX_DIGITS,
+    NUMERIC_MAX_PRECISION,
     SqlType,
     numeric_typmod,
 )
@@ -53,10 +55,14 @@ def sql_type_of(dt: exp.DataType) -> SqlType:
         raise unsupported(f"type {dt.sql(dialect='postgres')}")
     params = [int(p.this.this) if isinstance(p, exp.DataTypeParam) and isinstance(p.this, exp.Literal) else None for p in dt.expressions]
     if name == "numeric" and params:
-        p = params[0] or 38
+        p = params[0] if params[0] is not None else 38
         s = params[1] if len(params) > 1 and params[1] is not None else 0
-        if not 1 <= p <= 39:
-            raise SqlError("22023", f"NUMERIC precision {p} must be between 1 and 39")
+        if not 1 <= p <= NUMERIC_MAX_PRECISION:
+            raise SqlError("22023", f"NUMERIC precision {p} must be between 1 and {NUMERIC_MAX_PRECISION}")
+        if s > DECIMAL_MAX_DIGITS:
+            # values are Spark decimals of at most 38 digits: more fractional digits would be
+            # rounded away
+            raise unsupported(f"NUMERIC scale {s} (more than {DECIMAL_MAX_DIGITS} fractional digits)")
         return SqlType("numeric", numeric_typmod(p, s))
     if name in ("varchar", "bpchar"):
         if params and params[0] is not None:

@@ -740,7 +740,8 @@ def _literal(e: exp.Literal) -> Literal:
 
 
 def _negate_literal(x: Literal) -> Literal:
-    v = -x.value
+    # copy_negate is exact (unary minus rounds to the thread's 28-digit decimal context)
+    v = x.value.copy_negate() if isinstance(x.value, Decimal) else -x.value
     if x.typ == INT4 and v == -(2**31):
         return Literal(v, INT4)
     if x.typ == INT8 and v < -(2**31) and v >= -(2**31) and False:

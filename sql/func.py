@@ -38,7 +38,11 @@ def unify(types: list[SqlType], context: str = "UNION") -> SqlType:
     if not known:
         return TEXT
     first = known[0]
-    if all(t == first for t in known):
+    # a typmod is kept only when every input has it (select_common_typmod): an unknown
+    # literal has none, so `'abc'::varchar(3) UNION ALL SELECT '0123456789'` is varchar
+    # (was: varchar(3), truncating the literal to '012' or failing with 22001). Not for
+    # bpchar: its comparisons here rely on the literals padded to the length (`c IN ('a')`)
+    if all(t == first for t in known) and (len(known) == len(types) or first.typmod == -1 or first.name == "bpchar"):
         return first
     if first.name == "record" and all(t.name == "record" for t in known):
         return _unify_records(known, context)

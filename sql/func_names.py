@@ -39,6 +39,9 @@ CANONICAL: dict[str, str] = {
     "pow": "power", "log": "log10", "div": "intdiv", "trim": "btrim",
     # json is read as jsonb (sql.types.TYPE_ALIASES; Materialize has no text-preserving json)
     "json_build_object": "jsonb_build_object", "json_build_array": "jsonb_build_array", "to_json": "to_jsonb",
+    # (scalar functions whose result does not depend on the text jsonb normalizes away)
+    "json_typeof": "jsonb_typeof", "json_array_length": "jsonb_array_length", "json_strip_nulls": "jsonb_strip_nulls",
+    "json_extract_path": "jsonb_extract_path", "json_extract_path_text": "jsonb_extract_path_text",
 }
 
 

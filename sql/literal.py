@@ -11,7 +11,7 @@ import math
 import re
 import struct
 import uuid
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 from sql.datetime_text import parse_date, parse_time, parse_timestamp
@@ -195,7 +195,8 @@ def fit_numeric(d: Decimal, t: SqlType) -> Decimal:
     p, sc = ps
     if d.adjusted() >= p - sc and d != 0:  # also keeps quantize within its context's precision
         raise _numeric_overflow(p, sc)
-    q = d.quantize(Decimal(1).scaleb(-sc), rounding=ROUND_HALF_UP)
+    # a context holding every digit numeric(p, s) allows (the default one keeps 28)
+    q = d.quantize(Decimal(1).scaleb(-sc), context=Context(prec=p + sc + 2, rounding=ROUND_HALF_UP))
     if q.adjusted() >= p - sc and q != 0:
         raise _numeric_overflow(p, sc)
     return q
@@ -531,6 +532,8 @@ def split_array_text(text: str, t: SqlType) -> list[str | None]:
             while j < n and body[j] != ",":
                 if body[j] == "\\" and j + 1 < n:
                     j += 1
+                elif body[j] in '{}"':  # only escaped or quoted inside an element (array_in)
+                    raise SqlError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"')
                 buf.append(body[j])
                 j += 1
             item = "".join(buf).strip()

@@ -163,6 +163,16 @@ class SqlType:
         m = self.typmod - 4
         return (m >> 16) & 0xFFFF, m & 0xFFFF
 
+    def decimal_precision_scale(self) -> tuple[int, int]:
+        """The (precision, scale) of the Spark / Arrow decimal holding this numeric's values:
+        numeric(p, s) -> decimal(min(max(p, s), 38), s) (a value beyond 38 digits is 22003),
+        unconstrained -> decimal(38, 10)."""
+        ps = self.numeric_precision_scale()
+        if ps is None:
+            return DECIMAL_MAX_DIGITS, 10
+        p, s = ps
+        return max(1, min(max(p, s), DECIMAL_MAX_DIGITS)), min(s, DECIMAL_MAX_DIGITS)
+
     def char_length(self) -> int | None:
         if self.name in ("varchar", "bpchar") and self.typmod >= 4:
             return self.typmod - 4
@@ -212,6 +222,11 @@ def record_type(fields: tuple[SqlType, ...]) -> SqlType:
 def list_type(element: SqlType) -> SqlType:
     """Materialize's `element list` type."""
     return SqlType("list", -1, (element,))
+
+
+# numeric(p, s): p up to PostgreSQL's 1000; the values are decimals of at most 38 digits
+NUMERIC_MAX_PRECISION = 1000
+DECIMAL_MAX_DIGITS = 38
 
 
 def numeric_typmod(precision: int, scale: int) -> int:

@@ -106,11 +106,9 @@ def batch_schema(columns: Sequence[SqlType]) -> pa.Schema:
 
 
 def _numeric_ps(t: SqlType) -> tuple[int, int]:
-    ps = t.numeric_precision_scale()
-    if ps is None:
+    if t.numeric_precision_scale() is None:
         return UNCONSTRAINED_NUMERIC_PRECISION, UNCONSTRAINED_NUMERIC_SCALE
-    p, s = ps
-    return max(1, min(p, 38)), max(0, min(s, 38))
+    return t.decimal_precision_scale()
 
 
 # --------------------------------------------------------------------------------------

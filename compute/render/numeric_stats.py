@@ -10,8 +10,9 @@ group's collected values:
     NULL for no values (samp: for fewer than 2).
 
 The value is returned as decimal(38, 24), 0A000 when its digits do not fit (never rounded to
-other digits). The inputs' display scale is taken from their digits (trailing zeros are not
-kept)."""
+other digits). The inputs' display scale: a numeric(p, s)'s is s (Postgres stores its values
+with scale s); an unconstrained numeric's is taken from its digits (mzspark does not keep its
+trailing zeros)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from pyspark.sql import types as T
 
 from compute.render.jsonb import checked
 from compute.render.numeric_udfs import fit
+from sql.types import SqlType
 
 _MIN_SIG_DIGITS = 16  # NUMERIC_MIN_SIG_DIGITS
 _DEC_DIGITS = 4  # decimal digits per NBASE digit
@@ -51,9 +53,10 @@ def _round(v: Decimal, scale: int) -> Decimal:
     return v.quantize(Decimal(1).scaleb(-scale), rounding=ROUND_HALF_UP)
 
 
-def numeric_stat(values: list[Decimal | None] | None, func: str) -> Decimal | None:
+def numeric_stat(values: list[Decimal | None] | None, func: str, typed_scale: bool = False) -> Decimal | None:
     """The statistic `func` of the non-NULL values, as Postgres' numeric computes it, in
-    mzspark's storage scale."""
+    mzspark's storage scale; `typed_scale`: the values' own exponent is their display scale
+    (numeric(p, s) values), else their digits'."""
     xs = [Decimal(v) for v in (values or []) if v is not None]
     n = len(xs)
     sample = func.endswith("_samp")
@@ -66,7 +69,8 @@ def numeric_stat(values: list[Decimal | None] | None, func: str) -> Decimal | No
         if numerator <= 0:
             return Decimal(0)
         den = Decimal(n * (n - 1) if sample else n * n)
-        scale = select_div_scale(numerator, den, 2 * max(_dscale(x) for x in xs))
+        dscale = max(max(0, -int(x.as_tuple().exponent)) if typed_scale else _dscale(x) for x in xs)
+        scale = select_div_scale(numerator, den, 2 * dscale)
         out = _round(numerator / den, scale)
         if func.startswith("stddev"):
             out = _round(out.sqrt(), scale)
@@ -78,17 +82,18 @@ def numeric_stat(values: list[Decimal | None] | None, func: str) -> Decimal | No
 RESULT_SCALE = 24
 
 
-def _udf(values: list[Decimal | None] | None, func: str) -> str | None:
+def _udf(values: list[Decimal | None] | None, func: str, typed_scale: bool) -> str | None:
     """The statistic as text, or ERR + a `[SQLSTATE] message` when it does not fit."""
-    v = numeric_stat(values, func)
+    v = numeric_stat(values, func, typed_scale)
     if v is None:
         return None
     return fit(v, RESULT_SCALE)
 
 
-def call(values: str, func: str) -> str:
-    """The Spark SQL expression of the statistic over the collected values."""
-    return checked(f"mz_numeric_stat({values}, '{func}')", f"DECIMAL(38,{RESULT_SCALE})")
+def call(values: str, func: str, arg: SqlType) -> str:
+    """The Spark SQL expression of the statistic over the collected values of type `arg`."""
+    typed = "TRUE" if arg.numeric_precision_scale() is not None else "FALSE"
+    return checked(f"mz_numeric_stat({values}, '{func}', {typed})", f"DECIMAL(38,{RESULT_SCALE})")
 
 
 def register(spark: SparkSession) -> None:

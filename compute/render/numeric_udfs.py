@@ -70,7 +70,7 @@ def result_scale(f: str, args: list[SqlType]) -> int:
             ints = 8
         case _:
             ints = _DEFAULT_INT_DIGITS
-    return 38 - min(ints, _DEFAULT_INT_DIGITS)
+    return 38 - max(0, min(ints, _DEFAULT_INT_DIGITS))
 
 
 def fit(v: Decimal, scale: int) -> str:

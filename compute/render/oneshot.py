@@ -668,7 +668,7 @@ def finish_aggregate(a: AggregateExpr, v: str) -> str:
     if _folded(a):
         return float_stats.fold(a.func, v)
     if a.func in float_stats.SINGLE and a.typ.name == "numeric":
-        return numeric_stats.call(v, a.func)
+        return numeric_stats.call(v, a.func, a.expr.typ)
     if a.func not in _LISTS:
         return v
     recs = f"array_distinct({v})" if a.distinct else v

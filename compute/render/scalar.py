@@ -60,6 +60,11 @@ def cast(x: str, t: SqlType | str) -> str:
 def lit(v: object, t: SqlType) -> str:
     """A typed literal."""
     if v is None:
+        # an unconstrained numeric NULL has no digits: decimal(1,0) widens to the other side's
+        # type (was decimal(38,10): Spark's UNION / CASE widening of a decimal(38,24) numeric
+        # statistic with it kept 28 integer digits and cut the scale to 10)
+        if t.name == "numeric" and t.numeric_precision_scale() is None:
+            return cast("NULL", "DECIMAL(1,0)")
         return cast("NULL", t)
     n = t.name
     if (e := t.element) is not None and n.startswith("_"):
@@ -922,7 +927,13 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             v, lo, hi, n = xs
             bad = raise_error("[2201G] count must be greater than zero", "int")
             same = raise_error("[2201G] lower bound cannot equal upper bound", "int")
-            return cast(f"(CASE WHEN {n} <= 0 THEN {bad} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
+            checks = f"WHEN {n} <= 0 THEN {bad}"
+            if ts[0].name == "float8":  # Postgres' errors where Spark's width_bucket is NULL
+                nan = raise_error("[2201G] operand, lower bound, and upper bound cannot be NaN", "int")
+                inf = raise_error("[2201G] lower and upper bounds must be finite", "int")
+                checks += (f" WHEN isnan({v}) OR isnan({lo}) OR isnan({hi}) THEN {nan}"
+                           f" WHEN abs({lo}) = double('Infinity') OR abs({hi}) = double('Infinity') THEN {inf}")
+            return cast(f"(CASE {checks} WHEN {lo} = {hi} THEN {same} ELSE width_bucket({v}, {lo}, {hi}, {n}) END)", t)
         case "make_timestamp" | "make_timestamptz":
             return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":

@@ -33,8 +33,7 @@ def spark_type(t: SqlType) -> T.DataType:
     if n == "float8":
         return T.DoubleType()
     if n == "numeric":
-        ps = t.numeric_precision_scale()
-        return T.DecimalType(*(ps if ps else (38, 10)))
+        return T.DecimalType(*t.decimal_precision_scale())
     if n in ("text", "varchar", "bpchar", "name", "jsonb", "uuid", "unknown"):
         return T.StringType()
     if n == "date":

@@ -16,6 +16,9 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
+from decimal import Decimal, localcontext
 from typing import Any
 
 from sql import mir, numeric_ops
@@ -29,10 +32,26 @@ class _NotFoldable(Exception):
 
 
 # numeric operators and functions: name -> exact evaluation (sql.numeric_ops)
+def _exact(op: Callable[[Decimal, Decimal], Decimal], scale: Callable[[Decimal, Decimal], int]) -> Callable[[Decimal, Decimal], Decimal]:
+    """op computed in numeric_ops' wide context (was: the thread's 28-digit default context,
+    which rounded a 29-digit sum half-even before `checked`), then rounded to `scale`."""
+
+    def f(a: Decimal, b: Decimal) -> Decimal:
+        with localcontext(numeric_ops.context()):
+            v = op(a, b)
+        return numeric_ops.checked(v, scale(a, b))
+
+    return f
+
+
+def _max_dscale(a: Decimal, b: Decimal) -> int:
+    return max(numeric_ops.dscale(a), numeric_ops.dscale(b))
+
+
 _NUMERIC_BINARY = {
-    "add": lambda a, b: numeric_ops.checked(a + b, max(numeric_ops.dscale(a), numeric_ops.dscale(b))),
-    "sub": lambda a, b: numeric_ops.checked(a - b, max(numeric_ops.dscale(a), numeric_ops.dscale(b))),
-    "mul": lambda a, b: numeric_ops.checked(a * b, numeric_ops.dscale(a) + numeric_ops.dscale(b)),
+    "add": _exact(operator.add, _max_dscale),
+    "sub": _exact(operator.sub, _max_dscale),
+    "mul": _exact(operator.mul, lambda a, b: numeric_ops.dscale(a) + numeric_ops.dscale(b)),
     "div": numeric_ops.div,
     "pow": numeric_ops.power,
     "power": numeric_ops.power,

@@ -84,6 +84,11 @@ NUMERIC_STATS = [
     " round(variance(DISTINCT n), 10) FROM regr GROUP BY g",
     "SELECT var_samp(n), stddev_pop(i) FROM regr WHERE g = 3",
     "SELECT round(var_pop(r::numeric), 10), round(stddev_samp(r::numeric), 10) FROM regr WHERE g = 1",
+    # unrounded (exact to 24 fractional digits): without GROUP BY the statistic is unioned with
+    # the NULL row of an empty input, which keeps its digits (was: cut to 10 by the union)
+    "SELECT var_pop(n), var_samp(n), stddev_pop(n), stddev_samp(n) FROM regr WHERE g = 1",
+    "SELECT var_pop(r::numeric), stddev_samp(r::numeric), NULL::numeric FROM regr WHERE g = 1",
+    "SELECT g, var_pop(n), stddev_samp(n) FROM regr GROUP BY g",
 ]
 
 # float -> numeric prints the float to 15 (float8) / 6 (float4) significant digits first

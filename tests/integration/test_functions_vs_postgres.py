@@ -296,9 +296,15 @@ QUERIES += REGEX_ERRORS
 POWER_ERRORS = ["SELECT power(0.0, -1) FROM one", "SELECT (-8.0) ^ 0.5 FROM one", "SELECT power(0::float8, -1) FROM one",
                 "SELECT power((-8)::float8, 0.5) FROM one", "SELECT 1e300::float8 ^ 2 FROM one"]
 QUERIES += POWER_ERRORS
+# float8 width_bucket: NaN anywhere and infinite bounds are 2201G (was: Spark's NULL)
+WIDTH_BUCKET_ERRORS = ["SELECT width_bucket(0::float8, 'NaN', 4.0::float8, 888) FROM one",
+                       "SELECT width_bucket('NaN'::float8, 0, 4.0::float8, 888) FROM one",
+                       "SELECT width_bucket(0.0::float8, 'Infinity'::float8, 5, 10) FROM one",
+                       "SELECT width_bucket(0.0::float8, 5, '-Infinity'::float8, 20) FROM one"]
+QUERIES += [*WIDTH_BUCKET_ERRORS, "SELECT width_bucket('Infinity'::float8, 1, 10, 10), width_bucket('-Infinity'::float8, 1, 10, 10) FROM one"]
 
 # queries that fail in both (the same SQLSTATE is expected)
-EXPECTED_ERRORS = {*POWER_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
+EXPECTED_ERRORS = {*POWER_ERRORS, *WIDTH_BUCKET_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
 
 
 def _norm(v: object) -> object:

@@ -29,6 +29,11 @@ QUERIES = [
     "SELECT id, json_build_array(i4, n::numeric(12,3), s, b, NULL), to_json(s), to_json(n::numeric(12,3)), to_json(b) FROM v",
     "SELECT json_build_object(VARIADIC ARRAY['k', 'v', 'k2', NULL]), json_build_array(), json_build_object()",
     "SELECT json_agg(i4 ORDER BY id), json_object_agg(s, i8 ORDER BY id) FROM v WHERE s IS NOT NULL",
+    # json's scalar functions as their jsonb ones (was: 42883)
+    "SELECT json_typeof(j), json_typeof(a), json_array_length(a), json_strip_nulls(j), json_extract_path(j, 'f4', 'f6'),"
+    " json_extract_path_text(j, 'f2', 'f3'), json_extract_path(a, '1', '0'), json_extract_path_text(j, 'f4', 'f5') IS NULL"
+    " FROM (VALUES ('{\"f2\":{\"f3\":1},\"f4\":{\"f5\":null,\"f6\":\"stringy\"}}'::json, '[1,[2,3],null]'::json)) v(j, a)",
+    "SELECT json_array_length('4')",
     # to_char of integers and numerics: digits, zeros, groups, signs (S / MI / PL / SG / PR),
     # fill mode, ordinals, V, literal text, overflow '#'s, rounding to the format's digits
     "SELECT id, to_char(i8, '9G999G999G999G999G999'), to_char(i4, '9,999,999.99'), to_char(n, 'FM999990.00PR'),"
@@ -66,7 +71,7 @@ QUERIES = [
     "SELECT json_build_object(NULL, 1)",
 ]
 
-EXPECTED_ERRORS = {"SELECT json_build_object('a', 1, 'b')", "SELECT row_to_json(1)", "SELECT json_build_object(NULL, 1)", "SELECT to_char(1, '9.9.9')",
+EXPECTED_ERRORS = {"SELECT json_build_object('a', 1, 'b')", "SELECT json_array_length('4')", "SELECT row_to_json(1)", "SELECT json_build_object(NULL, 1)", "SELECT to_char(1, '9.9.9')",
                    "SELECT to_number('12345', '99')", "SELECT to_number('x', '99')",
                    "SELECT make_timestamptz(1973, 07, 15, 08, 15, 55.33, '2')", "SELECT make_timestamptz(2014, 12, 10, 10, 10, 10, '+16')",
                    "SELECT make_timestamptz(1910, 12, 24, 0, 0, 0, 'Nehwon/Lankhmar')"}

@@ -42,5 +42,17 @@ def test_select_div_scale() -> None:
 
 def test_result_that_does_not_fit_is_refused() -> None:
     """decimal(38, 24) holds the result or the query fails (0A000), never other digits."""
-    assert _udf([D("1e20"), D("3e20")], "var_pop").startswith("\u0001[0A000] ")  # type: ignore[union-attr]
-    assert _udf([D(1), D(2)], "stddev_samp") == "0.70710678118654752440"
+    assert _udf([D("1e20"), D("3e20")], "var_pop", False).startswith("\u0001[0A000] ")  # type: ignore[union-attr]
+    assert _udf([D(1), D(2)], "stddev_samp", False) == "0.70710678118654752440"
+
+
+# numeric.sql's num_data, a numeric(210,10) column: Postgres stores every value with scale 10,
+# so the result scale is select_div_scale(.., 2 * 10) (was: 2 * the largest scale of the
+# digits, 9, giving 18 fractional digits)
+NUM_DATA = [D(x).quantize(D("1e-10")) for x in ("0", "0", "-34338492.215397047", "4.31", "7799461.4119", "16397.038491",
+                                                  "93901.57763026", "-83028485", "74881", "-24926804.045047420")]
+
+
+def test_typed_scale_is_the_display_scale() -> None:
+    assert str(numeric_stat(NUM_DATA, "stddev_samp", typed_scale=True)) == "27791203.28758835329805617386"
+    assert str(numeric_stat(NUM_DATA, "stddev_samp")) == "27791203.287588353298056174"
