@@ -850,7 +850,7 @@ def _duck_param(v: Any, t: SqlType, handler: SystemHandler, session: Session) ->
     if t.name in _REG_TYPES and isinstance(v, str):
         return Rewriter(handler.context(session), []).resolve_reg(t.name, v)
     if t.name in ARRAY_ELEMENT and isinstance(v, str):
-        from server.pgwire.codec import parse_text
+        from sql.text_input import parse_text
 
         return parse_text(v, t)
     from decimal import Decimal
