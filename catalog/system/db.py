@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from catalog.model import CatalogReader, Item
 from catalog.system import pg15_data
 from catalog.system.format import format_type
 from catalog.system.relations import (
@@ -59,7 +60,6 @@ from sql.types import ARRAY_ELEMENT, TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
 if TYPE_CHECKING:
     import duckdb
 
-    from catalog.catalog import Catalog, Item
 
 log = logging.getLogger("mzspark.catalog.system")
 REFRESH_POLL_S = 0.05
@@ -153,7 +153,7 @@ class SystemDb:
     """System relations on the catalog's DuckDB connection. Thread safe: each thread
     queries through its own cursor; snapshot rebuilds are serialised."""
 
-    def __init__(self, catalog: Catalog, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, catalog: CatalogReader, con: duckdb.DuckDBPyConnection) -> None:
         self._catalog = catalog
         self._con = con
         self._local = threading.local()
@@ -812,7 +812,7 @@ def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _schema_id(cat: Catalog, name: str, oid: int) -> str:
+def _schema_id(cat: CatalogReader, name: str, oid: int) -> str:
     return f"s{oid}" if cat.is_system_schema(name) else f"u{oid}"
 
 
