@@ -44,8 +44,8 @@ from sql.statements import CopyTo, classify, ident
 from sql.types import ARRAY_ELEMENT, SqlType
 
 if TYPE_CHECKING:
-    from server.coordinator import Coordinator
     from server.session import Session
+    from server.system_host import SystemHost
 
 PARSE_CACHE_SIZE = 512
 PLAN_CACHE_SIZE = 1024
@@ -193,7 +193,7 @@ class UtilityPlan:
 # ---- the handler -----------------------------------------------------------------------------------
 
 class SystemHandler:
-    def __init__(self, coordinator: Coordinator) -> None:
+    def __init__(self, coordinator: SystemHost) -> None:
         self.coordinator = coordinator
         self._parse_cache: OrderedDict[str, Any] = OrderedDict()
         # (text, parameter types, session fingerprint) -> (rewrite, columns), or (None, catalog
