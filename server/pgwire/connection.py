@@ -48,7 +48,7 @@ from sql.errors import (
 from sql.types import TYPE_BY_OID, SqlType
 
 if TYPE_CHECKING:
-    from server.pgwire.server import PgServer
+    from server.pgwire.host import ConnectionHost
 
 log = logging.getLogger("server.pgwire")
 
@@ -202,7 +202,7 @@ class Connection:
     """State and protocol handling of one client connection."""
 
     def __init__(
-        self, server: PgServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, server: ConnectionHost, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         self.server = server
         self.coord = server.coordinator
