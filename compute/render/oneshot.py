@@ -29,7 +29,9 @@ from pyspark.sql import types as T
 from compute.plan import lir
 from compute.render import float_stats, limits, numeric_stats
 from compute.render.jsonb import checked
-from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
+from compute.render.scalar import render_scalar
+from compute.render.scalar_intervals import interval_key
+from compute.render.spark_sql import lit, quote, raise_error, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
     INTERNAL_ERROR,

@@ -18,7 +18,8 @@ from compute.render.oneshot import (
     finish_aggregate,
     finish_cast,
 )
-from compute.render.scalar import raise_error, render_scalar, sql_type
+from compute.render.scalar import render_scalar
+from compute.render.spark_sql import raise_error, sql_type
 from sql.errors import FEATURE_NOT_SUPPORTED, SqlError
 from sql.scalar import (
     RANK_LIKE,

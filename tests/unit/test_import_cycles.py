@@ -20,7 +20,6 @@ KNOWN = frozenset({
     ("compute.render.letrec", "compute.render.oneshot"),
     ("compute.render.oneshot", "compute.render.temporal"),
     ("compute.render.oneshot", "compute.render.windows"),
-    ("compute.render.regex", "compute.render.scalar"),
     ("server.system_sql", "server.system_sql_functions"),
     ("sql.bind", "sql.bind_aggregates"),
     ("sql.bind", "sql.bind_cte"),
