@@ -19,7 +19,8 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from sql.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, SqlError
-from sql.statements import _IDENT, _QNAME, ident, parse_sql
+from sql.parse import parse_sql
+from sql.statements import _IDENT, _QNAME, ident
 
 _VIEW = re.compile(
     rf"(?is)^create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?(?:materialized\s+)?view\s+"
