@@ -16,12 +16,8 @@ checkpoints, and the body is rendered over the final values.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import assert_never
 
-from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -29,6 +25,19 @@ from pyspark.sql import types as T
 from compute.plan import lir
 from compute.render import float_stats, limits, numeric_stats
 from compute.render.jsonb import checked
+from compute.render.rel import (
+    DIFF,
+    Rel,
+    RenderContext,
+    check_non_negative,
+    cname,
+    cnames,
+    consolidate,
+    expand,
+    positive_check,
+    select_rel,
+    wrap,
+)
 from compute.render.scalar import render_scalar
 from compute.render.scalar_intervals import interval_key
 from compute.render.spark_sql import lit, quote, raise_error, sql_type
@@ -41,131 +50,7 @@ from sql.errors import (
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
-DIFF = "diff"
 INLINE_CONSTANT_ROWS = 2000
-# iterations of a WITH MUTUALLY RECURSIVE block without a recursion limit before we give up
-MAX_ITERATIONS = 10_000
-
-
-def cname(i: int) -> str:
-    return f"c{i}"
-
-
-def cnames(n: int) -> list[str]:
-    return [cname(i) for i in range(n)]
-
-
-@dataclass(frozen=True, slots=True)
-class Rel:
-    """A query producing columns c0..c{arity-1} and diff."""
-
-    sql: str
-    arity: int
-
-
-@dataclass
-class RenderContext:
-    spark: SparkSession
-    read_source: Callable[[str, tuple[SqlType, ...]], Rel]
-    # the session to plan intermediate results in (by input size so far); default `spark`
-    planner: Callable[[], SparkSession] | None = None
-    lets: dict[str, Rel] = field(default_factory=dict)
-    # the dataflow's source MFPs (lir.Dataflow.source_mfps), by source id
-    source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
-    # EXPLAIN ANALYZE: every node's output, persisted, by node id
-    observed: dict[int, DataFrame] | None = None
-    # records of nodes inside recursive bindings (their last evaluation), by node id
-    counted: dict[int, int] = field(default_factory=dict)
-    # persisted (or checkpointed) DataFrames and their global views, freed by release()
-    persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
-    # raises the statement's cancellation error if it was cancelled (between Spark jobs)
-    check_interrupt: Callable[[], None] = lambda: None
-    max_iterations: int = MAX_ITERATIONS
-    # whether the inputs read so far are small enough to compute in one partition
-    # (sources are then cached as one partition: compute.render.sources)
-    tiny: Callable[[], bool] = lambda: False
-    # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
-    # iteration may stop once it has them (compute/render/letrec.py)
-    row_goal: int | None = None
-    # the time a maintained dataflow is rendered at: its temporal filters' mz_now()
-    # (compute.render.temporal); None: one-shot plans, where mz_now() is a literal already
-    time: int | None = None
-    _aliases: int = 0
-
-    def session(self) -> SparkSession:
-        return self.planner() if self.planner is not None else self.spark
-
-    def alias(self) -> str:
-        self._aliases += 1
-        return f"_t{self._aliases}"
-
-    def sub(self, r: Rel) -> str:
-        """`(query) AS _tN`: a relation usable in FROM."""
-        return f"({r.sql}) AS {self.alias()}"
-
-    def view(self, df: DataFrame, persist: bool) -> str:
-        """Register `df` as a global temporary view owned by this query; its SELECT text."""
-        name = f"mzq_{uuid.uuid4().hex}"
-        if persist:
-            df = df.persist()
-        df.createOrReplaceGlobalTempView(name)
-        self.persisted.append((df, name))
-        return f"SELECT * FROM global_temp.{name}"
-
-    def single(self, q: str) -> str:
-        """`q` in one partition when the inputs are tiny: Spark then knows it is a single
-        partition (as the one-partition sources are), so the operators above it need no
-        shuffle and the whole query runs as one stage (UNION ALL and VALUES do not keep it)."""
-        if not self.tiny():
-            return q
-        return f"SELECT /*+ COALESCE(1) */ * FROM ({q}) AS {self.alias()}"
-
-    def materialize(self, r: Rel) -> Rel:
-        """Compute `r` once for several readers: a lazy local checkpoint, computed (and kept)
-        by the query's own job the first time it is read.
-
-        The view's plan is a leaf: a persisted view would be inlined with its whole plan
-        wherever it is read (the cache is matched only after analysis), so nested Lets —
-        the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
-        try:
-            df = self.session().sql(r.sql).localCheckpoint(eager=False)
-        except Py4JJavaError as e:
-            if not _spark_unresolved_bug(e):
-                raise
-            # Spark's cache lookup canonicalizes a plan it has not finished resolving
-            # (UnresolvedException "Invalid call to qualifier on unresolved object", seen
-            # with several Lets over one source): the readers recompute the Let instead
-            return r
-        return Rel(self.view(df, persist=False), r.arity)
-
-    def checkpoint(self, df: DataFrame, arity: int) -> Rel:
-        """Compute `df` now and keep its rows: a local checkpoint, whose plan is a scan of the
-        stored rows, so queries built on it do not grow with the plans that produced it."""
-        df = df.localCheckpoint(eager=True)
-        name = f"mzq_{uuid.uuid4().hex}"
-        df.createOrReplaceGlobalTempView(name)
-        self.persisted.append((df, name))
-        return Rel(f"SELECT * FROM global_temp.{name}", arity)
-
-    def free(self, r: Rel) -> None:
-        """Release the view (and stored rows) behind `r`, made by view/materialize/checkpoint."""
-        for k, (_, name) in enumerate(self.persisted):
-            if r.sql == f"SELECT * FROM global_temp.{name}":
-                self._drop(*self.persisted.pop(k))
-                return
-        raise AssertionError(f"not a view of this query: {r.sql}")
-
-    def release(self, since: int = 0) -> None:
-        """Free everything persisted after the first `since` entries."""
-        while len(self.persisted) > since:
-            self._drop(*self.persisted.pop())
-
-    def _drop(self, df: DataFrame, name: str) -> None:
-        df.unpersist()
-        plan = df._jdf.queryExecution().logical()
-        if plan.getClass().getSimpleName() == "LogicalRDD" and plan.rdd().getStorageLevel().useMemory():
-            plan.rdd().unpersist(False)  # a local checkpoint's blocks
-        self.spark.catalog.dropGlobalTempView(name)
 
 
 def _local_uses(p: lir.Plan, lid: str) -> int:
@@ -181,48 +66,6 @@ def record_counts(ctx: RenderContext) -> dict[int, int]:
     """Records (data, diff rows) each observed node produced."""
     assert ctx.observed is not None
     return dict(sorted({**ctx.counted, **{nid: df.count() for nid, df in ctx.observed.items()}}.items()))
-
-
-def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | None = None,
-            group: list[str] | None = None, arity: int | None = None) -> Rel:
-    """SELECT exprs FROM r [WHERE ...] [GROUP BY ...]; exprs end with the diff column."""
-    q = f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}"
-    if where:
-        q += " WHERE " + " AND ".join(where)
-    if group:
-        q += " GROUP BY " + ", ".join(group)
-    return Rel(q, arity if arity is not None else len(exprs) - 1)
-
-
-def _wrap(ctx: RenderContext, q: str, arity: int, where: list[str]) -> Rel:
-    """Keep c0..c{arity-1}, diff of `q`'s rows satisfying `where`."""
-    return _select(ctx, Rel(q, arity), [*cnames(arity), DIFF], where)
-
-
-def _spark_unresolved_bug(e: Py4JJavaError) -> bool:
-    """Is `e` Spark's internal UnresolvedException (a plan canonicalized before resolution)?"""
-    try:
-        return "UnresolvedException" in e.java_exception.getClass().getName()
-    except Exception:  # the JVM is gone: not this case
-        return False
-
-
-def consolidate(r: Rel, ctx: RenderContext) -> Rel:
-    """Sum diffs of equal rows and drop zeros."""
-    cols = cnames(r.arity)
-    q = f"SELECT {', '.join([*cols, 'SUM(diff) AS diff'])} FROM {ctx.sub(r)}"
-    if cols:
-        q += " GROUP BY " + ", ".join(cols)
-    return Rel(q + " HAVING SUM(diff) <> 0", r.arity)
-
-
-def _positive(col: str, what: str) -> str:
-    """A predicate failing the query if a negative multiplicity reaches `what`."""
-    return f"(CASE WHEN {col} > 0 THEN TRUE ELSE {raise_error(f'Non-positive multiplicity in {what}', 'boolean')} END)"
-
-
-def check_non_negative(r: Rel, what: str, ctx: RenderContext) -> Rel:
-    return _select(ctx, r, [*cnames(r.arity), DIFF], [_positive(DIFF, what)])
 
 
 def constant_df(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame:
@@ -278,7 +121,7 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
     r, cols = mfp_columns(r, m, ctx)
     preds = [render_scalar(p, cols) for p in m.predicates]
     exprs = [f"{cols[c]} AS {cname(k)}" for k, c in enumerate(m.output)]
-    return _select(ctx, r, [*exprs, DIFF], preds)
+    return select_rel(ctx, r, [*exprs, DIFF], preds)
 
 
 def render(p: lir.Plan, ctx: RenderContext) -> Rel:
@@ -344,12 +187,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
 
 def negate(r: Rel, ctx: RenderContext) -> Rel:
     """-r: every diff negated."""
-    return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+    return select_rel(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
 
 
 def threshold(r: Rel, ctx: RenderContext) -> Rel:
     """The rows of positive multiplicity (consolidated)."""
-    return _select(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
+    return select_rel(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
 
 
 def union(rs: list[Rel], consolidate_output: bool, ctx: RenderContext) -> Rel:
@@ -363,15 +206,15 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
     cols = cnames(r.arity)
     if func == "unnest_list":
         (lst,) = exprs
-        exploded = _select(ctx, r, [*cols, f"explode({render_scalar(lst, cols)}) AS __v", DIFF], arity=r.arity)
-        return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", DIFF])
+        exploded = select_rel(ctx, r, [*cols, f"explode({render_scalar(lst, cols)}) AS __v", DIFF], arity=r.arity)
+        return select_rel(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", DIFF])
     if func in ("unnest_array", "unnest_array_with_ordinality"):
         # NULL and empty arrays yield no rows, like Postgres
         arr = render_scalar(exprs[0], cols)
         if func == "unnest_array":
-            return _select(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
-        exploded = _select(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
-        return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
+            return select_rel(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
+        exploded = select_rel(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
+        return select_rel(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
     if func.startswith("jsonb_"):
         return _jsonb_flat_map(r, func, render_scalar(exprs[0], cols), ctx)
     if func != "generate_series":
@@ -383,8 +226,8 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
         f" WHEN ({step} > 0 AND {start} <= {stop}) OR ({step} < 0 AND {start} >= {stop}) THEN sequence({start}, {stop}, {step})"
         " ELSE CAST(array() AS array<bigint>) END)"
     )
-    exploded = _select(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
-    return _select(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
+    exploded = select_rel(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
+    return select_rel(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
 
 
 def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
@@ -393,11 +236,11 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
     cols = cnames(r.arity)
     kind = {"jsonb_array_elements": "elements", "jsonb_array_elements_text": "elements_text",
             "jsonb_each": "each", "jsonb_each_text": "each_text", "jsonb_object_keys": "keys"}[func]
-    exploded = _select(ctx, r, [*cols, f"explode(mz_jsonb_rows('{kind}', {j})) AS __v", DIFF], arity=r.arity)
+    exploded = select_rel(ctx, r, [*cols, f"explode(mz_jsonb_rows('{kind}', {j})) AS __v", DIFF], arity=r.arity)
     key, val = checked("__v[0]"), checked("__v[1]")
     outs = [f"{key} AS {cname(r.arity)}", f"{val} AS {cname(r.arity + 1)}"] if kind.startswith("each") else \
         [f"{val if kind != 'keys' else key} AS {cname(r.arity)}"]
-    return _select(ctx, exploded, [*cols, *outs, DIFF])
+    return select_rel(ctx, exploded, [*cols, *outs, DIFF])
 
 
 def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext) -> Rel:
@@ -496,14 +339,14 @@ def grouped_outputs(ctx: RenderContext, grouped: Rel, where: list[str], outputs:
     """The groups' output rows (diff 1) from the grouped aggregates (see _grouped)."""
     reps = reps or {}
     sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
-    return _select(ctx, grouped, sel, where)
+    return select_rel(ctx, grouped, sel, where)
 
 
 def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ctx: RenderContext) -> Rel:
     match rp:
         case lir.ReduceDistinct():
             keyed, kc = _keyed(r, key, ctx)
-            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc, _key_reps(key))
+            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", positive_check("__n", "Distinct")], kc, _key_reps(key))
         case lir.ReduceAccumulable():
             return _accumulable(r, key, aggs, ctx)
         case lir.ReduceHierarchical(monotonic=True, must_consolidate=mc):
@@ -544,7 +387,7 @@ def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[
             exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
             exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key)
+    return keyed, kc, exprs, ["__n <> 0", positive_check("__n", "Reduce")], outs, _key_reps(key)
 
 
 def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
@@ -727,13 +570,6 @@ def order_sql(order: tuple[ColumnOrder, ...]) -> str:
     return ", ".join(f"{cname(o.column)} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in order)
 
 
-def expand(r: Rel, ctx: RenderContext, cap: int | None = None) -> Rel:
-    """One row per unit of (positive) multiplicity, at most `cap` copies of a row."""
-    n = DIFF if cap is None else f"least(diff, CAST({cap} AS BIGINT))"
-    reps = _select(ctx, r, [*cnames(r.arity), f"explode(sequence(CAST(1 AS BIGINT), {n})) AS __rep", DIFF], arity=r.arity)
-    return _select(ctx, reps, [*cnames(r.arity), "CAST(1 AS BIGINT) AS diff"])
-
-
 def _topk(r: Rel, group, order, limit, offset, tp: lir.TopKPlan, ctx: RenderContext) -> Rel:
     g = [cname(c) for c in group]
     match tp:
@@ -758,7 +594,7 @@ def _topk(r: Rel, group, order, limit, offset, tp: lir.TopKPlan, ctx: RenderCont
                     w = f"row_number() OVER (PARTITION BY {part} ORDER BY {_order_or_id(order)})"
                     inner = f"SELECT *, {w} AS __rn FROM ({hashed}) AS {ctx.alias()}"
                     hashed = f"SELECT {keep} FROM ({inner}) AS {ctx.alias()} WHERE __rn <= {limit + offset}"
-                rows = _wrap(ctx, hashed, rows.arity, [])
+                rows = wrap(ctx, hashed, rows.arity, [])
             return _window_topk(rows, g, order, offset, limit, ctx)
         case _:
             assert_never(tp)
@@ -775,11 +611,11 @@ def _window_topk(rows: Rel, g: list[str], order, offset: int, limit: int | None,
         if not offset:
             return Rel(q, rows.arity)
         numbered = f"SELECT *, row_number() OVER (ORDER BY {_order_or_id(order)}) AS __rn FROM ({q}) AS {ctx.alias()}"
-        return _wrap(ctx, numbered, rows.arity, [f"__rn > {offset}"])
+        return wrap(ctx, numbered, rows.arity, [f"__rn > {offset}"])
     part = f"PARTITION BY {', '.join(g)} " if g else ""
     numbered = f"SELECT *, row_number() OVER ({part}ORDER BY {_order_or_id(order)}) AS __rn FROM {ctx.sub(rows)}"
     cond = [f"__rn > {offset}"] + ([f"__rn <= {offset + limit}"] if limit is not None else [])
-    return _wrap(ctx, numbered, rows.arity, cond)
+    return wrap(ctx, numbered, rows.arity, cond)
 
 
 def _top1(r: Rel, g: list[str], order, ctx: RenderContext) -> Rel:
@@ -799,7 +635,7 @@ def _top1(r: Rel, g: list[str], order, ctx: RenderContext) -> Rel:
     q = f"SELECT {'MAX' if desc else 'MIN'}({payload}) AS __best FROM {ctx.sub(r)}"
     if g:
         q += " GROUP BY " + ", ".join(g)
-    return _select(ctx, Rel(q, 0), [*[f"__best.{c} AS {c}" for c in cols], "CAST(1 AS BIGINT) AS diff"],
+    return select_rel(ctx, Rel(q, 0), [*[f"__best.{c} AS {c}" for c in cols], "CAST(1 AS BIGINT) AS diff"],
                    [] if g else ["__best IS NOT NULL"])
 
 
