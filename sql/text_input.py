@@ -318,16 +318,15 @@ def _parse_bytea(s: str, t: SqlType) -> bytes:
     return parse_bytea(s)
 
 
+_UUID_RE = re.compile(r"(\{)?((?:[0-9a-fA-F]{4}-?){7}[0-9a-fA-F]{4})(?(1)\})")
+
+
 def _parse_uuid(s: str, t: SqlType) -> uuid.UUID:
-    v = s.strip()
-    if v.startswith("{") and v.endswith("}"):
-        v = v[1:-1]
-    if not re.fullmatch(r"[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}", v) or v.count("-") not in (0, 4):
-        if not re.fullmatch(
-            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", v
-        ):
-            raise _syntax(t, s)
-    return uuid.UUID(v.replace("-", ""))
+    """uuid_in: 32 hex digits, a hyphen allowed after any group of four, optionally in braces."""
+    m = _UUID_RE.fullmatch(s)
+    if m is None:
+        raise _syntax(t, s)
+    return uuid.UUID(m.group(2).replace("-", ""))
 
 
 def _parse_jsonb(s: str, t: SqlType) -> str:
