@@ -20,7 +20,7 @@ from sql.errors import (
     SYNTAX_ERROR,
     SqlError,
 )
-from sql.statements import ident
+from sql.lex import ident
 
 if TYPE_CHECKING:
     from server.session import Session

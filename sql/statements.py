@@ -14,8 +14,11 @@ from sqlglot.tokens import TokenType
 from sql.errors import SYNTAX_ERROR, SqlError, unsupported
 from sql.explain_options import explain_options as _explain_options
 from sql.lex import (
+    IDENT,
+    QNAME,
     ident,
     leading_words,
+    qname,
     strip_comments,
 )
 from sql.parse import parse_sql
@@ -206,14 +209,6 @@ Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | Crea
              | Subscribe | CopySubscribe | CreateSource)
 
 
-_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
-_QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
-
-
-def qname(s: str) -> tuple[str, ...]:
-    return tuple(ident(p) for p in re.findall(_IDENT, s))
-
-
 def _parse_value(v: str) -> str:
     v = v.strip()
     if v.startswith("'") and v.endswith("'") and len(v) >= 2:
@@ -282,7 +277,7 @@ def classify(sql: str) -> Statement:
     if w0 == "set":
         return _parse_set(text)
     if w0 == "reset":
-        m = re.match(rf"(?is)^reset\s+({_IDENT})\s*$", text)
+        m = re.match(rf"(?is)^reset\s+({IDENT})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in RESET")
         name = ident(m.group(1))
@@ -294,13 +289,13 @@ def classify(sql: str) -> Statement:
     if w0 == "copy":
         return _parse_copy(text)
     if w0 == "create" and len(words) > 1 and words[1] == "schema":
-        m = re.match(rf"(?is)^create\s+schema\s+(if\s+not\s+exists\s+)?({_QNAME})\s*$", text)
+        m = re.match(rf"(?is)^create\s+schema\s+(if\s+not\s+exists\s+)?({QNAME})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in CREATE SCHEMA")
         parts = qname(m.group(2))
         return CreateSchema(parts[-1], bool(m.group(1)))
     if w0 == "drop" and len(words) > 1 and words[1] == "schema":
-        m = re.match(rf"(?is)^drop\s+schema\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        m = re.match(rf"(?is)^drop\s+schema\s+(if\s+exists\s+)?({QNAME}(?:\s*,\s*{QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in DROP SCHEMA")
         names = tuple(qname(n)[-1] for n in re.split(r"\s*,\s*", m.group(2)))
@@ -308,7 +303,7 @@ def classify(sql: str) -> Statement:
     if w0 == "drop" and len(words) > 1 and words[1] in ("cluster", "secret", "connection", "sink", "type", "role", "database", "owned", "network", "user", "function"):
         raise unsupported(f"DROP {words[1].upper()}{' REPLICA' if words[1:3] == ['cluster', 'replica'] else ''}")
     if w0 == "drop":
-        m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({QNAME}(?:\s*,\s*{QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
         qnames = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
@@ -327,7 +322,7 @@ def classify(sql: str) -> Statement:
     if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function"):
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 == "deallocate":
-        m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({_IDENT})\s*$", text)
+        m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({IDENT})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in DEALLOCATE")
         raw = m.group(1)
@@ -393,13 +388,13 @@ _AS_OF = re.compile(r"(?is)\bas\s+of\s+(?:at\s+least\s+)?\S")
 
 
 def _parse_alter_system(text: str) -> Statement:
-    m = re.match(rf"(?is)^alter\s+system\s+set\s+({_IDENT})\s*(?:=|\s+to\s+)\s*(.+?)\s*$", text)
+    m = re.match(rf"(?is)^alter\s+system\s+set\s+({IDENT})\s*(?:=|\s+to\s+)\s*(.+?)\s*$", text)
     if m:
         raw = m.group(2)
         value = None if raw.lower() == "default" else ", ".join(
             _parse_value(p.strip()) for p in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", raw))
         return AlterSystem(ident(m.group(1)), value)
-    m = re.match(rf"(?is)^alter\s+system\s+reset\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^alter\s+system\s+reset\s+({IDENT})\s*$", text)
     if m:
         name = ident(m.group(1))
         return AlterSystem(None if name == "all" else name, None)
@@ -411,7 +406,7 @@ _OBJECT_KIND = r"(table|view|materialized\s+view|index|source)"
 
 def _parse_comment(text: str) -> Statement:
     """COMMENT ON {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE | COLUMN} name IS 'text' | NULL"""
-    m = re.match(rf"(?is)^comment\s+on\s+({_OBJECT_KIND[1:-1]}|column)\s+({_QNAME})\s+is\s+(null|[eE]?'(?:[^']|'')*')\s*$", text)
+    m = re.match(rf"(?is)^comment\s+on\s+({_OBJECT_KIND[1:-1]}|column)\s+({QNAME})\s+is\s+(null|[eE]?'(?:[^']|'')*')\s*$", text)
     if not m:
         m2 = re.match(r"(?is)^comment\s+on\s+(\w+(?:\s+\w+)?)", text)
         what = " ".join(m2.group(1).split()).upper() if m2 else ""
@@ -432,14 +427,14 @@ def _parse_comment(text: str) -> Statement:
 
 def _parse_rename(text: str) -> Statement:
     """ALTER {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE} [IF EXISTS] name RENAME TO new_name"""
-    m = re.match(rf"(?is)^alter\s+{_OBJECT_KIND}\s+(if\s+exists\s+)?({_QNAME})\s+rename\s+to\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^alter\s+{_OBJECT_KIND}\s+(if\s+exists\s+)?({QNAME})\s+rename\s+to\s+({IDENT})\s*$", text)
     if not m:
         raise SqlError(SYNTAX_ERROR, "syntax error in ALTER ... RENAME TO")
     return AlterRename(" ".join(m.group(1).lower().split()), qname(m.group(3)), ident(m.group(4)), bool(m.group(2)))
 
 
 def _parse_set(text: str) -> Statement:
-    m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({_IDENT}(?:\s*\.\s*{_IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
+    m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({IDENT}(?:\s*\.\s*{IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
     if m and ident(m.group(2).split(".")[-1]) == "time" and m.group(3).lower().startswith("zone"):
         return SetVar("timezone", _parse_value(m.group(3)[4:].strip()), bool(m.group(1) and "local" in m.group(1).lower()))
     if m and ident(m.group(2)) == "names":
@@ -471,7 +466,7 @@ def _parse_show(text: str) -> Statement:
         raise unsupported(" ".join(text.split()[:3]).upper())
     if low == "show transaction isolation level":
         return ShowVar("transaction_isolation")
-    m = re.match(rf"(?is)^show\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^show\s+({IDENT})\s*$", text)
     if m:
         return ShowVar(ident(m.group(1)))
     if low == "show time zone":
@@ -492,7 +487,7 @@ def _parse_explain(text: str) -> Statement:
         fmt = " ".join((m.group(3) or "text").lower().split())
         opts = _explain_options(m.group(2), stage, fmt)
         body = m.group(4)
-        mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
+        mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({QNAME})\s*$", body)
         if mo:
             return Explain(stage, opts, fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
@@ -508,12 +503,12 @@ def _parse_explain(text: str) -> Statement:
     mu = re.match(r"(?is)^explain\s+(timestamp|filter\s+pushdown|key\s+schema|value\s+schema|replan)\b", text)
     if mu:
         raise unsupported(f"EXPLAIN {' '.join(mu.group(1).upper().split())}")
-    mo = re.match(rf"(?is)^explain\s+(view|materialized\s+view|index)\s+({_QNAME})\s*$", text)
+    mo = re.match(rf"(?is)^explain\s+(view|materialized\s+view|index)\s+({QNAME})\s*$", text)
     if mo:  # EXPLAIN VIEW v (a view's optimized plan) | MATERIALIZED VIEW m | INDEX i (physical)
         kind = " ".join(mo.group(1).lower().split())
         return Explain("optimized" if kind == "view" else "physical", (), "text", ExplainObject(kind, qname(mo.group(2))))
     mo = re.match(rf"(?is)^explain\s+analyze\s+((?:memory|cpu)(?:\s*,\s*(?:memory|cpu))*)\s+(with\s+skew\s+)?"
-                  rf"for\s+(index|materialized\s+view)\s+({_QNAME})(\s+as\s+sql)?\s*$", text)
+                  rf"for\s+(index|materialized\s+view)\s+({QNAME})(\s+as\s+sql)?\s*$", text)
     if mo:
         props = tuple(dict.fromkeys(p.strip().lower() for p in mo.group(1).split(",")))
         return ExplainAnalyzeObject(props, bool(mo.group(2)), " ".join(mo.group(3).lower().split()), qname(mo.group(4)),
@@ -535,7 +530,7 @@ def _parse_explain(text: str) -> Statement:
 
 
 def _parse_copy(text: str) -> Statement:
-    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+from\s+stdin\b(.*)$", text)
+    m = re.match(rf"(?is)^copy\s+({QNAME})\s*(\(([^)]*)\))?\s+from\s+stdin\b(.*)$", text)
     if m:
         cols = tuple(ident(c) for c in m.group(3).split(",")) if m.group(3) else ()
         return CopyFrom(qname(m.group(1)), cols, _copy_options(m.group(4)))
@@ -547,7 +542,7 @@ def _parse_copy(text: str) -> Statement:
         if not isinstance(inner, Query):
             raise unsupported("COPY of this statement")
         return CopyTo(inner.ast, _copy_options(m.group(2)))
-    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
+    m = re.match(rf"(?is)^copy\s+({QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
     if m:
         select_list = m.group(3) or "*"
         return CopyTo(parse_sql(f"SELECT {select_list} FROM {m.group(1)}"), _copy_options(m.group(4)))
@@ -564,7 +559,7 @@ def _subscribe_query(text: str) -> exp.Expression:
     return inner.ast
 
 
-_IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({_IDENT}))?"
+_IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({IDENT}))?"
 
 
 def _check_temp_create(text: str, words: list[str]) -> None:
@@ -582,7 +577,7 @@ def _parse_create_view(text: str) -> Statement:
     if temp:  # CREATE [OR REPLACE] TEMP[ORARY] VIEW: parsed without the keyword
         text = text[: temp.start(1)] + text[temp.end(1):].lstrip()
     m = re.match(
-        rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({_QNAME})\s*"
+        rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({QNAME})\s*"
         rf"(\(([^)]*)\))?{_IN_CLUSTER}\s+as\s+(.*)$",
         text,
     )
@@ -600,8 +595,8 @@ def _parse_create_view(text: str) -> Statement:
 
 def _parse_create_index(text: str) -> Statement:
     m = re.match(
-        rf"(?is)^create\s+(default\s+|unique\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({_IDENT})\s+)?"
-        rf"(?:in\s+cluster\s+({_IDENT})\s+)?on\s+({_QNAME})\s*(?:\((.*)\))?\s*$",
+        rf"(?is)^create\s+(default\s+|unique\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({IDENT})\s+)?"
+        rf"(?:in\s+cluster\s+({IDENT})\s+)?on\s+({QNAME})\s*(?:\((.*)\))?\s*$",
         text,
     )
     if not m:

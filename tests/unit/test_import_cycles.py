@@ -31,10 +31,8 @@ KNOWN = frozenset({
     ("sql.bind", "sql.bind_scalar"),
     ("sql.bind", "sql.bind_windows"),
     ("sql.bind_aggregates", "sql.bind_ordered_set"),
-    ("sql.func", "sql.regex"),
     ("sql.interval", "sql.types"),
     ("sql.mir", "sql.transforms.analysis"),
-    ("sql.statements", "sql.statements_stream"),
 })
 
 
