@@ -31,7 +31,6 @@ KNOWN = frozenset({
     ("sql.bind", "sql.bind_scalar"),
     ("sql.bind", "sql.bind_windows"),
     ("sql.bind_aggregates", "sql.bind_ordered_set"),
-    ("sql.interval", "sql.types"),
     ("sql.mir", "sql.transforms.analysis"),
 })
 
