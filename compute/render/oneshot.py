@@ -23,7 +23,19 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import float_stats, limits, numeric_stats
+from compute.render import float_stats
+from compute.render.aggregates import (
+    EXPANDED_AGGREGATES,
+    LIST_AGGREGATES,
+    basic_aggregate,
+    finish_aggregate,
+    finish_cast,
+    interval_sum,
+    is_folded,
+    jsonb_equality_key,
+    minmax,
+    nonnull_diff,
+)
 from compute.render.jsonb import checked
 from compute.render.rel import (
     DIFF,
@@ -34,18 +46,17 @@ from compute.render.rel import (
     cnames,
     consolidate,
     expand,
+    mfp_columns,
     positive_check,
     select_rel,
     wrap,
 )
 from compute.render.scalar import render_scalar
-from compute.render.scalar_intervals import interval_key
 from compute.render.spark_sql import lit, quote, raise_error, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
     INTERNAL_ERROR,
     SqlError,
-    unsupported,
 )
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
@@ -88,25 +99,8 @@ def _constant(rows, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
     return Rel(ctx.single(f"SELECT * FROM VALUES {values} AS {ctx.alias()}({', '.join([*cnames(n), DIFF])})"), n)
 
 
-MAX_INLINE_EXPR = 10_000
 # a binding read several times over tiny inputs is repeated in the text up to this size
 INLINE_LET_CHARS = 60_000
-
-
-def mfp_columns(r: Rel, m: lir.Mfp, ctx: RenderContext) -> tuple[Rel, list[str]]:
-    """The SQL of every column of `m`'s space (input ++ expressions) over the returned
-    relation (`r`, with long expressions computed once as extra columns)."""
-    cols = cnames(m.input_arity)
-    for k, e in enumerate(m.expressions):
-        text = render_scalar(e, cols)
-        if len(text) > MAX_INLINE_EXPR:
-            # later references use a column instead of repeating the text (Catalyst still
-            # pushes the predicates below this projection)
-            name = f"m{k}"
-            r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
-            text = name
-        cols.append(text)
-    return r, cols
 
 
 def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
@@ -297,12 +291,6 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
-def jsonb_equality_key(x: str) -> str:
-    """A text equal for exactly the jsonb values `=` finds equal (1.0 = 1); a text without a
-    '.' has no number a different text could equal, so it is its own key."""
-    return f"(CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END)"
-
-
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
     """Evaluate the group key into columns k0..; keep the input columns. A jsonb key groups by
     its equality key (GROUP BY j puts 1.0 and 1 in one group, as jsonb `=` does), and its
@@ -359,10 +347,6 @@ def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ct
             assert_never(rp)
 
 
-def _nonnull_diff(x: str) -> str:
-    return f"SUM(CASE WHEN {x} IS NOT NULL THEN diff ELSE 0 END)"
-
-
 def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     keyed, kc, exprs, where, outs, reps = accumulable_parts(r, key, aggs, ctx)
     return _grouped(ctx, keyed, kc, exprs, where, outs, reps)
@@ -379,31 +363,15 @@ def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[
     for j, a in enumerate(aggs):
         x = render_scalar(a.expr, cols)
         if a.func == "count":
-            exprs.append(f"{_nonnull_diff(x)} AS a{j}")
+            exprs.append(f"{nonnull_diff(x)} AS a{j}")
             outs.append(f"a{j}")
         else:  # sum
             st = sql_type(a.typ)
             xv = f"CAST({x} AS {st})"
-            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
-            exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
+            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{interval_sum(x)} AS a{j}")
+            exprs.append(f"{nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
     return keyed, kc, exprs, ["__n <> 0", positive_check("__n", "Reduce")], outs, _key_reps(key)
-
-
-def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
-    if t is not None and t.name == "interval":
-        # Postgres orders intervals by their total (1 mon = 30 days), not field by field
-        return f"{'min_by' if func == 'min' else 'max_by'}({x}, {interval_key(x)})"
-    return f"{'MIN' if func == 'min' else 'MAX'}({x})"
-
-
-def _interval_sum(x: str) -> str:
-    """sum(interval): Postgres adds the three fields separately (weighted by diff here); the
-    sum of no (non-NULL) rows is a NULL interval, not a struct of NULL fields."""
-    fields = {f: f"SUM(CAST({x}.{f} AS BIGINT) * diff)" for f in ("months", "days", "micros")}
-    return (f"CASE WHEN {fields['months']} IS NOT NULL THEN CAST(named_struct("
-            + ", ".join(f"'{f}', {s}" for f, s in fields.items())
-            + ") AS struct<months:int,days:int,micros:bigint>) END")
 
 
 def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: RenderContext) -> Rel:
@@ -412,7 +380,7 @@ def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: Rend
         r = consolidate(r, ctx)
     cols = cnames(r.arity)
     keyed, kc = _keyed(r, key, ctx)
-    exprs = [f"{_minmax(render_scalar(a.expr, cols), a.func, a.typ)} AS a{j}" for j, a in enumerate(aggs)]
+    exprs = [f"{minmax(render_scalar(a.expr, cols), a.func, a.typ)} AS a{j}" for j, a in enumerate(aggs)]
     exprs.append("MIN(diff) AS __mind")
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
     msg = "tried to build a monotonic reduction on non-monotonic input"
@@ -433,112 +401,12 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
         level = [*kc, f"pmod(__h, {b}) AS __h", *[f"MIN({v}) AS {v}" for v in reps.values()],
-                 *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+                 *[f"{minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
         by = ", ".join([*kc, f"pmod(__h, {b})"])
         vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
-    final = [f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
+    final = [f"{minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
     # a global aggregate over empty input has no group
     return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs], reps)
-
-
-# aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
-_EXPANDED = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg", "stddev_samp", "stddev_pop", "var_samp", "var_pop"})
-_LISTS = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
-
-
-def basic_aggregate(a: AggregateExpr, x: str) -> str:
-    match a.func, a.distinct:
-        case "count", False:
-            return _nonnull_diff(x)
-        case "count", True if a.expr.typ.name == "jsonb":
-            # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
-            # without a '.' has no number a different text could equal
-            return f"COUNT(DISTINCT {jsonb_equality_key(x)})"
-        case "count", True:
-            return f"COUNT(DISTINCT {x})"
-        case "sum", False if a.typ.name == "interval":
-            return _interval_sum(x)
-        case "sum", True if a.typ.name == "interval":
-            raise unsupported("sum(DISTINCT interval)")
-        case "sum", False:
-            st = sql_type(a.typ)
-            return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
-        case "sum", True:
-            return f"SUM(DISTINCT CAST({x} AS {sql_type(a.typ)}))"
-        case ("min" | "max"), _:
-            return _minmax(x, a.func, a.typ)
-        case ("bool_or" | "bool_and"), _:
-            return f"{a.func}({x})"
-        case "any_value", _:
-            return f"any_value({x})"
-        case _ if _folded(a):
-            # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
-            return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
-            # the exact values (in their own scale, never rounded), for compute.render.numeric_stats
-            return f"{'collect_set' if a.distinct else 'collect_list'}({x})"
-        case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
-            # the records (NULL: filtered out); ordered, distinct and finished afterwards
-            return f"collect_list({x})"
-    raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
-
-
-def _compare(order: tuple[ColumnOrder, ...]) -> str:
-    """A comparator lambda for array_sort over records, ordering by the record fields."""
-    out = "0"
-    for o in reversed(order):
-        a, b = f"l.f{o.column}", f"r.f{o.column}"
-        lt, gt = ("1", "-1") if o.desc else ("-1", "1")
-        nf, nl = ("1", "-1") if o.nulls_last else ("-1", "1")
-        out = (f"CASE WHEN {a} IS NULL AND {b} IS NULL THEN {out} WHEN {a} IS NULL THEN {nf} WHEN {b} IS NULL THEN {nl}"
-               f" WHEN {a} < {b} THEN {lt} WHEN {a} > {b} THEN {gt} ELSE {out} END")
-    return f"(l, r) -> {out}"
-
-
-def _folded(a: AggregateExpr) -> bool:
-    """Float statistics computed like Postgres' float8_accum / float8_regr_accum."""
-    return a.func in float_stats.FOLDED and a.typ.name == "float8"
-
-
-def finish_cast(a: AggregateExpr, v: str) -> str:
-    """The finished value `v` of `a` in its result type; a numeric statistic keeps its own
-    scale (compute.render.numeric_stats: exact to 24 digits, never rounded to 10)."""
-    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
-        return v
-    return f"CAST({v} AS {sql_type(a.typ)})"
-
-
-def finish_aggregate(a: AggregateExpr, v: str) -> str:
-    """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
-    if _folded(a):
-        return float_stats.fold(a.func, v)
-    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
-        return numeric_stats.call(v, a.func)
-    if a.func not in _LISTS:
-        return v
-    recs = f"array_distinct({v})" if a.distinct else v
-    if a.order_by:
-        recs = f"array_sort({recs}, {_compare(a.order_by)})"
-    if a.func == "array_agg":
-        # no rows: NULL, not an empty array
-        return f"(CASE WHEN size({v}) > 0 THEN transform({recs}, s -> s.f0) END)"
-    if a.func == "jsonb_agg":
-        # the values' jsonb texts (SQL NULL is JSON null) in an array's canonical text
-        return f"(CASE WHEN size({v}) > 0 THEN concat('[', array_join(transform({recs}, s -> s.f0), ', ', 'null'), ']') END)"
-    if a.func == "jsonb_object_agg":
-        return checked(f"mz_jsonb_object_agg(transform({recs}, s -> s.f0), transform({recs}, s -> s.f1))")
-    # string_agg: NULL values are skipped; every value but the first is preceded by its
-    # own row's separator (a NULL separator adds nothing)
-    vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
-    if a.typ.name == "bytea":
-        parts = f"transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, X''), s.f0) END)"
-        return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN aggregate({parts}, X'', (acc, p) -> concat(acc, p)) END)"
-    joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
-    # Postgres' buffer holds every value with its separator (the first one's is skipped at
-    # the end): over the 1 GB limit it fails before Spark builds the string
-    total = f"aggregate({vals}, 0L, (acc, s) -> acc + octet_length(s.f0) + coalesce(octet_length(s.f1), 0))"
-    joined = limits.joined_text(total, joined)
-    return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
 
 
 def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
@@ -549,7 +417,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
 
         return window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
-    if any((a.func in _EXPANDED or _folded(a)) and not a.distinct for a in aggs):
+    if any((a.func in EXPANDED_AGGREGATES or is_folded(a)) and not a.distinct for a in aggs):
         c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
@@ -557,7 +425,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS or a.func in float_stats.FOLDED:
+        if a.func in LIST_AGGREGATES or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
             outs.append(finish_cast(a, finish_aggregate(a, f'a{j}')))
         else:

@@ -11,12 +11,15 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.plan import lir
+from compute.render.scalar import render_scalar
 from compute.render.spark_sql import raise_error
 from sql.types import SqlType
 
 DIFF = "diff"
 # iterations of a WITH MUTUALLY RECURSIVE block without a recursion limit before we give up
 MAX_ITERATIONS = 10_000
+# an expression longer than this is computed once as a column (mfp_columns)
+MAX_INLINE_EXPR = 10_000
 
 
 def cname(i: int) -> str:
@@ -187,3 +190,19 @@ def expand(r: Rel, ctx: RenderContext, cap: int | None = None) -> Rel:
     n = DIFF if cap is None else f"least(diff, CAST({cap} AS BIGINT))"
     reps = select_rel(ctx, r, [*cnames(r.arity), f"explode(sequence(CAST(1 AS BIGINT), {n})) AS __rep", DIFF], arity=r.arity)
     return select_rel(ctx, reps, [*cnames(r.arity), "CAST(1 AS BIGINT) AS diff"])
+
+
+def mfp_columns(r: Rel, m: lir.Mfp, ctx: RenderContext) -> tuple[Rel, list[str]]:
+    """The SQL of every column of `m`'s space (input ++ expressions) over the returned
+    relation (`r`, with long expressions computed once as extra columns)."""
+    cols = cnames(m.input_arity)
+    for k, e in enumerate(m.expressions):
+        text = render_scalar(e, cols)
+        if len(text) > MAX_INLINE_EXPR:
+            # later references use a column instead of repeating the text (Catalyst still
+            # pushes the predicates below this projection)
+            name = f"m{k}"
+            r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
+            text = name
+        cols.append(text)
+    return r, cols

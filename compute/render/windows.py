@@ -5,7 +5,7 @@ frame, else by joining each row to the rows of its frame (compute.render.frames)
 from __future__ import annotations
 
 from compute.render import float_stats, frames
-from compute.render.oneshot import basic_aggregate, finish_aggregate, finish_cast
+from compute.render.aggregates import basic_aggregate, finish_aggregate, finish_cast
 from compute.render.rel import (
     Rel,
     RenderContext,
