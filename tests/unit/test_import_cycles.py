@@ -18,7 +18,6 @@ PACKAGES = ("sql", "compute", "catalog", "server")
 KNOWN = frozenset({
     ("compute.controller", "compute.subscribe"),
     ("compute.render.letrec", "compute.render.oneshot"),
-    ("server.system_sql", "server.system_sql_functions"),
     ("sql.bind", "sql.bind_aggregates"),
     ("sql.bind", "sql.bind_cte"),
     ("sql.bind", "sql.bind_from"),
