@@ -21,7 +21,8 @@ from sql import mir
 from sql.bind import BoundQuery
 from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Annotations, Mir, explain_mir, mir_types
+from sql.mir import Mir, mir_types
+from sql.mir_explain import Annotations, explain_mir
 from sql.mir_json import mir_json
 from sql.optimize import optimize
 from sql.scalar import Scalar, redacted_literals

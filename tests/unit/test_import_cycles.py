@@ -28,7 +28,6 @@ KNOWN = frozenset({
     ("sql.bind", "sql.bind_scalar"),
     ("sql.bind", "sql.bind_windows"),
     ("sql.bind_aggregates", "sql.bind_ordered_set"),
-    ("sql.mir", "sql.transforms.analysis"),
 })
 
 
