@@ -1,5 +1,4 @@
-"""Expressions of the catalog-query rewrite (columns, keywords, comparisons, operators, casts,
-reg* resolution), as a mixin of server.system_sql.Rewriter."""
+"""Expression rewriting of catalog queries (columns, operators, casts, reg*), as a mixin of Rewriter."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Utility statements the system handler runs itself (transaction characteristics, DISCARD,
-savepoints, cursors: DECLARE / FETCH / MOVE / CLOSE), as a mixin of SystemHandler."""
+"""Utility statements SystemHandler runs itself (DISCARD, savepoints, cursors, ...), as a mixin."""
 
 from __future__ import annotations
 

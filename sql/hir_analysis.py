@@ -1,5 +1,4 @@
-"""Analyses of HIR relations that lowering and binding consult: free (outer) columns and
-levels, local Gets, row-count bounds, scalar subqueries."""
+"""Analyses of HIR relations: free outer columns and levels, local Gets, row-count bounds."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Interval typmods: the field range and seconds precision Postgres packs into an interval's
-typmod (INTERVAL_TYPMOD), and their format_type() text."""
+"""Interval typmods (INTERVAL_TYPMOD: field range, seconds precision) and their format_type() text."""
 
 from __future__ import annotations
 

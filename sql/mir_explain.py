@@ -1,5 +1,4 @@
-"""EXPLAIN text of MIR plans: the operator tree with its annotations (arity, types, keys),
-join implementations and humanized column names."""
+"""EXPLAIN text of MIR plans: operator tree, annotations, join implementations, humanized names."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""parse_sql: SQL text -> sqlglot AST in the Postgres dialect as mzspark reads it (calls keep
-the name written, 42601 errors with a position, unquoted identifiers folded)."""
+"""parse_sql: SQL text -> sqlglot AST, in the Postgres dialect as mzspark reads it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""System relation rows: their Arrow tables, and the builders of pg_type, pg_class,
-pg_attribute, pg_index and mz_* rows from catalog items."""
+"""System relation rows: their Arrow tables and the pg_* / mz_* row builders over catalog items."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Spark SQL of one aggregate over a consolidated group (diff-weighted): the aggregate call,
-its finishing cast, and the keys jsonb values group by."""
+"""Spark SQL of one aggregate over a consolidated (diff-weighted) group, and its finishing cast."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Rendered relations (Rel: Spark SQL text over columns c0..cN and diff), the render context,
-and the SQL steps every operator uses: select, consolidate, non-negativity checks, expand."""
+"""Rendered relations (Rel), the render context, and the SQL steps every operator shares."""
 
 from __future__ import annotations
 

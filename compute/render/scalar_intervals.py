@@ -1,4 +1,4 @@
-"""Spark SQL of interval values (a struct months/days/micros) and the date/time functions over them: arithmetic, extract, date_trunc, age, justify_*."""
+"""Spark SQL of intervals (months/days/micros structs): arithmetic, extract, date_trunc, age, justify."""
 
 from __future__ import annotations
 

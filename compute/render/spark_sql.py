@@ -1,4 +1,4 @@
-"""Spark SQL text building blocks: type names, string and typed literals, casts, raise_error and let-bindings of lambda variables."""
+"""Spark SQL text building blocks: type names, literals, casts, raise_error, let-bindings."""
 
 from __future__ import annotations
 

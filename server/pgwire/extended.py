@@ -1,4 +1,4 @@
-"""The extended query protocol (Parse, Bind, Describe, Execute, Close) of a Connection, as a mixin."""
+"""The extended query protocol (Parse/Bind/Describe/Execute/Close) of a Connection, as a mixin."""
 
 from __future__ import annotations
 

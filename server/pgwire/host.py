@@ -1,5 +1,4 @@
-"""ConnectionHost: the listener as a connection sees it (a Protocol, so connection.py does
-not import server.py)."""
+"""ConnectionHost: the listener as a Connection sees it (a Protocol, so connection.py needs no server.py)."""
 
 from __future__ import annotations
 
