@@ -352,6 +352,9 @@ def _parse_char(s: str, t: SqlType) -> str:
     raise unsupported('this "char" input')
 
 
+_REG_TYPES = frozenset({"regclass", "regtype", "regproc", "regprocedure", "regnamespace", "regrole"})
+
+
 def _parse_reg(s: str, t: SqlType) -> int | str:
     """reg* input: an OID, else the name (resolved against the catalog by the caller)."""
     return int(s) if s.strip().isdigit() else s
@@ -469,7 +472,10 @@ def parse_text(s: str, t: SqlType) -> Any:
 
 def parse_value(s: str, t: SqlType) -> Any:
     """`parse_text` for a value the engine computes with: a numeric NaN / Infinity (also
-    inside an array) is refused with 0A000, as Spark's decimal has neither."""
+    inside an array) is refused with 0A000, as Spark's decimal has neither, and so is a reg*
+    value (its input needs the catalog: only catalog queries resolve it)."""
+    if t.name in _REG_TYPES:
+        raise unsupported(f"text input of type {type_label(t)} outside catalog queries")
     v = parse_text(s, t)
     for d in v if isinstance(v, list) else (v,):
         if isinstance(d, Decimal) and not d.is_finite():
