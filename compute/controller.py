@@ -110,6 +110,8 @@ class Controller:
     tick: Callable[[], object] | None = None
     # compute_replica_expiration_offset in ms (0: off), read when a dataflow hydrates
     expiration_offset: Callable[[], int] = lambda: 0
+    # the read timestamps of open transactions: every shard stays readable at them
+    txn_holds: Callable[[], list[int]] = lambda: []
     replica: Replica = field(default_factory=lambda: Replica(int(time.time() * 1000)))
     _dataflows: dict[str, Maintained] = field(default_factory=dict)
     _work: threading.RLock = field(default_factory=threading.RLock)  # one step (or install) at a time
@@ -337,6 +339,7 @@ class Controller:
             if m.is_mv and m.item.shard_id == shard_id:
                 holds.append(m.frontier - 1)
         holds.extend(self.subscribes.holds(shard_id))
+        holds.extend(self.txn_holds())
         return min(holds) if holds else None
 
     def _loop(self) -> None:
@@ -596,11 +599,21 @@ class Controller:
             self._maybe_compact(m)
 
     def _failed(self, m: Maintained, e: Exception, at: int) -> None:
+        from compute.render.arrangement import state_lost
         from compute.render.errors import translate_spark_error
 
         lost = self.compute.lost_error(self.compute.current, e)
         if lost is not None:
             self._rehydrate = True
+            return
+        if state_lost(e):
+            # an executor holding its arrangements is gone: hydrate it again from its inputs
+            log.warning("%s lost state held by an executor: rehydrating", m.item.qualified_name)
+            with self._changed:
+                self._free(m)
+                self._observe(m)
+                if not m.is_mv:
+                    m.frontier = 0
             return
         err = e if isinstance(e, SqlError) else translate_spark_error(e)
         if m.error is None:

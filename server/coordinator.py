@@ -18,7 +18,7 @@ from server.explain_timestamp import explain_timestamp
 from server.group_commit import GroupCommitter
 from server.queries import QueriesMixin
 from server.resolver import Resolver
-from server.session import SESSION_VARS, SYSTEM_ONLY, Session, Transaction, parse_offset_ms
+from server.session import SESSION_VARS, Session, Transaction, parse_offset_ms
 from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.sources import SourcesMixin
 from server.subscribe import SubscribeMixin, SubscribeRows
@@ -55,6 +55,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         self.write_lock = threading.Lock()
         self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
+        self._txn_hold_lock = threading.Lock()  # transactions' read timestamps (txn_read_holds)
         self._compacting: set[str] = set()
         self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
         self._closed = False
@@ -71,7 +72,8 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
 
         self.spark()
         self.controller = Controller(self.catalog, self.oracle, self.compute, self._maintained_dataflow,
-                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms)
+                                     tick=self._fresh_read_ts, expiration_offset=self._expiration_offset_ms,
+                                     txn_holds=self.txn_read_holds)
         self.compute.on_restart(self.controller.driver_restarted)
         self.controller.start()
         from server.load_generator import LoadGenerators
@@ -386,9 +388,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 return CommandResult("SET")
             case st.ResetVar(name=name):
                 if name is None:
-                    for k in SESSION_VARS:
-                        if k not in SYSTEM_ONLY and k not in ("server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser", "mz_version"):
-                            session.set(k, None)
+                    session.reset_all()
                 else:
                     session.set(name, None)
                 return CommandResult("RESET")

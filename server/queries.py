@@ -44,6 +44,8 @@ class QueriesMixin:
     compute: Compute
     system: Any
     _fresh_read_ts: Any  # server.writes.WritesMixin
+    _txn_hold_lock: Any  # threading.Lock (server.coordinator)
+    _sessions: Any
     _monotonic_sources: Any  # server.sources.SourcesMixin
     controller: Any
 
@@ -144,6 +146,13 @@ class QueriesMixin:
             return pipeline.to_mir_rel(resolver.view_hir(item))
         return pipeline.get_storage(item.id, item.qualified_name, tuple(c.type for c in item.columns))
 
+    def txn_read_holds(self) -> list[int]:
+        """The read timestamps of open transactions: compaction keeps every shard readable at
+        them (a transaction's reads all see its first read's snapshot)."""
+        with self._txn_hold_lock:
+            return [s.txn.read_ts for s in list(self._sessions.values())
+                    if s.txn is not None and s.txn.read_ts is not None and not s.txn.implicit]
+
     def _read_ts(self, session: Session) -> int:
         txn = session.txn
         if txn is not None and txn.implicit:
@@ -156,7 +165,10 @@ class QueriesMixin:
                 raise SqlError(INVALID_TRANSACTION_STATE, "transaction in write-only mode")
             txn.kind = "read"
             if txn.read_ts is None:
-                txn.read_ts = self._fresh_read_ts()
+                # under the lock the read holds are computed with: a compaction either sees
+                # this hold or began before this timestamp was taken (its since is at most it)
+                with self._txn_hold_lock:
+                    txn.read_ts = self._fresh_read_ts()
             return txn.read_ts
         return self._fresh_read_ts()
 

@@ -293,6 +293,12 @@ class Session:
             raise SqlError(UNDEFINED_PARAMETER, f'unrecognized configuration parameter "{name}"')
         return self.vars[key]
 
+    def reset_all(self) -> None:
+        """RESET ALL / DISCARD ALL: every variable a session may set back to its default."""
+        for k in SESSION_VARS:
+            if k not in READ_ONLY and k not in SYSTEM_ONLY:
+                self.set(k, None)
+
     def set(self, name: str, value: str | None, system: bool = False) -> None:
         """SET (or, `system`, the value ALTER SYSTEM SET validates and normalizes)."""
         key = name.lower()

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from server.api import ColumnDesc, CommandResult, Prepared, Result, RowsResult
-from server.session import READ_ONLY, SESSION_VARS
 from server.subscribe import FetchRows, SubscribeRows, fetch_timeout_ms
 from sql.errors import (
     ACTIVE_SQL_TRANSACTION,
@@ -168,9 +167,7 @@ class UtilityMixin:
         if what == "ALL":
             if session.txn is not None:
                 raise SqlError(ACTIVE_SQL_TRANSACTION, "DISCARD ALL cannot run inside a transaction block")
-            for k in SESSION_VARS:
-                if k not in READ_ONLY:
-                    session.set(k, None)
+            session.reset_all()
             self._close_all(session)
         return CommandResult(f"DISCARD {what}")
 

@@ -119,6 +119,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
     df = (df.sortWithinPartitions(HASH) if sort else df).persist()
+    _truncate_lineage(df)
     got: tuple[int, ...] | None = None
     extent: tuple[int, int] | None = None
     try:
@@ -142,6 +143,25 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     view = f"mzd_{uuid.uuid4().hex}"
     leaf.createOrReplaceGlobalTempView(view)
     return Stored(leaf, df, view, rows, arity, got, extent)
+
+
+def _truncate_lineage(df: DataFrame) -> None:
+    """Mark the cached column batches of (persisted) `df` for a local checkpoint: once the
+    job computing them ends, their RDD no longer depends on the pieces it was computed from.
+    Without it every piece's lineage holds every earlier piece's (a step reads the last one):
+    the scheduler walks that history at each job, and a step's cost grows with the number of
+    steps taken (measured: stages per step job 8 -> 47 over 40 steps; 1 with the checkpoint).
+    The batches stay in the block manager (memory, then disk), so reads keep their
+    in-memory batch pruning; the price is that a lost executor loses them for good (Spark's
+    "Checkpoint block ... not found"): the controller then rehydrates the dataflow."""
+    plan = df._jdf.queryExecution().withCachedData()
+    if plan.getClass().getSimpleName() == "InMemoryRelation":
+        plan.cacheBuilder().cachedColumnBuffers().localCheckpoint()
+
+
+def state_lost(e: BaseException) -> bool:
+    """Whether Spark failed because checkpointed state is gone (its executor was lost)."""
+    return "Checkpoint block" in str(e) and "not found" in str(e)
 
 
 @dataclass

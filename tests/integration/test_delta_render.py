@@ -318,3 +318,65 @@ def test_failed_step_leaves_the_state_unchanged(env: dict[str, Any]) -> None:
         assert out == pg_rows(env["pg"], sql, inputs)
     finally:
         flow.close()
+
+
+def _last_job_stages(spark: Any) -> int:
+    st = spark.sparkContext.statusTracker()
+    job = st.getJobInfo(max(st.getJobIdsForGroup(None)))
+    return len(job.stageIds)
+
+
+def test_a_steps_jobs_do_not_grow_with_the_steps_taken(env: dict[str, Any]) -> None:
+    """Each stored piece's lineage is cut when it is computed: the Spark job of the 20th step
+    has as many stages as the 3rd (without it, the scheduler walks every earlier step's
+    pieces: stages grew 8 -> 47 over 40 steps), and the output stays right."""
+    from compute.render import oneshot
+    from compute.render.delta import DeltaDataflow
+
+    sql = QUERIES["inner_join_reduce"]
+    spark = env["spark"]
+    df = maintained_plan(env["gs"], sql)
+    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
+    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
+    by_name = {v: k for k, v in ids.items()}
+    inputs = Inputs(11, types)
+    flow = DeltaDataflow(spark, df)
+    stages = []
+    try:
+        out = as_bag(oneshot.arrow_rows(flow.hydrate({by_name[t]: oneshot.constant_df(spark, inputs.batch(t, 6, 0), types[by_name[t]])
+                                                      for t in ("t1", "t2")}).toArrow(), df.types))
+        for _ in range(20):
+            delta = {by_name["t1"]: oneshot.constant_df(spark, inputs.batch("t1", 1, 1), types[by_name["t1"]])}
+            for key, v in as_bag(oneshot.arrow_rows(flow.step(delta).toArrow(), df.types)).items():
+                out[key] = out.get(key, 0) + v
+            stages.append(_last_job_stages(spark))
+        out = {key: v for key, v in out.items() if v}
+        assert out == pg_rows(env["pg"], sql, inputs)
+        assert max(stages[2:]) <= stages[2] + 1, stages
+    finally:
+        flow.close()
+
+
+def test_state_lost_with_its_executor_is_recognized(env: dict[str, Any]) -> None:
+    """A piece whose blocks are gone (its executor was lost: here its blocks are
+    removed) fails the next step with the error the controller rehydrates on."""
+    from compute.render import oneshot
+    from compute.render.arrangement import state_lost
+    from compute.render.delta import DeltaDataflow
+
+    spark = env["spark"]
+    df = maintained_plan(env["gs"], QUERIES["accumulable"])
+    sid = df.sources[0][0]
+    types = tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns)
+    flow = DeltaDataflow(spark, df)
+    try:
+        flow.hydrate({sid: oneshot.constant_df(spark, [((1, 2, "x"), 1), ((2, 3, "y"), 1)], types)})
+        for pieces in flow.state_pieces().values():
+            for p in pieces:
+                imr = p.cached._jdf.queryExecution().withCachedData()
+                imr.cacheBuilder().cachedColumnBuffers().unpersist(True)  # its blocks are gone
+        with pytest.raises(Exception) as e:
+            flow.step({sid: oneshot.constant_df(spark, [((1, 5, "z"), 1)], types)}).toArrow()
+        assert state_lost(e.value), str(e.value)[:500]
+    finally:
+        flow.close()
