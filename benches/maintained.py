@@ -152,6 +152,7 @@ def bench_left_join_stack(spark: Any, gs: Any, n: int, joins: int, flag: bool) -
     """Records out of each Union (the LEFT JOINs' negated-input and output Unions) in a 1-row
     step of foo, by node id."""
     from compute.plan import lir, pipeline
+    from compute.plan.flags import PlanFlags
     from compute.render import delta as delta_mod
     from compute.render.delta import DeltaDataflow
     from tests.integration.test_delta_render import maintained_plan
@@ -168,7 +169,7 @@ def bench_left_join_stack(spark: Any, gs: Any, n: int, joins: int, flag: bool) -
         b = Binder(Resolver(gs.coord.catalog, gs.session, gs.coord.system))
         m = pipeline.optimize(pipeline.to_mir_rel(b._finish_nested(b.bind_query(target.query, top=False))))
         df = pipeline.dataflow(m, None, name="mv", single_time=False,
-                               flags=pipeline.PlanFlags(enable_consolidate_after_union_negate=False))
+                               flags=PlanFlags(enable_consolidate_after_union_negate=False))
     ids = {qn.split(".")[-1]: sid for sid, qn in df.sources}
     frames = {ids["foo"]: spark.sql(f"SELECT CAST(id AS INT) AS c0, CAST(id % 97 AS INT) AS c1, CAST(1 AS BIGINT) AS diff FROM range({n})")}
     for j in range(1, joins + 1):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from typing import Protocol
 
 from sql.types import SqlType
 
@@ -98,3 +100,25 @@ class ClusterReplica:
     id: str
     name: str
     cluster_id: str
+
+
+class CatalogReader(Protocol):
+    """What the system relations (catalog.system.db) read from the catalog: its objects,
+    the version that changes with every DDL, and the lock that makes a read consistent."""
+
+    _lock: threading.RLock
+
+    @property
+    def version(self) -> int: ...
+
+    def schemas(self) -> list[tuple[int, str]]: ...
+
+    def is_system_schema(self, name: str) -> bool: ...
+
+    def items(self, kind: str | None = None) -> list[Item]: ...
+
+    def clusters(self) -> list[Cluster]: ...
+
+    def cluster_replicas(self) -> list[ClusterReplica]: ...
+
+    def comments(self) -> dict[tuple[str, int], str]: ...

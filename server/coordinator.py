@@ -22,6 +22,7 @@ from server.session import SESSION_VARS, Session, Transaction, parse_offset_ms
 from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.sources import SourcesMixin
 from server.subscribe import SubscribeMixin, SubscribeRows
+from server.system import SystemHandler
 from server.temp import is_temp_name
 from server.writes import WritesMixin
 from sql import statements as st
@@ -58,8 +59,6 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         self._compacting: set[str] = set()
         self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
         self._closed = False
-        from server.system import SystemHandler
-
         self.system = SystemHandler(self)
         self.controller: Any = None  # compute.controller.Controller, once compute runs
         # system variable defaults from server flags (ALTER SYSTEM SET overrides them)

@@ -27,6 +27,7 @@ from sql.errors import (
     SqlError,
     unsupported,
 )
+from sql.parse import parse_sql
 from sql.scalar import Column as ColRef
 from sql.temporal import check_maintainable
 from sql.types import TEXT
@@ -167,7 +168,7 @@ class DdlMixin:
             keys = tuple(ColRef(i, c.type) for i, c in enumerate(on.columns))
         else:
             texts = s.keys
-            keys = tuple(b.scalar(st.parse_sql(f"SELECT {k}").expressions[0], scope) for k in s.keys)
+            keys = tuple(b.scalar(parse_sql(f"SELECT {k}").expressions[0], scope) for k in s.keys)
         return on, keys, texts
 
     def _index_name(self, on: Item, s: st.CreateIndex) -> str:

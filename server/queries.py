@@ -12,9 +12,9 @@ from typing import Any
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
 from compute.plan import lir, pipeline
+from compute.plan.flags import PlanFlags
 from compute.plan.lookup import find_lookup
 from compute.plan.non_negative import non_negative
-from compute.plan.pipeline import PlanFlags
 from server.api import ColumnDesc, RowsResult
 from server.compute import Compute
 from server.resolver import Resolver

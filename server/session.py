@@ -169,7 +169,7 @@ _DURATION_UNITS = (("day", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1
 def parse_offset_ms(name: str, value: str) -> int:
     """An interval setting in ms ('1 day', '30s', '00:00:05', '0'; months count 30 days);
     never negative."""
-    from sql.literal import parse_interval
+    from sql.interval import parse_interval
 
     v = value.strip().strip("'")
     try:

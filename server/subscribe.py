@@ -34,6 +34,7 @@ from sql import statements as st
 from sql.bind import Binder
 from sql.errors import QUERY_CANCELED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, SqlError, unsupported
 from sql.mir import Constant
+from sql.parse import parse_sql
 from sql.temporal import check_maintainable
 from sql.types import BOOL, INT8, NUMERIC
 
@@ -238,7 +239,7 @@ class SubscribeMixin:
         if re.fullmatch(r"\d+", text):
             return int(text)
         b = Binder(Resolver(self.catalog, session, self.system))
-        bound = b.bind_query(st.parse_sql(f"SELECT {text}"))
+        bound = b.bind_query(parse_sql(f"SELECT {text}"))
         if b.dependencies or b.params:
             raise SqlError("42P10", f"{what} must be a constant expression")
         m = pipeline.optimized_mir(bound, now=now)

@@ -231,7 +231,7 @@ def _coerce(n: exp.Expression, other: SqlType | None) -> exp.Expression:
 
 def _array_literal(text: str) -> list[Any]:
     """Elements of a Postgres array literal ('{a,b}'), as text."""
-    from server.pgwire.codec import parse_text
+    from sql.text_input import parse_text
 
     return parse_text(text, SqlType("_text"))
 

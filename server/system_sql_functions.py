@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from sqlglot import exp
 
@@ -35,13 +35,28 @@ from sql.errors import (
 )
 from sql.types import SqlType
 
-if TYPE_CHECKING:
-    from server.system_sql import Rewriter
+
+class RewriterView(Protocol):
+    """What a function handler uses of `server.system_sql.Rewriter` (a Protocol, so this
+    module does not import system_sql, which dispatches to the handlers here)."""
+
+    ctx: Any  # server.system_sql_context.Context
+    set_config: tuple[str, str, bool] | None
+
+    def expr(self, node: exp.Expression, scope: Scope, order_by: bool = False) -> tuple[exp.Expression, SqlType | None]: ...
+
+    def _infer_param(self, node: exp.Expression, t: SqlType | None) -> None: ...
+
+    def resolve_reg(self, kind: str, text: str) -> int: ...
+
+    def _current_schema(self) -> exp.Expression: ...
+
+    def _visible(self) -> exp.Expression: ...
+
 
 # ---- function handlers ------------------------------------------------------------------------------
 
-# (a string: Rewriter is imported for type checking only)
-Handler: TypeAlias = "Callable[[Rewriter, exp.Expression, list[exp.Expression], Scope], tuple[exp.Expression, SqlType | None]]"
+Handler: TypeAlias = Callable[[RewriterView, exp.Expression, list[exp.Expression], Scope], tuple[exp.Expression, SqlType | None]]
 _FUNCTIONS: dict[str, Handler] = {}
 
 
@@ -54,8 +69,8 @@ def _h(*names: str) -> Callable[[Handler], Handler]:
     return deco
 
 
-def _const(value: Callable[[Rewriter], Any], t: SqlType) -> Handler:
-    def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _const(value: Callable[[RewriterView], Any], t: SqlType) -> Handler:
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         for a in args:
             rw.expr(a, scope)  # validate arguments (columns exist, ...)
         return _typed_lit(value(rw), t), t
@@ -63,9 +78,9 @@ def _const(value: Callable[[Rewriter], Any], t: SqlType) -> Handler:
     return handler
 
 
-def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Callable[[Rewriter], list[exp.Expression]] | None = None,
-           arg_types: Sequence[SqlType | None] = (), constant: Callable[[Rewriter, list[Any]], Any] | None = None) -> Handler:
-    def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Callable[[RewriterView], list[exp.Expression]] | None = None,
+           arg_types: Sequence[SqlType | None] = (), constant: Callable[[RewriterView, list[Any]], Any] | None = None) -> Handler:
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         if len(args) not in nargs:
             raise SqlError(UNDEFINED_FUNCTION, f"function {_func_display(node)} does not exist")
         if constant is not None and t is not None and all(_constant_value(a) is not _NOT_CONSTANT for a in args):
@@ -113,11 +128,11 @@ def _constant_value(e: exp.Expression) -> Any:
     return _NOT_CONSTANT
 
 
-def _vis(rw: Rewriter) -> list[exp.Expression]:
+def _vis(rw: RewriterView) -> list[exp.Expression]:
     return [rw._visible()]
 
 
-def _sp(rw: Rewriter) -> list[exp.Expression]:
+def _sp(rw: RewriterView) -> list[exp.Expression]:
     return [_lit(list(rw.ctx.implicit_path))]
 
 
@@ -207,7 +222,7 @@ _FUNCTIONS.update({
     "has_any_column_privilege", "has_function_privilege", "has_sequence_privilege", "has_type_privilege",
     "has_language_privilege", "has_tablespace_privilege", "has_foreign_data_wrapper_privilege",
     "has_server_privilege", "pg_has_role")
-def _privilege(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _privilege(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     for a in args:
         n, _ = rw.expr(a, scope)
         rw._infer_param(n, TEXT)
@@ -215,7 +230,7 @@ def _privilege(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], s
 
 
 @_h("age")
-def _age(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _age(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     new = [rw.expr(a, scope) for a in args]
     if len(new) == 1 and (new[0][1] is None or new[0][1].name in ("xid", "xid8")):
         return _typed_lit(0, INT4), INT4  # transaction ids never age: there is no wraparound
@@ -223,12 +238,12 @@ def _age(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: 
 
 
 @_h("current_schema")
-def _current_schema(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _current_schema(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     return rw._current_schema(), NAME
 
 
 @_h("current_schemas")
-def _current_schemas(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _current_schemas(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     implicit = True
     if args:
         a = args[0]
@@ -239,7 +254,7 @@ def _current_schemas(rw: Rewriter, node: exp.Expression, args: list[exp.Expressi
 
 
 @_h("current_setting")
-def _current_setting(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _current_setting(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     if not args:
         raise SqlError(UNDEFINED_FUNCTION, "function current_setting() does not exist")
     if not (isinstance(args[0], exp.Literal) and args[0].is_string):
@@ -257,7 +272,7 @@ def _current_setting(rw: Rewriter, node: exp.Expression, args: list[exp.Expressi
 
 
 @_h("set_config")
-def _set_config(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _set_config(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     if len(args) != 3 or not all(isinstance(a, (exp.Literal, exp.Boolean)) for a in args):
         raise SqlError(FEATURE_NOT_SUPPORTED, "set_config() needs constant arguments")
     name, value = args[0].this, args[1].this
@@ -266,7 +281,7 @@ def _set_config(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], 
 
 
 def _array_bound(kind: str) -> Handler:
-    def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         if len(args) != 2:
             raise SqlError(UNDEFINED_FUNCTION, f"function {_func_display(node)} does not exist")
         a, t = rw.expr(args[0], scope)
@@ -285,7 +300,7 @@ _FUNCTIONS["array_length"] = _array_bound("length")
 
 
 @_h("generate_subscripts")
-def _generate_subscripts(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _generate_subscripts(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     a, t = rw.expr(args[0], scope)
     call: exp.Expression = exp.Anonymous(this="generate_subscripts", expressions=[a, exp.Literal.number(1)])
     if t is not None and t.name in ("int2vector", "oidvector"):
@@ -294,19 +309,19 @@ def _generate_subscripts(rw: Rewriter, node: exp.Expression, args: list[exp.Expr
 
 
 @_h("_pg_expandarray")
-def _expandarray(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _expandarray(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     a, _ = rw.expr(args[0], scope)
     return exp.Explode(this=_fn("expandarray", a)), SqlType("record")
 
 
 @_h("unnest")
-def _unnest(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _unnest(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     a, t = rw.expr(args[0], scope)
     return exp.Explode(this=a), (t.element if t is not None else None)
 
 
 @_h("array_to_string")
-def _array_to_string(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _array_to_string(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     new = [rw.expr(a, scope)[0] for a in args[:2]]
     fn = exp.Anonymous(this="array_to_string", expressions=[exp.Anonymous(this="list_transform", expressions=[
         new[0], exp.Lambda(this=_cast(exp.column("_x"), TEXT), expressions=[exp.to_identifier("_x")])]), new[1]])
@@ -314,13 +329,13 @@ def _array_to_string(rw: Rewriter, node: exp.Expression, args: list[exp.Expressi
 
 
 @_h("string_to_array")
-def _string_to_array(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _string_to_array(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     new = [rw.expr(a, scope)[0] for a in args[:2]]
     return exp.Anonymous(this="string_split", expressions=[_cast(new[0], TEXT), _cast(new[1], TEXT)]), SqlType("_text")
 
 
 def _passthrough(t: SqlType | None, duck_name: str | None = None) -> Handler:
-    def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         new = [rw.expr(a, scope) for a in args]
         if isinstance(node, exp.Anonymous):
             node.set("expressions", [n for n, _ in new])
@@ -359,19 +374,19 @@ _FUNCTIONS["json_build_object"] = _passthrough(SqlType("json"), "json_object")
 _FUNCTIONS["json_agg"] = _passthrough(SqlType("json"), "json_group_array")
 
 
-def _typed(fn: Callable[[Rewriter, exp.Expression, Scope], tuple[exp.Expression, SqlType | None]]) -> Handler:
-    def handler(rw: Rewriter, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _typed(fn: Callable[[RewriterView, exp.Expression, Scope], tuple[exp.Expression, SqlType | None]]) -> Handler:
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         return fn(rw, node, scope)
 
     return handler
 
 
-def _typed_array_size(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _typed_array_size(rw: RewriterView, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     return _array_bound("length")(rw, node, _func_args(node), scope)
 
 
-def _typed_keyword(name: str) -> Callable[[Rewriter, exp.Expression, Scope], tuple[exp.Expression, SqlType | None]]:
-    def fn(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _typed_keyword(name: str) -> Callable[[RewriterView, exp.Expression, Scope], tuple[exp.Expression, SqlType | None]]:
+    def fn(rw: RewriterView, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         return _FUNCTIONS[name](rw, node, _func_args(node), scope)
 
     return fn
@@ -392,7 +407,7 @@ for _cls_name, _kw in (("CurrentDatabase", "current_database"), ("CurrentCatalog
         _TYPED[_cls] = _typed(_typed_keyword(_kw))
 
 
-def _format(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _format(rw: RewriterView, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     """Postgres' format(fmt, args...): %s, %I (quote_ident), %L (quote_literal), %%, %n$s."""
     fmt = node.this
     if not (isinstance(fmt, exp.Literal) and fmt.is_string):
@@ -428,13 +443,13 @@ def _format(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expre
     return exp.Anonymous(this="concat", expressions=parts), TEXT
 
 
-def _explode(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _explode(rw: RewriterView, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     a, t = rw.expr(node.this, scope)
     node.set("this", a)
     return node, (t.element if t is not None else None)
 
 
-def _gen_series(rw: Rewriter, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+def _gen_series(rw: RewriterView, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
     args = [rw.expr(a, scope)[0] for a in _func_args(node)]
     return exp.Explode(this=exp.Anonymous(this="generate_series", expressions=args)), INT8
 

@@ -47,6 +47,7 @@ from sql.insert_defaults import INSERT_TOO_MANY, default_expression, expand_valu
 from sql.lowering import lower as lower_to_mir
 from sql.mir import Constant
 from sql.optimize import optimize
+from sql.parse import parse_sql
 from sql.scalar import Column as ColRef
 from sql.scalar import Literal
 from sql.types import SqlType
@@ -209,7 +210,7 @@ class WritesMixin:
 
     def _default(self, b: Binder, col: Column):
         if col.default_sql:
-            e = st.parse_sql(f"SELECT {col.default_sql}").expressions[0]
+            e = parse_sql(f"SELECT {col.default_sql}").expressions[0]
             h = b.scalar(e, Scope())
             return b.assignment_cast(h, col.type, col.name)
         return Literal(None, col.type)

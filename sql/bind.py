@@ -688,7 +688,7 @@ def _refs_columns(h: HirScalar) -> bool:
     if isinstance(h, (Param, OuterColumn)):
         return False
     if isinstance(h, (Exists, Select)):
-        from sql.lowering import free_levels
+        from sql.hir_analysis import free_levels
 
         return 1 in free_levels(h.rel)
     return any(_refs_columns(c) for c in children(h))  # type: ignore[arg-type]

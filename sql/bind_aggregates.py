@@ -257,7 +257,7 @@ def _outer_level_only(h: HirScalar) -> bool:
     it reads (`SELECT (SELECT max((SELECT .. WHERE i.a = o.a))) FROM t o` aggregates over o),
     which is not bound here (agg_level sees no names inside subqueries)."""
     from sql.hir import Exists, OuterColumn, Select
-    from sql.lowering import free_columns
+    from sql.hir_analysis import free_columns
     from sql.scalar import CallBinary, children
 
     levels: set[int] = set()

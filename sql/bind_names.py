@@ -131,7 +131,7 @@ def _is_written_call(e: exp.Func) -> bool:
     """A typed node the user wrote as a call (an aggregate, a special-syntax form, an SQL value
     function), not an operator that sqlglot models as a function (`^`, `->`, `~`, `@>`, ...)."""
     from sql.func_names import SPECIAL_SYNTAX_NAMES
-    from sql.statements import ORIGINAL_NAME_KEY
+    from sql.parse import ORIGINAL_NAME_KEY
 
     return ORIGINAL_NAME_KEY in e.meta or type(e) in SPECIAL_SYNTAX_NAMES or type(e) in _SQL_VALUE_FUNCTION_NAMES
 

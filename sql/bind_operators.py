@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from sqlglot import exp
 
-from sql import func, func_names, timezones
+from sql import func_names, regex, timezones
 from sql.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, SqlError, unsupported
 from sql.func_similar import similar_to_regex
 from sql.hir import HirScalar
@@ -131,5 +131,5 @@ def _regex_match(binder: Binder, e: exp.RegexpLike | exp.RegexpILike, scope: Sco
         raise unsupported(f"{op} with a pattern that is not a literal")
     if pat.value is None:
         return Literal(None, BOOL)
-    jp = func.java_regex(pat.value)
+    jp = regex.java_regex(pat.value)
     return CallBinary("regex_full_match", x, Literal(("(?i)" if op == "~*" else "") + jp, TEXT), BOOL)

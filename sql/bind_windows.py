@@ -392,7 +392,7 @@ _WINDOW_FUNCS: dict[type, str] = {
     exp.PercentRank: "percent_rank", exp.CumeDist: "cume_dist", exp.Ntile: "ntile",
 }
 # functions whose value does not depend on the frame (Postgres ignores it)
-# window functions the parser leaves as plain calls (sql.statements.TYPED_FUNCTION_NAMES)
+# window functions the parser leaves as plain calls (sql.parse.TYPED_FUNCTION_NAMES)
 _NAMED_WINDOW_FUNCS = ("ntile", "nth_value", "percent_rank", "cume_dist")
 _FRAMELESS = ("row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead")
 _WINDOW_AGGREGATES = {"sum", "count", "min", "max", "avg", "bool_and", "bool_or", "array_agg",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from sql.errors import INVALID_PARAMETER_VALUE, SqlError
-from sql.interval import interval_typmod
+from sql.interval_typmod import interval_typmod
 
 _LABEL = {"timestamp": "TIMESTAMP", "timestamptz": "TIMESTAMP", "time": "TIME", "interval": "INTERVAL"}
 

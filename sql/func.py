@@ -582,29 +582,6 @@ def _datetime_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], S
     raise _no_function(name, args)
 
 
-_POSIX_CLASSES = {"alpha": r"\p{Alpha}", "digit": r"\d", "alnum": r"\p{Alnum}", "upper": r"\p{Upper}",
-                  "lower": r"\p{Lower}", "space": r"\s", "punct": r"\p{Punct}", "xdigit": r"\p{XDigit}"}
-
-
-def java_regex(pattern: str) -> str:
-    """A Java regex matching what the Postgres (ARE) regex `pattern` matches, for the common
-    subset; 0A000 for constructs whose meaning differs (word boundaries, back references)."""
-    import re
-
-    from sql.errors import unsupported
-
-    if re.search(r"\\[mMyYZA1-9]", pattern) or "(?" in pattern or pattern.startswith("***"):
-        raise unsupported(f"regular expression {pattern!r} (Postgres-only constructs)")
-
-    def cls(m: re.Match) -> str:
-        c = _POSIX_CLASSES.get(m.group(1))
-        if c is None:
-            raise unsupported(f"character class [:{m.group(1)}:]")
-        return c
-
-    return re.sub(r"\[:(\w+):\]", cls, pattern)
-
-
 def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bool]:
     """(Java pattern, Java replacement or None, global) of regexp_replace / regexp_match with
     literal pattern, [replacement,] [flags]."""
@@ -620,7 +597,7 @@ def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bo
     if name == "regexp_match" and "g" in flags:
         raise SqlError("22023", "regexp_match() does not support the \"global\" option",
                        hint="Use the regexp_matches function instead.")
-    jp = java_regex(pattern)
+    jp = regex.java_regex(pattern)
     if "i" in flags.replace("c", "") and flags.rfind("i") > flags.rfind("c"):
         jp = "(?i)" + jp
     jr = None

@@ -1,7 +1,7 @@
 """Function names as written: the Postgres name of a parsed call, its canonical spelling for
 typing, and errors that name the function the user wrote.
 
-The parser (sql.statements._Postgres) keeps every ordinary call as exp.Anonymous under its
+The parser (sql.parse.PostgresDialect) keeps every ordinary call as exp.Anonymous under its
 written name; the typed nodes left are aggregates / window functions (their written name is in
 the node's meta) and the special-syntax forms, each of which is a Postgres function.
 """
@@ -14,7 +14,7 @@ from typing import TypeVar
 from sqlglot import exp
 
 from sql.errors import UNDEFINED_FUNCTION, SqlError
-from sql.statements import ORIGINAL_NAME_KEY
+from sql.parse import ORIGINAL_NAME_KEY
 from sql.types import SqlType
 
 # special-syntax nodes -> the Postgres function they call (gram.y: TRIM(...) is btrim)

@@ -16,6 +16,18 @@ import re
 from dataclasses import dataclass
 
 from sql.errors import DATETIME_FIELD_OVERFLOW, INVALID_DATETIME_FORMAT, SqlError
+from sql.interval_typmod import (
+    DAY,
+    FULL_PRECISION,
+    HOUR,
+    MINUTE,
+    MONTH,
+    SECOND,
+    YEAR,
+    field_mask,
+    typmod_precision,
+    typmod_range,
+)
 from sql.types import Interval
 
 INTERVAL_FIELD_OVERFLOW = "22015"
@@ -26,69 +38,6 @@ USECS_PER_HOUR = 60 * USECS_PER_MINUTE
 USECS_PER_DAY = 24 * USECS_PER_HOUR
 _I32 = (-(2**31), 2**31 - 1)
 _I64 = (-(2**63), 2**63 - 1)
-
-# ---- typmods: INTERVAL_TYPMOD(precision, range) -----------------------------------------
-# field bits of the range (datetime.h)
-MONTH, YEAR, DAY, HOUR, MINUTE, SECOND = 1, 2, 3, 10, 11, 12
-FULL_RANGE = 0x7FFF
-FULL_PRECISION = 0xFFFF
-_FIELD_BITS = {"YEAR": YEAR, "MONTH": MONTH, "DAY": DAY, "HOUR": HOUR, "MINUTE": MINUTE, "SECOND": SECOND}
-
-
-def _mask(*fields: int) -> int:
-    m = 0
-    for f in fields:
-        m |= 1 << f
-    return m
-
-
-# the qualifiers SQL allows: (first, last) -> range mask
-_QUALIFIERS = {
-    ("YEAR", None): _mask(YEAR), ("MONTH", None): _mask(MONTH), ("DAY", None): _mask(DAY),
-    ("HOUR", None): _mask(HOUR), ("MINUTE", None): _mask(MINUTE), ("SECOND", None): _mask(SECOND),
-    ("YEAR", "MONTH"): _mask(YEAR, MONTH), ("DAY", "HOUR"): _mask(DAY, HOUR),
-    ("DAY", "MINUTE"): _mask(DAY, HOUR, MINUTE), ("DAY", "SECOND"): _mask(DAY, HOUR, MINUTE, SECOND),
-    ("HOUR", "MINUTE"): _mask(HOUR, MINUTE), ("HOUR", "SECOND"): _mask(HOUR, MINUTE, SECOND),
-    ("MINUTE", "SECOND"): _mask(MINUTE, SECOND),
-}
-
-
-def interval_typmod(first: str | None = None, last: str | None = None, precision: int | None = None) -> int:
-    """The typmod of `interval [first [TO last]] [(precision)]` (-1: plain interval)."""
-    if first is None and precision is None:
-        return -1
-    rng = FULL_RANGE if first is None else _QUALIFIERS.get((first.upper(), last.upper() if last else None))
-    if rng is None:
-        raise SqlError("42601", f"invalid interval qualifier {first} TO {last}")
-    if precision is not None and not 0 <= precision <= 6:
-        if precision < 0:
-            raise SqlError("22023", f"INTERVAL({precision}) precision must not be negative")
-        precision = 6  # Postgres reduces it to the maximum, with a warning
-    return (rng << 16) | (FULL_PRECISION if precision is None else precision)
-
-
-def typmod_range(typmod: int) -> int:
-    return FULL_RANGE if typmod < 0 else (typmod >> 16) & 0x7FFF
-
-
-def typmod_precision(typmod: int) -> int:
-    return FULL_PRECISION if typmod < 0 else typmod & 0xFFFF
-
-
-def format_typmod(typmod: int) -> str:
-    """The ` day to second(3)` suffix format_type() prints for an interval typmod."""
-    if typmod < 0:
-        return ""
-    rng, prec = typmod_range(typmod), typmod_precision(typmod)
-    names = {v: k for k, v in _QUALIFIERS.items()}
-    out = ""
-    if rng != FULL_RANGE and rng in names:
-        first, last = names[rng]
-        out = f" {first.lower()}" + (f" to {last.lower()}" if last else "")
-    if prec != FULL_PRECISION:
-        out += f"({prec})"
-    return out
-
 
 # ---- errors -----------------------------------------------------------------------------
 class _BadFormat(Exception):
@@ -351,24 +300,24 @@ for _unit, _names in {
     for _n in _names.split():
         _UNITS[_n] = _unit
 
-_TIME_M = _mask(HOUR, MINUTE, SECOND, 13, 14)
-_ALL_SECS_M = _mask(SECOND, 13, 14)
-_UNIT_MASK = {"microsecond": _mask(14), "millisecond": _mask(13), "second": _mask(SECOND), "minute": _mask(MINUTE),
-              "hour": _mask(HOUR), "day": _mask(DAY), "week": _mask(24), "month": _mask(MONTH), "year": _mask(YEAR),
-              "decade": _mask(25), "century": _mask(26), "millennium": _mask(27)}
+_TIME_M = field_mask(HOUR, MINUTE, SECOND, 13, 14)
+_ALL_SECS_M = field_mask(SECOND, 13, 14)
+_UNIT_MASK = {"microsecond": field_mask(14), "millisecond": field_mask(13), "second": field_mask(SECOND), "minute": field_mask(MINUTE),
+              "hour": field_mask(HOUR), "day": field_mask(DAY), "week": field_mask(24), "month": field_mask(MONTH), "year": field_mask(YEAR),
+              "decade": field_mask(25), "century": field_mask(26), "millennium": field_mask(27)}
 
 
 def _default_unit(rng: int) -> str:
     """The unit of a bare number that is the rightmost field, from the typmod's range."""
-    if rng == _mask(YEAR):
+    if rng == field_mask(YEAR):
         return "year"
-    if rng in (_mask(MONTH), _mask(YEAR, MONTH)):
+    if rng in (field_mask(MONTH), field_mask(YEAR, MONTH)):
         return "month"
-    if rng == _mask(DAY):
+    if rng == field_mask(DAY):
         return "day"
-    if rng in (_mask(HOUR), _mask(DAY, HOUR)):
+    if rng in (field_mask(HOUR), field_mask(DAY, HOUR)):
         return "hour"
-    if rng in (_mask(MINUTE), _mask(HOUR, MINUTE), _mask(DAY, HOUR, MINUTE)):
+    if rng in (field_mask(MINUTE), field_mask(HOUR, MINUTE), field_mask(DAY, HOUR, MINUTE)):
         return "minute"
     return "second"
 
@@ -382,7 +331,7 @@ def _decode_time(s: str, rng: int, itm: _Itm) -> None:
     fsec = 0
     if p == len(s):
         sec = 0
-        if rng == _mask(MINUTE, SECOND):
+        if rng == field_mask(MINUTE, SECOND):
             _check(hour, _I32)
             hour, minute, sec = 0, hour, minute
     elif s[p] == ".":
@@ -691,15 +640,15 @@ def adjust_interval(iv: Interval, typmod: int) -> Interval:
         return iv
     rng, prec = typmod_range(typmod), typmod_precision(typmod)
     months, days, us = iv.months, iv.days, iv.micros
-    if rng == _mask(YEAR):
+    if rng == field_mask(YEAR):
         months, days, us = _ctrunc(months, 12) * 12, 0, 0
-    elif rng in (_mask(MONTH), _mask(YEAR, MONTH)):
+    elif rng in (field_mask(MONTH), field_mask(YEAR, MONTH)):
         days, us = 0, 0
-    elif rng == _mask(DAY):
+    elif rng == field_mask(DAY):
         us = 0
-    elif rng in (_mask(HOUR), _mask(DAY, HOUR)):
+    elif rng in (field_mask(HOUR), field_mask(DAY, HOUR)):
         us = _ctrunc(us, USECS_PER_HOUR) * USECS_PER_HOUR
-    elif rng in (_mask(MINUTE), _mask(DAY, HOUR, MINUTE), _mask(HOUR, MINUTE)):
+    elif rng in (field_mask(MINUTE), field_mask(DAY, HOUR, MINUTE), field_mask(HOUR, MINUTE)):
         us = _ctrunc(us, USECS_PER_MINUTE) * USECS_PER_MINUTE
     if prec != FULL_PRECISION:
         us = round_micros(us, prec)

@@ -233,3 +233,13 @@ def ident(s: str) -> str:
     if s.startswith('"'):
         return s[1:-1].replace('""', '"')
     return s.lower()
+
+
+# an identifier (quoted or not) and a dotted name of them, as regular expressions
+IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
+QNAME = rf"{IDENT}(?:\s*\.\s*{IDENT})*"
+
+
+def qname(s: str) -> tuple[str, ...]:
+    """The names of a dotted name as written (`a."B".c`)."""
+    return tuple(ident(p) for p in re.findall(IDENT, s))

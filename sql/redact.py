@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot.tokens import TokenType
 
-from sql.statements import _Postgres
+from sql.parse import PostgresDialect
 
 _REDACTED_TOKENS = {TokenType.STRING, TokenType.NUMBER, TokenType.BYTE_STRING, TokenType.HEREDOC_STRING,
                     TokenType.NATIONAL_STRING, TokenType.BIT_STRING, TokenType.HEX_STRING, TokenType.RAW_STRING,
@@ -18,7 +18,7 @@ def redact_literals(sql: str) -> str:
     from sqlglot.parser import Parser
 
     try:
-        tokens = _Postgres().tokenize(sql)
+        tokens = PostgresDialect().tokenize(sql)
     except Exception:  # noqa: BLE001 - never show what could not be read
         return "<REDACTED>"
     out: list[str] = []

@@ -29,6 +29,25 @@ _PG_FLAGS = set("bceginmpqstwx")
 INVALID_PARAMETER_VALUE = "22023"
 
 
+_POSIX_CLASSES = {"alpha": r"\p{Alpha}", "digit": r"\d", "alnum": r"\p{Alnum}", "upper": r"\p{Upper}",
+                  "lower": r"\p{Lower}", "space": r"\s", "punct": r"\p{Punct}", "xdigit": r"\p{XDigit}"}
+
+
+def java_regex(pattern: str) -> str:
+    """A Java regex matching what the Postgres (ARE) regex `pattern` matches, for the common
+    subset; 0A000 for constructs whose meaning differs (word boundaries, back references)."""
+    if re.search(r"\\[mMyYZA1-9]", pattern) or "(?" in pattern or pattern.startswith("***"):
+        raise unsupported(f"regular expression {pattern!r} (Postgres-only constructs)")
+
+    def cls(m: re.Match) -> str:
+        c = _POSIX_CLASSES.get(m.group(1))
+        if c is None:
+            raise unsupported(f"character class [:{m.group(1)}:]")
+        return c
+
+    return re.sub(r"\[:(\w+):\]", cls, pattern)
+
+
 def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType] | None:
     """(argument types, result type) of a regex function call, None when no signature fits;
     regexp_replace here only in its start form (a 4th argument of integer type)."""
@@ -115,8 +134,6 @@ def body(pattern: str) -> Body:
     """B: java_regex's translation with `$` as `\\z` (Postgres' $ is the string end only; Java's
     also matches before a final newline); \\b and \\B (backspace / other in Postgres, word
     boundaries in Java) are 0A000."""
-    from sql.func import java_regex
-
     jp = java_regex(pattern)
     out: list[str] = []
     opens: list[int] = []

@@ -19,18 +19,19 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.tokens import TokenType
 
 from sql.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, SqlError
-from sql.statements import _IDENT, _QNAME, ident, parse_sql
+from sql.lex import IDENT, QNAME, ident
+from sql.parse import parse_sql
 
 _VIEW = re.compile(
     rf"(?is)^create\s+(?:or\s+replace\s+)?(?:(?:temp|temporary)\s+)?(?:materialized\s+)?view\s+"
-    rf"(?:if\s+not\s+exists\s+)?(?P<name>{_QNAME})\s*(?:\([^)]*\))?(?:\s+in\s+cluster\s+{_IDENT})?\s+as\s+(?P<body>.*)$"
+    rf"(?:if\s+not\s+exists\s+)?(?P<name>{QNAME})\s*(?:\([^)]*\))?(?:\s+in\s+cluster\s+{IDENT})?\s+as\s+(?P<body>.*)$"
 )
 _INDEX = re.compile(
-    rf"(?is)^create\s+(?:default\s+|unique\s+)?index\s+(?:if\s+not\s+exists\s+)?(?:(?!on\b)(?P<name>{_IDENT})\s+)?"
-    rf"(?:in\s+cluster\s+{_IDENT}\s+)?on\s+(?P<on>{_QNAME})\s*(?:\((?P<keys>.*)\))?\s*$"
+    rf"(?is)^create\s+(?:default\s+|unique\s+)?index\s+(?:if\s+not\s+exists\s+)?(?:(?!on\b)(?P<name>{IDENT})\s+)?"
+    rf"(?:in\s+cluster\s+{IDENT}\s+)?on\s+(?P<on>{QNAME})\s*(?:\((?P<keys>.*)\))?\s*$"
 )
 _OTHER = re.compile(
-    rf"(?is)^create\s+(?:(?:temp|temporary)\s+)?(?:table|source)\s+(?:if\s+not\s+exists\s+)?(?P<name>{_QNAME})"
+    rf"(?is)^create\s+(?:(?:temp|temporary)\s+)?(?:table|source)\s+(?:if\s+not\s+exists\s+)?(?P<name>{QNAME})"
 )
 _PLAIN = re.compile(r"[a-z_][a-z0-9_$]*")
 
@@ -54,15 +55,15 @@ def _name(i: exp.Identifier) -> str:
 
 def _last_part(text: str, start: int) -> tuple[int, int]:
     """The span of the last identifier of the qualified name starting at `start`."""
-    parts = list(re.finditer(_IDENT, text[start:]))
-    m = re.match(_QNAME, text[start:])
+    parts = list(re.finditer(IDENT, text[start:]))
+    m = re.match(QNAME, text[start:])
     assert m is not None
     last = [p for p in parts if p.end() <= m.end()][-1]
     return start + last.start(), start + last.end()
 
 
 def _qualifier(text: str, start: int, end: int) -> tuple[str, ...]:
-    return tuple(ident(p) for p in re.findall(_IDENT, text[start:end]))[:-1]
+    return tuple(ident(p) for p in re.findall(IDENT, text[start:end]))[:-1]
 
 
 def rewrite(create_sql: str, *, old: str, new: str, schema: str, own: bool, where: str) -> str:

@@ -1,28 +1,27 @@
 """Statement classification: our own grammar for Materialize/Postgres utility statements,
-sqlglot (postgres dialect) for query bodies and ordinary DDL/DML."""
+sqlglot (postgres dialect, `sql.parse`) for query bodies and ordinary DDL/DML."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import cast
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import SYNTAX_ERROR, SqlError, unsupported
 from sql.explain_options import explain_options as _explain_options
 from sql.lex import (
+    IDENT,
+    QNAME,
     ident,
     leading_words,
-    rewrite_escape_strings,
-    separate_exponent_signs,
+    qname,
     strip_comments,
 )
+from sql.parse import parse_sql
 from sql.show import ShowCreate, ShowListing, parse_show
 from sql.statements_stream import (
     CopySubscribe,
@@ -31,7 +30,7 @@ from sql.statements_stream import (
     parse_create_source,
     parse_subscribe,
 )
-from sql.wmr_syntax import WMR_META, attach_wmr, rewrite_wmr  # noqa: F401 (WMR_META re-exported)
+from sql.wmr_syntax import WMR_META, rewrite_wmr  # noqa: F401 (WMR_META re-exported)
 
 
 @dataclass(frozen=True)
@@ -213,245 +212,6 @@ Statement = (Query | Insert | Update | Delete | CreateTable | DropObjects | Crea
              | Subscribe | CopySubscribe | CreateSource)
 
 
-def parse_sql(sql: str) -> exp.Expression:
-    """sqlglot with Postgres errors: 42601 and a position. `WITH MUTUALLY RECURSIVE` blocks
-    are rewritten (see `rewrite_wmr`) and their declarations attached to the AST's meta."""
-    sql, decls = rewrite_wmr(sql)
-    node = _parse_sqlglot(sql)
-    if decls:
-        attach_wmr(node, decls)
-    return node
-
-
-ORIGINAL_NAME_KEY = "pg_name"
-
-
-def _anonymous(name: str):
-    return lambda args: exp.Anonymous(this=name, expressions=args)
-
-
-# Function names whose sqlglot node the binder reads as such: aggregates and window functions
-# (with their DISTINCT / ORDER BY / FILTER / OVER parts), COALESCE, NULLIF and the table
-# functions. Every other name parses as exp.Anonymous under the name the user wrote, so that
-# a function binds (and is named in errors and output columns) as itself, never as the
-# dialect-neutral node sqlglot normalizes it to (lpad -> Pad, concat_ws -> ConcatWs, ...).
-TYPED_FUNCTION_NAMES = frozenset({
-    "COUNT", "SUM", "AVG", "MIN", "MAX", "BOOL_AND", "BOOL_OR", "ARRAY_AGG", "STDDEV", "STDDEV_POP", "STDDEV_SAMP",
-    "VARIANCE", "VAR_POP", "VAR_SAMP", "JSONB_OBJECT_AGG", "ANY_VALUE", "GROUPING", "ROW_NUMBER", "RANK",
-    "DENSE_RANK", "LEAD", "LAG", "FIRST_VALUE", "LAST_VALUE", "COALESCE", "NULLIF", "ARRAY", "EXISTS",
-})
-# Special-syntax forms sqlglot keeps a parser for (SUBSTRING(x FROM a FOR b), TRIM(BOTH ..),
-# EXTRACT(f FROM x), POSITION(a IN b), OVERLAY(.. PLACING ..), CAST, STRING_AGG(.. ORDER BY ..));
-# the others in sqlglot's table are ordinary Postgres calls (ceil, floor, chr, initcap, decode,
-# normalize, ...) or not Postgres at all.
-SPECIAL_SYNTAX_FUNCTIONS = frozenset({
-    "CAST", "TRY_CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG",
-    "JSON_OBJECT", "JSON_OBJECTAGG", "JSON_TABLE", "JSON_VALUE", "XMLELEMENT", "XMLTABLE",
-})
-
-
-_OPERATOR_TEXT = re.compile(r"[-+*/<>=~!@#%^&|`?]+")
-
-
-def ordering_operator(op: str) -> bool:
-    """ORDER BY x USING op: Postgres orders by op as the `<` (ascending) or `>` (descending)
-    member of the sort key type's default btree operator family. Returns whether it is
-    descending. Other btree members (=, <=, >=) are not ordering operators (42809); operators
-    of non-default families (text's ~<~, ...) are not supported."""
-    if op == "<":
-        return False
-    if op == ">":
-        return True
-    if op in ("=", "<=", ">=", "<>", "!="):
-        raise SqlError("42809", f"operator {op} is not a valid ordering operator",
-                       hint='Ordering operators must be "<" or ">" members of btree operator families.')
-    raise unsupported(f"ORDER BY ... USING {op}")
-
-
-class _Postgres(Postgres):
-    """Postgres as sqlglot reads it, except that function calls keep the name written (see
-    TYPED_FUNCTION_NAMES); each typed node also records it in its meta (ORIGINAL_NAME_KEY)."""
-
-    ORIGINAL_NAME_META_KEY = ORIGINAL_NAME_KEY
-
-    class Parser(PostgresParser):  # Postgres.Parser, named by its class for mypy
-        FUNCTIONS = {k: (v if k in TYPED_FUNCTION_NAMES else _anonymous(k.lower()))
-                     for k, v in Postgres.Parser.FUNCTIONS.items()}
-        FUNCTION_PARSERS = {k: v for k, v in Postgres.Parser.FUNCTION_PARSERS.items() if k in SPECIAL_SYNTAX_FUNCTIONS}
-        # `->` / `->>` keep their right operand as written (a key or an index expression),
-        # not sqlglot's JSONPath (which loses '0' vs 0 and computed operands)
-        # Postgres has no `x -> expr` lambdas: in an argument list `j -> 'k'` is the operator
-        LAMBDAS = {k: v for k, v in Postgres.Parser.LAMBDAS.items() if k != TokenType.ARROW}
-        JSON_OPERATORS = {
-            **Postgres.Parser.JSON_OPERATORS,
-            TokenType.ARROW: lambda self, this, path: self.expression(exp.JSONExtract(this=this, expression=path)),
-            TokenType.DARROW: lambda self, this, path: self.expression(exp.JSONExtractScalar(this=this, expression=path)),
-        }
-
-        def _parse_select_query(self, nested=False, table=False, parse_subquery_alias=True, parse_set_operation=True):  # type: ignore[no-untyped-def]
-            """`WITH .. VALUES ..`: the VALUES list is the query's body (sqlglot reads a
-            statement there, not a VALUES list); a bare list becomes `SELECT * FROM (VALUES ..)`,
-            whose columns keep VALUES' names column1, column2, .."""
-            index = self._index
-            cte = self._parse_with() if self._match(TokenType.WITH, advance=False) else None
-            if cte is None or not self._match(TokenType.VALUES, advance=False):
-                self._retreat(index)
-                return super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
-            body = super()._parse_select_query(nested, table, parse_subquery_alias, parse_set_operation)
-            if isinstance(body, exp.Values):
-                body = exp.select("*").from_(exp.Subquery(this=body), copy=False)
-            if body is None or "with_" not in body.arg_types:
-                self.raise_error("syntax error")
-                return body
-            body.set("with_", cte)
-            return body
-
-        def _parse_cte(self):  # type: ignore[no-untyped-def]
-            """PostgreSQL's `name AS (query) [SEARCH ..] [CYCLE ..]` per CTE, kept in the CTE's
-            args `search` / `cycle` (sqlglot reads one column, after the last CTE only)."""
-            cte = super()._parse_cte()
-            if isinstance(cte, exp.CTE):
-                if self._match_text_seq("SEARCH"):
-                    cte.set("search", self._parse_pg_search())
-                if self._match_text_seq("CYCLE"):
-                    cte.set("cycle", self._parse_pg_cycle())
-            return cte
-
-        def _parse_pg_search(self) -> exp.RecursiveWithSearch:
-            """SEARCH {DEPTH | BREADTH} FIRST BY col, .. SET col"""
-            kind = self._match_texts(("DEPTH", "BREADTH")) and self._prev.text.upper()
-            if not kind or not self._match_text_seq("FIRST", "BY"):
-                self.raise_error("Expected DEPTH FIRST BY or BREADTH FIRST BY")
-            cols = self._parse_csv(self._parse_id_var)
-            if not self._match_text_seq("SET"):
-                self.raise_error("Expected SET")
-            return self.expression(exp.RecursiveWithSearch(kind=kind, this=exp.Tuple(expressions=cols), expression=self._parse_id_var()))
-
-        def _parse_pg_cycle(self) -> exp.RecursiveWithSearch:
-            """CYCLE col, .. SET col [TO value DEFAULT value] USING col"""
-            cols = self._parse_csv(self._parse_id_var)
-            if not self._match_text_seq("SET"):
-                self.raise_error("Expected SET")
-            mark = self._parse_id_var()
-            to = default = None
-            if self._match_text_seq("TO"):
-                to = self._parse_primary()
-                if not self._match(TokenType.DEFAULT):
-                    self.raise_error("Expected DEFAULT")
-                default = self._parse_primary()
-            if not self._match_text_seq("USING"):
-                self.raise_error("Expected USING")
-            return self.expression(exp.RecursiveWithSearch(kind="CYCLE", this=exp.Tuple(expressions=cols), expression=mark,
-                                                           to=to, default=default, using=self._parse_id_var()))
-
-        def _parse_interval(self, require_interval=True, parse_function_unit=True):  # type: ignore[no-untyped-def]
-            """INTERVAL(p) 'text' is a typed literal of type interval(p) (sqlglot reads an
-            interval of value (p) plus the interval 'text')."""
-            index = self._index
-            if self._match(TokenType.INTERVAL) and self._match(TokenType.L_PAREN):
-                num, close = self._curr, self._next
-                if num is not None and close is not None and num.token_type == TokenType.NUMBER and close.token_type == TokenType.R_PAREN:
-                    self._advance(2)
-                    if self._curr is not None and self._curr.token_type == TokenType.STRING:
-                        text = self._parse_primary()
-                        to = exp.DataType(this=exp.DataType.Type.INTERVAL, expressions=[exp.DataTypeParam(this=exp.Literal.number(num.text))])
-                        return self.expression(exp.Cast(this=text, to=to))
-            self._retreat(index)
-            return super()._parse_interval(require_interval, parse_function_unit)
-
-        def _parse_ordered(self, parse_method=None):  # type: ignore[no-untyped-def]
-            """`expr USING op [NULLS FIRST|LAST]`: ordering by a type's btree `<` is ASC and
-            by its `>` DESC (NULLS defaulting as for ASC / DESC); see ordering_operator."""
-            ordered = super()._parse_ordered(parse_method)
-            if ordered is None or not self._match(TokenType.USING):
-                return ordered
-            desc = ordering_operator(self._parse_operator_name())
-            nulls_first = self._match_text_seq("NULLS", "FIRST")
-            nulls_last = self._match_text_seq("NULLS", "LAST")
-            ordered.set("desc", desc)
-            ordered.set("nulls_first", nulls_first or (desc and not nulls_last))
-            return ordered
-
-        def _parse_operator_name(self) -> str:
-            """An operator as written after USING: `>`, `~<~` or OPERATOR(schema.op)."""
-            if self._match(TokenType.OPERATOR):
-                self._match(TokenType.L_PAREN)
-                parts = []
-                while self._curr is not None and self._curr.token_type != TokenType.R_PAREN:
-                    parts.append(self._curr.text)
-                    self._advance()
-                self._match(TokenType.R_PAREN)
-                return "".join(parts).rsplit(".", 1)[-1]
-            text = ""
-            while self._curr is not None and _OPERATOR_TEXT.fullmatch(self._curr.text):
-                text += self._curr.text
-                self._advance()
-            if not text:
-                self.raise_error("syntax error")
-            return text
-
-        def _parse_partition_by(self):  # type: ignore[no-untyped-def]
-            """PARTITION BY a list of expressions: a trailing comma (`PARTITION BY a, ORDER
-            BY b`) is a syntax error, which sqlglot's list parsing would drop."""
-            out = super()._parse_partition_by()
-            if out and self._prev is not None and self._prev.token_type == TokenType.COMMA:
-                self.raise_error("Expected an expression after ','")
-            return out
-
-        def _parse_interval_span(self, this, parse_function_unit=True):  # type: ignore[no-untyped-def]
-            """INTERVAL 'text' keeps its text whole: sqlglot moves a unit out of a one-unit
-            string and drops what its pattern misses ('.001 second' -> '001' SECOND,
-            '1-2 3:4 5 day' -> '5' DAY); interval_in reads the text itself."""
-            iv = super()._parse_interval_span(this, parse_function_unit)
-            if this is not None and this.is_string and isinstance(iv.this, exp.Literal) and iv.this.name != this.name:
-                return self.expression(exp.Interval(this=this, unit=None))
-            return iv
-
-
-def _parse_sqlglot(sql: str) -> exp.Expression:
-    sql = separate_exponent_signs(rewrite_escape_strings(sql))
-    try:
-        parsed = sqlglot.parse(sql, read=_Postgres)
-    except (ParseError, TokenError) as e:
-        pos = None
-        msg = str(e).split("\n")[0]
-        errs = getattr(e, "errors", None)
-        if errs:
-            first = errs[0]
-            line, col = first.get("line"), first.get("col")
-            if line and col:
-                lines = sql.split("\n")
-                pos = sum(len(x) + 1 for x in lines[: line - 1]) + col
-            tok = first.get("highlight")
-            msg = f'syntax error at or near "{tok}"' if tok else "syntax error"
-        raise SqlError(SYNTAX_ERROR, msg, position=pos) from None
-    stmts = [p for p in parsed if p is not None]
-    if len(stmts) != 1:
-        raise SqlError(SYNTAX_ERROR, "syntax error: expected one statement")
-    node = stmts[0]
-    if isinstance(node, exp.Command):
-        raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
-    return fold_identifiers(cast(exp.Expression, node))
-
-
-def fold_identifiers(node: exp.Expression) -> exp.Expression:
-    """Postgres folds unquoted identifiers to lower case wherever they appear (relation,
-    column, alias, schema, CTE and function names); quoted identifiers keep their case.
-    Done once on the parsed tree, so the binder and every statement handler see folded names."""
-    for n in node.walk():
-        if isinstance(n, exp.Identifier) and not n.quoted:
-            n.set("this", n.this.lower())
-    return node
-
-
-_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
-_QNAME = rf"{_IDENT}(?:\s*\.\s*{_IDENT})*"
-
-
-def qname(s: str) -> tuple[str, ...]:
-    return tuple(ident(p) for p in re.findall(_IDENT, s))
-
-
 def _parse_value(v: str) -> str:
     v = v.strip()
     if v.startswith("'") and v.endswith("'") and len(v) >= 2:
@@ -520,7 +280,7 @@ def classify(sql: str) -> Statement:
     if w0 == "set":
         return _parse_set(text)
     if w0 == "reset":
-        m = re.match(rf"(?is)^reset\s+({_IDENT})\s*$", text)
+        m = re.match(rf"(?is)^reset\s+({IDENT})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in RESET")
         name = ident(m.group(1))
@@ -532,13 +292,13 @@ def classify(sql: str) -> Statement:
     if w0 == "copy":
         return _parse_copy(text)
     if w0 == "create" and len(words) > 1 and words[1] == "schema":
-        m = re.match(rf"(?is)^create\s+schema\s+(if\s+not\s+exists\s+)?({_QNAME})\s*$", text)
+        m = re.match(rf"(?is)^create\s+schema\s+(if\s+not\s+exists\s+)?({QNAME})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in CREATE SCHEMA")
         parts = qname(m.group(2))
         return CreateSchema(parts[-1], bool(m.group(1)))
     if w0 == "drop" and len(words) > 1 and words[1] == "schema":
-        m = re.match(rf"(?is)^drop\s+schema\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        m = re.match(rf"(?is)^drop\s+schema\s+(if\s+exists\s+)?({QNAME}(?:\s*,\s*{QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in DROP SCHEMA")
         names = tuple(qname(n)[-1] for n in re.split(r"\s*,\s*", m.group(2)))
@@ -546,7 +306,7 @@ def classify(sql: str) -> Statement:
     if w0 == "drop" and len(words) > 1 and words[1] in ("cluster", "secret", "connection", "sink", "type", "role", "database", "owned", "network", "user", "function"):
         raise unsupported(f"DROP {words[1].upper()}{' REPLICA' if words[1:3] == ['cluster', 'replica'] else ''}")
     if w0 == "drop":
-        m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({_QNAME}(?:\s*,\s*{_QNAME})*)\s*(cascade|restrict)?\s*$", text)
+        m = re.match(rf"(?is)^drop\s+(table|view|materialized\s+view|index|source)\s+(if\s+exists\s+)?({QNAME}(?:\s*,\s*{QNAME})*)\s*(cascade|restrict)?\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{words[1] if len(words) > 1 else "DROP"}"')
         qnames = tuple(qname(n) for n in re.split(r"\s*,\s*", m.group(3)))
@@ -565,7 +325,7 @@ def classify(sql: str) -> Statement:
     if w0 == "create" and len(words) > 1 and words[1] in ("source", "cluster", "sink", "connection", "secret", "type", "role", "database", "function"):
         raise unsupported(f"CREATE {words[1].upper()}")
     if w0 == "deallocate":
-        m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({_IDENT})\s*$", text)
+        m = re.match(rf"(?is)^deallocate\s+(?:prepare\s+)?({IDENT})\s*$", text)
         if not m:
             raise SqlError(SYNTAX_ERROR, "syntax error in DEALLOCATE")
         raw = m.group(1)
@@ -609,7 +369,6 @@ _OPERAND_END = {"VAR", "NUMBER", "STRING", "R_PAREN", "R_BRACKET", "NULL", "TRUE
 
 def unary_plus_operands(text: str) -> frozenset[int]:
     """Start offsets of the column names that a unary `+` applies to."""
-    from sqlglot.tokens import TokenType
 
     try:
         toks = sqlglot.tokenize(text, read="postgres")
@@ -648,13 +407,13 @@ def _as_of_query(text: str) -> Query | None:
 
 
 def _parse_alter_system(text: str) -> Statement:
-    m = re.match(rf"(?is)^alter\s+system\s+set\s+({_IDENT})\s*(?:=|\s+to\s+)\s*(.+?)\s*$", text)
+    m = re.match(rf"(?is)^alter\s+system\s+set\s+({IDENT})\s*(?:=|\s+to\s+)\s*(.+?)\s*$", text)
     if m:
         raw = m.group(2)
         value = None if raw.lower() == "default" else ", ".join(
             _parse_value(p.strip()) for p in re.split(r",(?=(?:[^']*'[^']*')*[^']*$)", raw))
         return AlterSystem(ident(m.group(1)), value)
-    m = re.match(rf"(?is)^alter\s+system\s+reset\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^alter\s+system\s+reset\s+({IDENT})\s*$", text)
     if m:
         name = ident(m.group(1))
         return AlterSystem(None if name == "all" else name, None)
@@ -666,7 +425,7 @@ _OBJECT_KIND = r"(table|view|materialized\s+view|index|source)"
 
 def _parse_comment(text: str) -> Statement:
     """COMMENT ON {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE | COLUMN} name IS 'text' | NULL"""
-    m = re.match(rf"(?is)^comment\s+on\s+({_OBJECT_KIND[1:-1]}|column)\s+({_QNAME})\s+is\s+(null|[eE]?'(?:[^']|'')*')\s*$", text)
+    m = re.match(rf"(?is)^comment\s+on\s+({_OBJECT_KIND[1:-1]}|column)\s+({QNAME})\s+is\s+(null|[eE]?'(?:[^']|'')*')\s*$", text)
     if not m:
         m2 = re.match(r"(?is)^comment\s+on\s+(\w+(?:\s+\w+)?)", text)
         what = " ".join(m2.group(1).split()).upper() if m2 else ""
@@ -687,14 +446,14 @@ def _parse_comment(text: str) -> Statement:
 
 def _parse_rename(text: str) -> Statement:
     """ALTER {TABLE | VIEW | MATERIALIZED VIEW | INDEX | SOURCE} [IF EXISTS] name RENAME TO new_name"""
-    m = re.match(rf"(?is)^alter\s+{_OBJECT_KIND}\s+(if\s+exists\s+)?({_QNAME})\s+rename\s+to\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^alter\s+{_OBJECT_KIND}\s+(if\s+exists\s+)?({QNAME})\s+rename\s+to\s+({IDENT})\s*$", text)
     if not m:
         raise SqlError(SYNTAX_ERROR, "syntax error in ALTER ... RENAME TO")
     return AlterRename(" ".join(m.group(1).lower().split()), qname(m.group(3)), ident(m.group(4)), bool(m.group(2)))
 
 
 def _parse_set(text: str) -> Statement:
-    m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({_IDENT}(?:\s*\.\s*{_IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
+    m = re.match(rf"(?is)^set\s+(session\s+|local\s+)?({IDENT}(?:\s*\.\s*{IDENT})?)\s*(?:=|\s+to\s+|\s+)\s*(.*?)\s*$", text)
     if m and ident(m.group(2).split(".")[-1]) == "time" and m.group(3).lower().startswith("zone"):
         return SetVar("timezone", _parse_value(m.group(3)[4:].strip()), bool(m.group(1) and "local" in m.group(1).lower()))
     if m and ident(m.group(2)) == "names":
@@ -726,7 +485,7 @@ def _parse_show(text: str) -> Statement:
         raise unsupported(" ".join(text.split()[:3]).upper())
     if low == "show transaction isolation level":
         return ShowVar("transaction_isolation")
-    m = re.match(rf"(?is)^show\s+({_IDENT})\s*$", text)
+    m = re.match(rf"(?is)^show\s+({IDENT})\s*$", text)
     if m:
         return ShowVar(ident(m.group(1)))
     if low == "show time zone":
@@ -747,7 +506,7 @@ def _parse_explain(text: str) -> Statement:
         fmt = " ".join((m.group(3) or "text").lower().split())
         opts = _explain_options(m.group(2), stage, fmt)
         body = m.group(4)
-        mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({_QNAME})\s*$", body)
+        mo = re.match(rf"(?is)^(view|materialized\s+view|index)\s+({QNAME})\s*$", body)
         if mo:
             return Explain(stage, opts, fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
@@ -763,12 +522,12 @@ def _parse_explain(text: str) -> Statement:
     mu = re.match(r"(?is)^explain\s+(timestamp|filter\s+pushdown|key\s+schema|value\s+schema|replan)\b", text)
     if mu:
         raise unsupported(f"EXPLAIN {' '.join(mu.group(1).upper().split())}")
-    mo = re.match(rf"(?is)^explain\s+(view|materialized\s+view|index)\s+({_QNAME})\s*$", text)
+    mo = re.match(rf"(?is)^explain\s+(view|materialized\s+view|index)\s+({QNAME})\s*$", text)
     if mo:  # EXPLAIN VIEW v (a view's optimized plan) | MATERIALIZED VIEW m | INDEX i (physical)
         kind = " ".join(mo.group(1).lower().split())
         return Explain("optimized" if kind == "view" else "physical", (), "text", ExplainObject(kind, qname(mo.group(2))))
     mo = re.match(rf"(?is)^explain\s+analyze\s+((?:memory|cpu)(?:\s*,\s*(?:memory|cpu))*)\s+(with\s+skew\s+)?"
-                  rf"for\s+(index|materialized\s+view)\s+({_QNAME})(\s+as\s+sql)?\s*$", text)
+                  rf"for\s+(index|materialized\s+view)\s+({QNAME})(\s+as\s+sql)?\s*$", text)
     if mo:
         props = tuple(dict.fromkeys(p.strip().lower() for p in mo.group(1).split(",")))
         return ExplainAnalyzeObject(props, bool(mo.group(2)), " ".join(mo.group(3).lower().split()), qname(mo.group(4)),
@@ -790,7 +549,7 @@ def _parse_explain(text: str) -> Statement:
 
 
 def _parse_copy(text: str) -> Statement:
-    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+from\s+stdin\b(.*)$", text)
+    m = re.match(rf"(?is)^copy\s+({QNAME})\s*(\(([^)]*)\))?\s+from\s+stdin\b(.*)$", text)
     if m:
         cols = tuple(ident(c) for c in m.group(3).split(",")) if m.group(3) else ()
         return CopyFrom(qname(m.group(1)), cols, _copy_options(m.group(4)))
@@ -802,7 +561,7 @@ def _parse_copy(text: str) -> Statement:
         if not isinstance(inner, Query):
             raise unsupported("COPY of this statement")
         return CopyTo(inner.ast, _copy_options(m.group(2)))
-    m = re.match(rf"(?is)^copy\s+({_QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
+    m = re.match(rf"(?is)^copy\s+({QNAME})\s*(\(([^)]*)\))?\s+to\s+stdout\b(.*)$", text)
     if m:
         select_list = m.group(3) or "*"
         return CopyTo(parse_sql(f"SELECT {select_list} FROM {m.group(1)}"), _copy_options(m.group(4)))
@@ -819,7 +578,7 @@ def _subscribe_query(text: str) -> exp.Expression:
     return inner.ast
 
 
-_IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({_IDENT}))?"
+_IN_CLUSTER = rf"(?:\s+in\s+cluster\s+({IDENT}))?"
 
 
 def _check_temp_create(text: str, words: list[str]) -> None:
@@ -837,7 +596,7 @@ def _parse_create_view(text: str) -> Statement:
     if temp:  # CREATE [OR REPLACE] TEMP[ORARY] VIEW: parsed without the keyword
         text = text[: temp.start(1)] + text[temp.end(1):].lstrip()
     m = re.match(
-        rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({_QNAME})\s*"
+        rf"(?is)^create\s+(or\s+replace\s+)?(materialized\s+)?view\s+(if\s+not\s+exists\s+)?({QNAME})\s*"
         rf"(\(([^)]*)\))?{_IN_CLUSTER}\s+as\s+(.*)$",
         text,
     )
@@ -855,8 +614,8 @@ def _parse_create_view(text: str) -> Statement:
 
 def _parse_create_index(text: str) -> Statement:
     m = re.match(
-        rf"(?is)^create\s+(default\s+|unique\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({_IDENT})\s+)?"
-        rf"(?:in\s+cluster\s+({_IDENT})\s+)?on\s+({_QNAME})\s*(?:\((.*)\))?\s*$",
+        rf"(?is)^create\s+(default\s+|unique\s+)?index\s+(if\s+not\s+exists\s+)?(?:(?!on\b)({IDENT})\s+)?"
+        rf"(?:in\s+cluster\s+({IDENT})\s+)?on\s+({QNAME})\s*(?:\((.*)\))?\s*$",
         text,
     )
     if not m:

@@ -96,7 +96,7 @@ def parse_subscribe(text: str, parse_query) -> Subscribe:  # noqa: ANN001 - sql.
         query = parse_query(rest[1:close])
         rest = rest[close + 1:]
     else:
-        from sql.statements import qname
+        from sql.lex import qname
 
         q = re.match(rf"(?is)^({_QNAME})", rest)
         if not q:
@@ -131,7 +131,7 @@ def parse_subscribe(text: str, parse_query) -> Subscribe:  # noqa: ANN001 - sql.
 
 
 def parse_create_source(text: str) -> CreateSource:
-    from sql.statements import ident, qname
+    from sql.lex import ident, qname
 
     m = re.match(
         rf"(?is)^create\s+source\s+(if\s+not\s+exists\s+)?({_QNAME})\s*(?:in\s+cluster\s+({_IDENT})\s+)?"

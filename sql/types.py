@@ -195,7 +195,7 @@ class SqlType:
             word, _, rest = base.partition(" ")
             return f"{word}({self.typmod}) {rest}"
         if self.typmod >= 0 and self.name == "interval":
-            from sql.interval import format_typmod
+            from sql.interval_typmod import format_typmod
 
             return base + format_typmod(self.typmod)
         return base

@@ -122,7 +122,7 @@ class GoldenSession:
         from functools import partial
 
         from compute.plan import pipeline
-        from sql import mir
+        from sql.mir_explain import explain_mir
         from sql.optimize import PIPELINES, TRANSFORMS, fixpoint
 
         name, opts = case.head[1], case.head[2:]
@@ -141,7 +141,7 @@ class GoldenSession:
             t = partial(t, sources=ids)
         out = t(m)
         ji = name == "join_implementation"
-        text = mir.explain_mir(m, join_impls=ji) + "\n=>\n" + ("unchanged" if out == m else mir.explain_mir(out, join_impls=ji))
+        text = explain_mir(m, join_impls=ji) + "\n=>\n" + ("unchanged" if out == m else explain_mir(out, join_impls=ji))
         if "lir" in opts:
             df = pipeline.dataflow(out, None, name="Explained Query", single_time=False)
             text += "\n\n" + pipeline.explain_lir_text(df).rstrip("\n")

@@ -1,15 +1,15 @@
 """Type input over whole columns: text fields -> the Arrow storage representation.
 
 `text_column_to_arrow(arr, t)` has exactly the semantics of applying the type's input
-function with its typmod, `sql.literal.parse_text(s, t)`, to every non-NULL field and
+function with its typmod, `sql.text_input.parse_value(s, t)`, to every non-NULL field and
 storing the results with `values_to_arrow` — the path an INSERT of a string literal into a
 column of type `t` takes (the binder's assignment cast of an `unknown` literal folds to
-`parse_text`). COPY FROM uses it, so COPY and INSERT share one assignment path.
+`parse_value`). COPY FROM uses it, so COPY and INSERT share one assignment path.
 
 It is vectorized where that is provably the same: a column whose every field matches a
-strict pattern for which Arrow's cast gives the value `parse_text` gives (plain integers,
+strict pattern for which Arrow's cast gives the value `parse_value` gives (plain integers,
 plain decimals within the column's precision and scale, ISO dates, ...) is cast by Arrow;
-any other column goes through `parse_text` field by field. `rows_first_error` re-checks
+any other column goes through `parse_value` field by field. `rows_first_error` re-checks
 fields row by row so that an error is the one Postgres reports: the first bad field in
 row order.
 """
@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from catalog.storage.arrow_types import arrow_type, values_to_arrow
 from sql.errors import SqlError
-from sql.literal import parse_text
+from sql.text_input import parse_value
 from sql.types import SqlType
 
 _INT_BOUNDS = {"int2": (-(2**15), 2**15 - 1), "int4": (-(2**31), 2**31 - 1), "int8": (-(2**63), 2**63 - 1)}
@@ -63,7 +63,7 @@ def _numeric_pattern(t: SqlType) -> str | None:
 
 
 def _fast(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array | pa.ChunkedArray | None:
-    """The column converted by Arrow when that equals `parse_text` field by field, else None."""
+    """The column converted by Arrow when that equals `parse_value` field by field, else None."""
     n = t.name
     if arr.null_count == len(arr):
         return pa.nulls(len(arr), arrow_type(t))
@@ -125,7 +125,7 @@ def _fast(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array | pa.ChunkedA
 
 def _slow(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array:
     """The reference path: the input function field by field, stored as INSERT stores."""
-    return values_to_arrow(t, [None if v is None else parse_text(v, t) for v in arr.to_pylist()])
+    return values_to_arrow(t, [None if v is None else parse_value(v, t) for v in arr.to_pylist()])
 
 
 def text_column_to_arrow(arr: pa.Array | pa.ChunkedArray, t: SqlType) -> pa.Array | pa.ChunkedArray:
@@ -144,7 +144,7 @@ def rows_first_error(columns: Sequence[pa.Array], types: Sequence[SqlType]) -> S
         for col, t in zip(values, types, strict=True):
             if col[r] is not None:
                 try:
-                    values_to_arrow(t, [parse_text(col[r], t)])
+                    values_to_arrow(t, [parse_value(col[r], t)])
                 except SqlError as e:
                     return e
     return None

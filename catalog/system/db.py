@@ -22,18 +22,18 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from catalog.model import CatalogReader, Item
 from catalog.system import pg15_data
 from catalog.system.format import format_type
 from catalog.system.relations import (
     BOOTSTRAP_SUPERUSER_OID,
     BTREE_AM,
-    DEFAULT_COLLATION,
     DUCK_SCHEMAS,
     FN,
     HEAP_AM,
@@ -46,20 +46,35 @@ from catalog.system.relations import (
     STATIC,
     SYSTEM_RELATIONS,
     UTF8_ENCODING,
-    SysRelation,
     attrdef_oid,
     duck_type,
     pkey_constraint_oid,
     pkey_index_oid,
 )
+from catalog.system.rows import (
+    SYSTEM_SCHEMA_OIDS,
+    attr_row,
+    class_row,
+    definition_of,
+    index_row,
+    mz_column,
+    mz_type_category,
+    plain_column,
+    primary_key_of,
+    quote_ident,
+    quoted,
+    reserved_keywords,
+    rows_table,
+    schema_id_of,
+    uint8_types,
+)
 from catalog.system.views import DERIVED_VIEWS, MACROS
 from sql.redact import redact_literals
-from sql.types import ARRAY_ELEMENT, TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
+from sql.types import TYPE_BY_OID, TYPE_INFOS, Interval, SqlType
 
 if TYPE_CHECKING:
     import duckdb
 
-    from catalog.catalog import Catalog, Item
 
 log = logging.getLogger("mzspark.catalog.system")
 REFRESH_POLL_S = 0.05
@@ -78,49 +93,6 @@ ROLE_IDS = {BOOTSTRAP_SUPERUSER_OID: "u1"}
 
 # Materialize's unsigned 8-byte integer, in mz_catalog like Materialize's own.
 UINT8_PROCS = (("uint8in", 2275, 16462), ("uint8out", 16462, 2275), ("uint8recv", 2281, 16462), ("uint8send", 16462, 17))
-
-
-# ---- Arrow conversion ---------------------------------------------------------------------------
-
-def _arrow_type(duck: str) -> pa.DataType:
-    if duck.endswith("[]"):
-        return pa.list_(_arrow_type(duck[:-2]))
-    return {
-        "VARCHAR": pa.string(), "UINTEGER": pa.uint32(), "SMALLINT": pa.int16(), "INTEGER": pa.int32(),
-        "BIGINT": pa.int64(), "UBIGINT": pa.uint64(), "FLOAT": pa.float32(), "DOUBLE": pa.float64(),
-        "BOOLEAN": pa.bool_(), "TIMESTAMPTZ": pa.timestamp("us", tz="UTC"),
-        "TIMESTAMP": pa.timestamp("us"), "DATE": pa.date32(), "TIME": pa.time64("us"),
-        "INTERVAL": pa.month_day_nano_interval(), "BLOB": pa.binary(),
-    }[duck]
-
-
-def _arrow_value(v: Any) -> Any:
-    if isinstance(v, Interval):
-        return pa.scalar((v.months, v.days, v.micros * 1000), pa.month_day_nano_interval()).as_py()
-    return v
-
-
-def _default(t: SqlType) -> Any:
-    """The value of a column nobody set: false / 0 for flags and numbers, else NULL."""
-    if t.name == "bool":
-        return False
-    if t.name in ("int2", "int4", "int8", "oid", "uint8", "float4", "float8", "regproc", "regclass",
-                  "regtype", "xid", "cid", "regnamespace"):
-        return 0
-    return None
-
-
-def rows_table(rel: SysRelation, rows: Iterable[dict[str, Any]]) -> pa.Table:
-    """An Arrow table with the relation's columns from dict rows (missing keys: defaults)."""
-    rows = list(rows)
-    arrays = []
-    names = []
-    for name, t in rel.columns:
-        d = _default(t)
-        vals = [_arrow_value(r.get(name, d)) for r in rows]
-        arrays.append(pa.array(vals, type=_arrow_type(duck_type(t))))
-        names.append(name)
-    return pa.Table.from_arrays(arrays, names=names)
 
 
 # ---- Python-side lookups (reg* output, name resolution) -----------------------------------------
@@ -153,7 +125,7 @@ class SystemDb:
     """System relations on the catalog's DuckDB connection. Thread safe: each thread
     queries through its own cursor; snapshot rebuilds are serialised."""
 
-    def __init__(self, catalog: Catalog, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, catalog: CatalogReader, con: duckdb.DuckDBPyConnection) -> None:
         self._catalog = catalog
         self._con = con
         self._local = threading.local()
@@ -224,7 +196,7 @@ class SystemDb:
                 continue
             # one table per relation: static rows are written once, catalog-derived rows
             # replaced (together with the static ones) by every refresh
-            cols = ", ".join(f"{_quoted(c)} {duck_type(t)}" for c, t in rel.columns)
+            cols = ", ".join(f"{quoted(c)} {duck_type(t)}" for c, t in rel.columns)
             con.execute(f"CREATE TABLE {rel.duck} ({cols})")
         # helper tables for functions
         con.execute(f"CREATE TABLE {STATIC}.type_names (oid UINTEGER, name VARCHAR, elem UINTEGER)")
@@ -235,7 +207,7 @@ class SystemDb:
         con.execute(f"CREATE TABLE {SNAP}.viewdef (oid UINTEGER, def VARCHAR)")
         con.execute(f"CREATE TABLE {SNAP}.items (id VARCHAR, oid UINTEGER, kind VARCHAR)")
         con.execute(f"CREATE TABLE {SNAP}.visible (sp VARCHAR, oid UINTEGER, visible BOOLEAN, name VARCHAR)")
-        reserved = sorted(_reserved())
+        reserved = sorted(reserved_keywords())
         roles = " ".join(f"WHEN {oid} THEN '{name}'" for oid, name, _sup in ROLES)
         generated = [
             f"CREATE MACRO {FN}.pg_get_userbyid(o) AS CASE o {roles} ELSE 'unknown (OID=' || o::VARCHAR || ')' END",
@@ -254,7 +226,7 @@ class SystemDb:
             rel = SYSTEM_RELATIONS[key]
             body = sql.format(FN=FN, STATIC=STATIC, SNAP=SNAP, STATE=STATE, MZSYS=MZSYS, PG=f"{MZSYS}.pg")
             have = {d[0] for d in con.execute(f"SELECT * FROM ({body}) AS _d LIMIT 0").description}
-            proj = ", ".join(f'CAST({_quoted(c) if c in have else "NULL"} AS {duck_type(t)}) AS {_quoted(c)}'
+            proj = ", ".join(f'CAST({quoted(c) if c in have else "NULL"} AS {duck_type(t)}) AS {quoted(c)}'
                              for c, t in rel.columns)
             con.execute(f"CREATE VIEW {rel.duck} AS SELECT {proj} FROM ({body}) AS _d")
         self._fill_static()
@@ -307,7 +279,7 @@ class SystemDb:
         # types
         tcols, trows = pg15_data.TYPES
         types = [dict(zip(tcols, r, strict=True)) for r in trows]
-        types += _uint8_types()
+        types += uint8_types()
         self._insert_static(con, "pg_type", rows_table(rels[("pg_catalog", "pg_type")], types))
         names = []
         for t in types:
@@ -409,11 +381,11 @@ class SystemDb:
         # the system relations themselves: pg_class / pg_attribute / mz_* rows
         classes, attrs, mz_objs, mz_cols = [], [], [], []
         for rel in rels.values():
-            nsp = _SYSTEM_SCHEMA_OIDS[rel.schema]
-            classes.append(_class_row(rel.oid, rel.name, nsp, rel.kind, len(rel.columns)))
+            nsp = SYSTEM_SCHEMA_OIDS[rel.schema]
+            classes.append(class_row(rel.oid, rel.name, nsp, rel.kind, len(rel.columns)))
             for i, (cname, t) in enumerate(rel.columns, start=1):
-                attrs.append(_attr_row(rel.oid, cname, t, i, cname in rel.notnull, False))
-                mz_cols.append(_mz_column(f"s{rel.oid}", cname, i, t, True, None))
+                attrs.append(attr_row(rel.oid, cname, t, i, cname in rel.notnull, False))
+                mz_cols.append(mz_column(f"s{rel.oid}", cname, i, t, True, None))
             mz_objs.append({"id": f"s{rel.oid}", "oid": rel.oid, "schema_id": f"s{nsp}", "name": rel.name,
                             "type": "table" if rel.kind == "r" else "view", "owner_id": "s1"})
             lk.classes[rel.oid] = (rel.schema, rel.name)
@@ -429,7 +401,7 @@ class SystemDb:
             o for o in mz_objs if o["type"] == "view"]))
         self._insert_static(con, "mz_types", rows_table(rels[("mz_catalog", "mz_types")], [
             {"id": f"s{t['oid']}", "oid": t["oid"], "schema_id": f"s{t['typnamespace']}", "name": t["typname"],
-             "category": _mz_type_category(t), "owner_id": "s1"} for t in types]))
+             "category": mz_type_category(t), "owner_id": "s1"} for t in types]))
         self._insert_static(con, "mz_cluster_replica_statuses", rows_table(
             rels[("mz_internal", "mz_cluster_replica_statuses")], []))
 
@@ -500,7 +472,7 @@ class SystemDb:
         """Primary key columns of a table, from its CREATE TABLE statement."""
         pk = self._pk_cache.get(item.create_sql)
         if pk is None:
-            pk = _primary_key(item.create_sql, [c.name for c in item.columns])
+            pk = primary_key_of(item.create_sql, [c.name for c in item.columns])
             self._pk_cache[item.create_sql] = pk
         return pk
 
@@ -530,7 +502,7 @@ class SystemDb:
         has_index = {i.on_id for i in items if i.kind == "index"}
         pks = {i.id: self.primary_key(i) for i in items if i.kind == "table"}
         for oid, name in schemas:
-            mz["mz_schemas"].append({"id": _schema_id(cat, name, oid), "oid": oid, "database_id": None if cat.is_system_schema(name) else "u1",
+            mz["mz_schemas"].append({"id": schema_id_of(cat, name, oid), "oid": oid, "database_id": None if cat.is_system_schema(name) else "u1",
                                      "name": name, "owner_id": "s1" if cat.is_system_schema(name) else "u1",
                                      "privileges": []})
         kind_char = {"table": "r", "source": "r", "view": "v", "materialized-view": "m", "index": "i"}
@@ -538,11 +510,11 @@ class SystemDb:
         for it in items:
             nsp = schema_oid.get(it.schema, 0)
             kind = kind_char[it.kind]
-            schema_id = _schema_id(cat, it.schema, nsp)
+            schema_id = schema_id_of(cat, it.schema, nsp)
             item_rows.append({"id": it.id, "oid": it.oid, "kind": it.kind})
             lk.classes[it.oid] = (it.schema, it.name)
             lk.class_oids[(it.schema, it.name)] = it.oid
-            cls = _class_row(it.oid, it.name, nsp, kind, len(it.columns))
+            cls = class_row(it.oid, it.name, nsp, kind, len(it.columns))
             cls["relhasindex"] = it.id in has_index or bool(pks.get(it.id))
             cls["relam"] = {"r": HEAP_AM, "m": HEAP_AM, "i": BTREE_AM}.get(kind, 0)
             cls["relfilenode"] = it.oid if kind != "v" else 0
@@ -563,13 +535,13 @@ class SystemDb:
             if it.kind != "index":
                 mz["mz_relations"].append(obj)
                 for pos, c in enumerate(it.columns, start=1):
-                    attrs.append(_attr_row(it.oid, c.name, c.type, pos, not c.nullable, c.default_sql is not None))
-                    mz["mz_columns"].append(_mz_column(it.id, c.name, pos, c.type, c.nullable, c.default_sql))
+                    attrs.append(attr_row(it.oid, c.name, c.type, pos, not c.nullable, c.default_sql is not None))
+                    mz["mz_columns"].append(mz_column(it.id, c.name, pos, c.type, c.nullable, c.default_sql))
                     if c.default_sql is not None:
                         attrdefs.append({"oid": attrdef_oid(it.oid, pos), "adrelid": it.oid, "adnum": pos,
                                          "adbin": c.default_sql, "adsrc": c.default_sql})
             create = {"create_sql": it.create_sql, "redacted_create_sql": redact_literals(it.create_sql)}
-            definition = _definition(it.create_sql)
+            definition = definition_of(it.create_sql)
             if it.kind == "table":
                 mz["mz_tables"].append({**obj, **create})
             elif it.kind == "view":
@@ -643,23 +615,23 @@ class SystemDb:
         names = [c.name for c in on.columns]
         keys = []
         for pos, expr in enumerate(it.index_keys, start=1):
-            col = _plain_column(expr, names)
+            col = plain_column(expr, names)
             attnum = names.index(col) + 1 if col is not None else 0
             ctype = on.columns[attnum - 1].type if attnum else SqlType("text")
             keys.append(attnum)
-            attrs.append(_attr_row(it.oid, col if col is not None else f"expr{pos - 1 or ''}" if pos > 1 else "expr",
+            attrs.append(attr_row(it.oid, col if col is not None else f"expr{pos - 1 or ''}" if pos > 1 else "expr",
                                    ctype, pos, False, False))
-            indexdefs.append({"oid": it.oid, "colno": pos, "def": _quote_ident(col) if col is not None else expr})
+            indexdefs.append({"oid": it.oid, "colno": pos, "def": quote_ident(col) if col is not None else expr})
             mz_index_columns.append({"index_id": it.id, "index_position": pos,
                                      "on_position": attnum or None, "on_expression": None if attnum else expr,
                                      "nullable": on.columns[attnum - 1].nullable if attnum else True})
         exprs = [k for k, a in zip(it.index_keys, keys, strict=True) if a == 0]
-        indexes.append(_index_row(it.oid, on.oid, keys, [on.columns[a - 1].type if a else SqlType("text") for a in keys],
+        indexes.append(index_row(it.oid, on.oid, keys, [on.columns[a - 1].type if a else SqlType("text") for a in keys],
                                   primary=is_pk, exprs=exprs))
-        cols = ", ".join(_quote_ident(_plain_column(e, names) or "") if a else e
+        cols = ", ".join(quote_ident(plain_column(e, names) or "") if a else e
                          for e, a in zip(it.index_keys, keys, strict=True))
         indexdefs.append({"oid": it.oid, "colno": 0,
-                          "def": f"CREATE INDEX {_quote_ident(it.name)} ON {_quote_ident(on.schema)}.{_quote_ident(on.name)} USING btree ({cols})"})
+                          "def": f"CREATE INDEX {quote_ident(it.name)} ON {quote_ident(on.schema)}.{quote_ident(on.name)} USING btree ({cols})"})
 
     def _pkey_rows(self, it: Item, pk: tuple[str, ...], nsp: int, classes: list, indexes: list, attrs: list,
                    constraints: list, indexdefs: list, constraintdefs: list, depends: list, lk: Lookups) -> None:
@@ -667,7 +639,7 @@ class SystemDb:
         idx_oid = pkey_index_oid(it.oid)
         con_oid = pkey_constraint_oid(it.oid)
         iname = f"{it.name}_pkey"
-        cls = _class_row(idx_oid, iname, nsp, "i", len(pk))
+        cls = class_row(idx_oid, iname, nsp, "i", len(pk))
         cls["relam"] = BTREE_AM
         cls["relfilenode"] = idx_oid
         classes.append(cls)
@@ -675,12 +647,12 @@ class SystemDb:
         lk.class_oids[(it.schema, iname)] = idx_oid
         keys = [names.index(c) + 1 for c in pk]
         for pos, k in enumerate(keys, start=1):
-            attrs.append(_attr_row(idx_oid, names[k - 1], it.columns[k - 1].type, pos, False, False))
-            indexdefs.append({"oid": idx_oid, "colno": pos, "def": _quote_ident(names[k - 1])})
-        indexes.append(_index_row(idx_oid, it.oid, keys, [it.columns[k - 1].type for k in keys], primary=True, exprs=[]))
-        cols = ", ".join(_quote_ident(c) for c in pk)
-        indexdefs.append({"oid": idx_oid, "colno": 0, "def": f"CREATE UNIQUE INDEX {_quote_ident(iname)} ON "
-                                                             f"{_quote_ident(it.schema)}.{_quote_ident(it.name)} USING btree ({cols})"})
+            attrs.append(attr_row(idx_oid, names[k - 1], it.columns[k - 1].type, pos, False, False))
+            indexdefs.append({"oid": idx_oid, "colno": pos, "def": quote_ident(names[k - 1])})
+        indexes.append(index_row(idx_oid, it.oid, keys, [it.columns[k - 1].type for k in keys], primary=True, exprs=[]))
+        cols = ", ".join(quote_ident(c) for c in pk)
+        indexdefs.append({"oid": idx_oid, "colno": 0, "def": f"CREATE UNIQUE INDEX {quote_ident(iname)} ON "
+                                                             f"{quote_ident(it.schema)}.{quote_ident(it.name)} USING btree ({cols})"})
         constraints.append({"oid": con_oid, "conname": iname, "connamespace": nsp, "contype": "p",
                             "condeferrable": False, "condeferred": False, "convalidated": True,
                             "conrelid": it.oid, "contypid": 0, "conindid": idx_oid, "conparentid": 0,
@@ -795,175 +767,9 @@ def _visible_rows(lk: Lookups, path: tuple[str, ...]) -> pa.Table:
     for oid, (schema, name) in lk.classes.items():
         oids.append(oid)
         flags.append(oid in visible)
-        names.append(_quote_ident(name) if oid in visible else f"{_quote_ident(schema)}.{_quote_ident(name)}")
+        names.append(quote_ident(name) if oid in visible else f"{quote_ident(schema)}.{quote_ident(name)}")
     key = ",".join(path)
     return pa.table({"sp": pa.array([key] * len(oids), pa.string()), "oid": pa.array(oids, pa.uint32()),
                      "visible": pa.array(flags, pa.bool_()), "name": pa.array(names, pa.string())})
 
 
-# ---- row builders --------------------------------------------------------------------------------
-
-_SYSTEM_SCHEMA_OIDS = {"pg_catalog": 11, "mz_catalog": 16656, "mz_internal": 16657, "information_schema": 16658,
-                      "mz_introspection": 16659}
-_TYPE_ROWS: dict[int, dict[str, Any]] = {}
-
-
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _schema_id(cat: Catalog, name: str, oid: int) -> str:
-    return f"s{oid}" if cat.is_system_schema(name) else f"u{oid}"
-
-
-def _type_row(oid: int) -> dict[str, Any]:
-    if not _TYPE_ROWS:
-        cols, rows = pg15_data.TYPES
-        for r in rows:
-            d = dict(zip(cols, r, strict=True))
-            _TYPE_ROWS[d["oid"]] = d
-        for d in _uint8_types():
-            _TYPE_ROWS[d["oid"]] = d
-    return _TYPE_ROWS.get(oid, {})
-
-
-def _uint8_types() -> list[dict[str, Any]]:
-    base = {"typnamespace": 16656, "typowner": BOOTSTRAP_SUPERUSER_OID, "typisdefined": True, "typdelim": ",",
-            "typrelid": 0, "typnotnull": False, "typbasetype": 0, "typtypmod": -1, "typndims": 0,
-            "typcollation": 0, "typmodin": 0, "typmodout": 0, "typanalyze": 0, "typsubscript": 0}
-    return [
-        {**base, "oid": 16462, "typname": "uint8", "typlen": 8, "typbyval": True, "typtype": "b",
-         "typcategory": "N", "typispreferred": False, "typelem": 0, "typarray": 16463,
-         "typinput": MZ_PROC_FIRST_OID, "typoutput": MZ_PROC_FIRST_OID + 1,
-         "typreceive": MZ_PROC_FIRST_OID + 2, "typsend": MZ_PROC_FIRST_OID + 3, "typalign": "d",
-         "typstorage": "p"},
-        {**base, "oid": 16463, "typname": "_uint8", "typlen": -1, "typbyval": False, "typtype": "b",
-         "typcategory": "A", "typispreferred": False, "typelem": 16462, "typarray": 0,
-         "typinput": 750, "typoutput": 751, "typreceive": 2400, "typsend": 2401, "typalign": "d",
-         "typstorage": "x", "typsubscript": 6179},
-    ]
-
-
-def _class_row(oid: int, name: str, nsp: int, kind: str, natts: int) -> dict[str, Any]:
-    return {
-        "oid": oid, "relname": name, "relnamespace": nsp, "reltype": 0, "reloftype": 0,
-        "relowner": BOOTSTRAP_SUPERUSER_OID, "relam": HEAP_AM if kind in ("r", "m") else 0,
-        "relfilenode": oid if kind != "v" else 0, "reltablespace": 0, "relpages": 0, "reltuples": -1.0,
-        "relallvisible": 0, "reltoastrelid": 0, "relhasindex": False, "relisshared": False,
-        "relpersistence": "p", "relkind": kind, "relnatts": natts, "relchecks": 0,
-        "relhasrules": kind == "v", "relhastriggers": False, "relhassubclass": False,
-        "relrowsecurity": False, "relforcerowsecurity": False, "relispopulated": True,
-        "relreplident": "n" if kind in ("v", "i") else "d", "relispartition": False, "relrewrite": 0,
-        "relfrozenxid": 0, "relminmxid": 0,
-    }
-
-
-_COLLATABLE = frozenset({"text", "varchar", "bpchar", "name", "_text", "_varchar", "_bpchar", "_name"})
-
-
-def _attr_row(rel_oid: int, name: str, t: SqlType, num: int, notnull: bool, hasdef: bool) -> dict[str, Any]:
-    tr = _type_row(t.oid)
-    return {
-        "attrelid": rel_oid, "attname": name, "atttypid": t.oid, "attstattarget": -1,
-        "attlen": tr.get("typlen", -1), "attnum": num, "attndims": 1 if t.name in ARRAY_ELEMENT and t.name.startswith("_") else 0,
-        "attcacheoff": -1, "atttypmod": t.typmod, "attbyval": tr.get("typbyval", False),
-        "attalign": tr.get("typalign", "i"), "attstorage": tr.get("typstorage", "p"), "attcompression": "",
-        "attnotnull": notnull, "atthasdef": hasdef, "atthasmissing": False, "attidentity": "",
-        "attgenerated": "", "attisdropped": False, "attislocal": True, "attinhcount": 0,
-        "attcollation": tr.get("typcollation", 0),
-    }
-
-
-def _index_row(oid: int, rel_oid: int, keys: list[int], types: list[SqlType], *, primary: bool,
-               exprs: list[str]) -> dict[str, Any]:
-    n = len(keys)
-    return {
-        "indexrelid": oid, "indrelid": rel_oid, "indnatts": n, "indnkeyatts": n, "indisunique": primary,
-        "indnullsnotdistinct": False, "indisprimary": primary, "indisexclusion": False, "indimmediate": True,
-        "indisclustered": False, "indisvalid": True, "indcheckxmin": False, "indisready": True,
-        "indislive": True, "indisreplident": False, "indkey": keys,
-        "indcollation": [DEFAULT_COLLATION if t.name in _COLLATABLE else 0 for t in types],
-        "indclass": [0] * n, "indoption": [0] * n,
-        "indexprs": " ".join(exprs) if exprs else None,
-    }
-
-
-def _mz_column(obj_id: str, name: str, pos: int, t: SqlType, nullable: bool, default: str | None) -> dict[str, Any]:
-    return {"id": obj_id, "name": name, "position": pos, "nullable": nullable, "type": _mz_type_name(t),
-            "default": default, "type_oid": t.oid, "type_mod": t.typmod}
-
-
-def _mz_type_name(t: SqlType) -> str:
-    """Materialize's `mz_columns.type`: the type name without modifiers."""
-    if t.name in ARRAY_ELEMENT and t.name.startswith("_"):
-        return _mz_type_name(SqlType(ARRAY_ELEMENT[t.name])) + "[]"
-    return TYPE_INFOS[t.name].pg_name if t.name in TYPE_INFOS else t.name
-
-
-def _mz_type_category(t: dict[str, Any]) -> str:
-    if t["typcategory"] == "A":
-        return "array"
-    if t["typtype"] == "p":
-        return "pseudo"
-    return "base"
-
-
-def _quote_ident(s: str) -> str:
-    import re
-
-    if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) and s not in _reserved():
-        return s
-    return '"' + s.replace('"', '""') + '"'
-
-
-_RESERVED: set[str] = set()
-
-
-def _reserved() -> set[str]:
-    if not _RESERVED:
-        cols, rows = pg15_data.KEYWORDS
-        _RESERVED.update(r[0] for r in rows if r[1] != "U")
-    return _RESERVED
-
-
-def _plain_column(expr: str, names: Sequence[str]) -> str | None:
-    """The column an index key expression names, if it is a plain column reference."""
-    e = expr.strip()
-    if e.startswith('"') and e.endswith('"') and e[1:-1].replace('""', '"') in names:
-        return e[1:-1].replace('""', '"')
-    low = e.lower()
-    return low if low in names else (e if e in names else None)
-
-
-def _definition(create_sql: str) -> str:
-    """The query of a CREATE [MATERIALIZED] VIEW statement (what pg_get_viewdef shows)."""
-    import re
-
-    m = re.search(r"(?is)\bas\s+(select|with|values|table|\()(.*)$", create_sql)
-    if not m:
-        return ""
-    body = (m.group(1) + m.group(2)).strip().rstrip(";").strip()
-    return body + ";"
-
-
-def _primary_key(create_sql: str, columns: Sequence[str]) -> tuple[str, ...]:
-    """Primary key columns named by a CREATE TABLE statement ((): none or unparseable)."""
-    import sqlglot
-    from sqlglot import exp
-
-    try:
-        ast = sqlglot.parse_one(create_sql, read="postgres")
-    except Exception:  # noqa: BLE001 - a statement we cannot parse has no key we can report
-        return ()
-    schema = ast.this if isinstance(ast, exp.Create) else None
-    if not isinstance(schema, exp.Schema):
-        return ()
-    out: list[str] = []
-    for d in schema.expressions:
-        if isinstance(d, exp.ColumnDef):
-            for c in d.args.get("constraints") or []:
-                if isinstance(c.args.get("kind"), exp.PrimaryKeyColumnConstraint):
-                    out.append(d.name)
-        elif isinstance(d, exp.PrimaryKey):
-            out.extend(e.name for e in d.expressions)
-    return tuple(c for c in dict.fromkeys(out) if c in columns)

@@ -8,33 +8,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from compute.plan import lir
 from compute.plan.explain import explain_dataflow, finish_line
 from compute.plan.explain_json import dataflow_json
+from compute.plan.flags import PlanFlags
 from compute.plan.lookup import IndexKeys
 from compute.plan.lower import lower as lower_to_lir
+from compute.plan.refinements import REFINEMENTS
 from sql import mir
 from sql.bind import BoundQuery
 from sql.hir import Finishing, HirRel
 from sql.lowering import lower as lower_to_mir
-from sql.mir import Annotations, Mir, explain_mir, mir_types
+from sql.mir import Mir, mir_types
+from sql.mir_explain import Annotations, explain_mir
 from sql.mir_json import mir_json
 from sql.optimize import optimize
 from sql.scalar import Scalar, redacted_literals
 from sql.types import SqlType
-
-
-@dataclass(frozen=True, slots=True)
-class PlanFlags:
-    """Session/system variables that steer planning."""
-
-    enable_monotonic_oneshot_selects: bool = True
-    enable_consolidate_after_union_negate: bool = True
-    # refine_broadcast_lookups: join lookups of at most this many records are broadcast
-    broadcast_join_threshold_rows: int = 100_000
 
 
 def to_mir_rel(rel: HirRel, now: int | None = None) -> Mir:
@@ -132,8 +124,6 @@ def dataflow(m: Mir, finishing: Finishing | None, *, name: str = "Explained Quer
 
 
 def finalize_dataflow(df: lir.Dataflow, flags: PlanFlags) -> lir.Dataflow:
-    from compute.plan.refinements import REFINEMENTS
-
     for refine in REFINEMENTS:
         df = refine(df, flags)
     return df

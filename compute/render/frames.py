@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compute.render.scalar import raise_error
+from compute.render.spark_sql import raise_error
 from sql.scalar import ColumnOrder, WindowFrame
 
 # positions are below 2^31; larger offsets reach as far (and keep bigint arithmetic exact)

@@ -26,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from compute.render.arrangement import HASH, Restriction, Spine, Stored, key_hash, store
 from compute.render.delta import delta_session, hash_key
 from compute.render.key_hash import python_key_hash
-from compute.render.oneshot import DIFF, cnames
+from compute.render.rel import DIFF, cnames
 from compute.render.scalar import render_scalar
 from compute.render.types import spark_type
 from sql.scalar import Column, Literal, Scalar

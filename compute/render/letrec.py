@@ -32,7 +32,8 @@ from pyspark.sql import functions as F
 
 from compute.plan import lir
 from compute.plan.non_negative import non_negative
-from compute.render.oneshot import MAX_ITERATIONS, Rel, RenderContext, _constant, cnames, render
+from compute.render.oneshot import _constant, render
+from compute.render.rel import MAX_ITERATIONS, Rel, RenderContext, cnames
 from sql.errors import INTERNAL_ERROR, PROGRAM_LIMIT_EXCEEDED, SqlError
 from sql.mir import RecursionLimit
 from sql.types import SqlType

@@ -16,154 +16,52 @@ checkpoints, and the body is rendered over the final values.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import assert_never
 
-from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import float_stats, limits, numeric_stats
+from compute.render import float_stats
+from compute.render.aggregates import (
+    EXPANDED_AGGREGATES,
+    LIST_AGGREGATES,
+    basic_aggregate,
+    finish_aggregate,
+    finish_cast,
+    interval_sum,
+    is_folded,
+    jsonb_equality_key,
+    minmax,
+    nonnull_diff,
+)
 from compute.render.jsonb import checked
-from compute.render.scalar import interval_key, lit, quote, raise_error, render_scalar, sql_type
+from compute.render.rel import (
+    DIFF,
+    Rel,
+    RenderContext,
+    check_non_negative,
+    cname,
+    cnames,
+    consolidate,
+    expand,
+    mfp_columns,
+    positive_check,
+    select_rel,
+    wrap,
+)
+from compute.render.scalar import render_scalar
+from compute.render.spark_sql import lit, quote, raise_error, sql_type
 from compute.render.types import spark_type
 from sql.errors import (
     INTERNAL_ERROR,
     SqlError,
-    unsupported,
 )
 from sql.scalar import AggregateExpr, ColumnOrder
 from sql.types import SqlType
 
-DIFF = "diff"
 INLINE_CONSTANT_ROWS = 2000
-# iterations of a WITH MUTUALLY RECURSIVE block without a recursion limit before we give up
-MAX_ITERATIONS = 10_000
-
-
-def cname(i: int) -> str:
-    return f"c{i}"
-
-
-def cnames(n: int) -> list[str]:
-    return [cname(i) for i in range(n)]
-
-
-@dataclass(frozen=True, slots=True)
-class Rel:
-    """A query producing columns c0..c{arity-1} and diff."""
-
-    sql: str
-    arity: int
-
-
-@dataclass
-class RenderContext:
-    spark: SparkSession
-    read_source: Callable[[str, tuple[SqlType, ...]], Rel]
-    # the session to plan intermediate results in (by input size so far); default `spark`
-    planner: Callable[[], SparkSession] | None = None
-    lets: dict[str, Rel] = field(default_factory=dict)
-    # the dataflow's source MFPs (lir.Dataflow.source_mfps), by source id
-    source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
-    # EXPLAIN ANALYZE: every node's output, persisted, by node id
-    observed: dict[int, DataFrame] | None = None
-    # records of nodes inside recursive bindings (their last evaluation), by node id
-    counted: dict[int, int] = field(default_factory=dict)
-    # persisted (or checkpointed) DataFrames and their global views, freed by release()
-    persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
-    # raises the statement's cancellation error if it was cancelled (between Spark jobs)
-    check_interrupt: Callable[[], None] = lambda: None
-    max_iterations: int = MAX_ITERATIONS
-    # whether the inputs read so far are small enough to compute in one partition
-    # (sources are then cached as one partition: compute.render.sources)
-    tiny: Callable[[], bool] = lambda: False
-    # the rows the query needs of the LetRec at its root (a LIMIT without ORDER BY): its
-    # iteration may stop once it has them (compute/render/letrec.py)
-    row_goal: int | None = None
-    # the time a maintained dataflow is rendered at: its temporal filters' mz_now()
-    # (compute.render.temporal); None: one-shot plans, where mz_now() is a literal already
-    time: int | None = None
-    _aliases: int = 0
-
-    def session(self) -> SparkSession:
-        return self.planner() if self.planner is not None else self.spark
-
-    def alias(self) -> str:
-        self._aliases += 1
-        return f"_t{self._aliases}"
-
-    def sub(self, r: Rel) -> str:
-        """`(query) AS _tN`: a relation usable in FROM."""
-        return f"({r.sql}) AS {self.alias()}"
-
-    def view(self, df: DataFrame, persist: bool) -> str:
-        """Register `df` as a global temporary view owned by this query; its SELECT text."""
-        name = f"mzq_{uuid.uuid4().hex}"
-        if persist:
-            df = df.persist()
-        df.createOrReplaceGlobalTempView(name)
-        self.persisted.append((df, name))
-        return f"SELECT * FROM global_temp.{name}"
-
-    def single(self, q: str) -> str:
-        """`q` in one partition when the inputs are tiny: Spark then knows it is a single
-        partition (as the one-partition sources are), so the operators above it need no
-        shuffle and the whole query runs as one stage (UNION ALL and VALUES do not keep it)."""
-        if not self.tiny():
-            return q
-        return f"SELECT /*+ COALESCE(1) */ * FROM ({q}) AS {self.alias()}"
-
-    def materialize(self, r: Rel) -> Rel:
-        """Compute `r` once for several readers: a lazy local checkpoint, computed (and kept)
-        by the query's own job the first time it is read.
-
-        The view's plan is a leaf: a persisted view would be inlined with its whole plan
-        wherever it is read (the cache is matched only after analysis), so nested Lets —
-        the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
-        try:
-            df = self.session().sql(r.sql).localCheckpoint(eager=False)
-        except Py4JJavaError as e:
-            if not _spark_unresolved_bug(e):
-                raise
-            # Spark's cache lookup canonicalizes a plan it has not finished resolving
-            # (UnresolvedException "Invalid call to qualifier on unresolved object", seen
-            # with several Lets over one source): the readers recompute the Let instead
-            return r
-        return Rel(self.view(df, persist=False), r.arity)
-
-    def checkpoint(self, df: DataFrame, arity: int) -> Rel:
-        """Compute `df` now and keep its rows: a local checkpoint, whose plan is a scan of the
-        stored rows, so queries built on it do not grow with the plans that produced it."""
-        df = df.localCheckpoint(eager=True)
-        name = f"mzq_{uuid.uuid4().hex}"
-        df.createOrReplaceGlobalTempView(name)
-        self.persisted.append((df, name))
-        return Rel(f"SELECT * FROM global_temp.{name}", arity)
-
-    def free(self, r: Rel) -> None:
-        """Release the view (and stored rows) behind `r`, made by view/materialize/checkpoint."""
-        for k, (_, name) in enumerate(self.persisted):
-            if r.sql == f"SELECT * FROM global_temp.{name}":
-                self._drop(*self.persisted.pop(k))
-                return
-        raise AssertionError(f"not a view of this query: {r.sql}")
-
-    def release(self, since: int = 0) -> None:
-        """Free everything persisted after the first `since` entries."""
-        while len(self.persisted) > since:
-            self._drop(*self.persisted.pop())
-
-    def _drop(self, df: DataFrame, name: str) -> None:
-        df.unpersist()
-        plan = df._jdf.queryExecution().logical()
-        if plan.getClass().getSimpleName() == "LogicalRDD" and plan.rdd().getStorageLevel().useMemory():
-            plan.rdd().unpersist(False)  # a local checkpoint's blocks
-        self.spark.catalog.dropGlobalTempView(name)
 
 
 def _local_uses(p: lir.Plan, lid: str) -> int:
@@ -179,48 +77,6 @@ def record_counts(ctx: RenderContext) -> dict[int, int]:
     """Records (data, diff rows) each observed node produced."""
     assert ctx.observed is not None
     return dict(sorted({**ctx.counted, **{nid: df.count() for nid, df in ctx.observed.items()}}.items()))
-
-
-def _select(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | None = None,
-            group: list[str] | None = None, arity: int | None = None) -> Rel:
-    """SELECT exprs FROM r [WHERE ...] [GROUP BY ...]; exprs end with the diff column."""
-    q = f"SELECT {', '.join(exprs)} FROM {ctx.sub(r)}"
-    if where:
-        q += " WHERE " + " AND ".join(where)
-    if group:
-        q += " GROUP BY " + ", ".join(group)
-    return Rel(q, arity if arity is not None else len(exprs) - 1)
-
-
-def _wrap(ctx: RenderContext, q: str, arity: int, where: list[str]) -> Rel:
-    """Keep c0..c{arity-1}, diff of `q`'s rows satisfying `where`."""
-    return _select(ctx, Rel(q, arity), [*cnames(arity), DIFF], where)
-
-
-def _spark_unresolved_bug(e: Py4JJavaError) -> bool:
-    """Is `e` Spark's internal UnresolvedException (a plan canonicalized before resolution)?"""
-    try:
-        return "UnresolvedException" in e.java_exception.getClass().getName()
-    except Exception:  # the JVM is gone: not this case
-        return False
-
-
-def consolidate(r: Rel, ctx: RenderContext) -> Rel:
-    """Sum diffs of equal rows and drop zeros."""
-    cols = cnames(r.arity)
-    q = f"SELECT {', '.join([*cols, 'SUM(diff) AS diff'])} FROM {ctx.sub(r)}"
-    if cols:
-        q += " GROUP BY " + ", ".join(cols)
-    return Rel(q + " HAVING SUM(diff) <> 0", r.arity)
-
-
-def _positive(col: str, what: str) -> str:
-    """A predicate failing the query if a negative multiplicity reaches `what`."""
-    return f"(CASE WHEN {col} > 0 THEN TRUE ELSE {raise_error(f'Non-positive multiplicity in {what}', 'boolean')} END)"
-
-
-def check_non_negative(r: Rel, what: str, ctx: RenderContext) -> Rel:
-    return _select(ctx, r, [*cnames(r.arity), DIFF], [_positive(DIFF, what)])
 
 
 def constant_df(spark: SparkSession, rows, types: tuple[SqlType, ...]) -> DataFrame:
@@ -243,25 +99,8 @@ def _constant(rows, types: tuple[SqlType, ...], ctx: RenderContext) -> Rel:
     return Rel(ctx.single(f"SELECT * FROM VALUES {values} AS {ctx.alias()}({', '.join([*cnames(n), DIFF])})"), n)
 
 
-MAX_INLINE_EXPR = 10_000
 # a binding read several times over tiny inputs is repeated in the text up to this size
 INLINE_LET_CHARS = 60_000
-
-
-def mfp_columns(r: Rel, m: lir.Mfp, ctx: RenderContext) -> tuple[Rel, list[str]]:
-    """The SQL of every column of `m`'s space (input ++ expressions) over the returned
-    relation (`r`, with long expressions computed once as extra columns)."""
-    cols = cnames(m.input_arity)
-    for k, e in enumerate(m.expressions):
-        text = render_scalar(e, cols)
-        if len(text) > MAX_INLINE_EXPR:
-            # later references use a column instead of repeating the text (Catalyst still
-            # pushes the predicates below this projection)
-            name = f"m{k}"
-            r = Rel(f"SELECT *, {text} AS {name} FROM {ctx.sub(r)}", r.arity)
-            text = name
-        cols.append(text)
-    return r, cols
 
 
 def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
@@ -276,7 +115,7 @@ def apply_mfp(r: Rel, m: lir.Mfp, ctx: RenderContext) -> Rel:
     r, cols = mfp_columns(r, m, ctx)
     preds = [render_scalar(p, cols) for p in m.predicates]
     exprs = [f"{cols[c]} AS {cname(k)}" for k, c in enumerate(m.output)]
-    return _select(ctx, r, [*exprs, DIFF], preds)
+    return select_rel(ctx, r, [*exprs, DIFF], preds)
 
 
 def render(p: lir.Plan, ctx: RenderContext) -> Rel:
@@ -342,12 +181,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
 
 def negate(r: Rel, ctx: RenderContext) -> Rel:
     """-r: every diff negated."""
-    return _select(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
+    return select_rel(ctx, r, [*cnames(r.arity), "(- diff) AS diff"])
 
 
 def threshold(r: Rel, ctx: RenderContext) -> Rel:
     """The rows of positive multiplicity (consolidated)."""
-    return _select(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
+    return select_rel(ctx, consolidate(r, ctx), [*cnames(r.arity), DIFF], ["diff > 0"])
 
 
 def union(rs: list[Rel], consolidate_output: bool, ctx: RenderContext) -> Rel:
@@ -361,15 +200,15 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
     cols = cnames(r.arity)
     if func == "unnest_list":
         (lst,) = exprs
-        exploded = _select(ctx, r, [*cols, f"explode({render_scalar(lst, cols)}) AS __v", DIFF], arity=r.arity)
-        return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", DIFF])
+        exploded = select_rel(ctx, r, [*cols, f"explode({render_scalar(lst, cols)}) AS __v", DIFF], arity=r.arity)
+        return select_rel(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", DIFF])
     if func in ("unnest_array", "unnest_array_with_ordinality"):
         # NULL and empty arrays yield no rows, like Postgres
         arr = render_scalar(exprs[0], cols)
         if func == "unnest_array":
-            return _select(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
-        exploded = _select(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
-        return _select(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
+            return select_rel(ctx, r, [*cols, f"explode({arr}) AS {cname(r.arity)}", DIFF])
+        exploded = select_rel(ctx, r, [*cols, f"posexplode({arr}) AS (__p, __v)", DIFF], arity=r.arity)
+        return select_rel(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
     if func.startswith("jsonb_"):
         return _jsonb_flat_map(r, func, render_scalar(exprs[0], cols), ctx)
     if func != "generate_series":
@@ -381,8 +220,8 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
         f" WHEN ({step} > 0 AND {start} <= {stop}) OR ({step} < 0 AND {start} >= {stop}) THEN sequence({start}, {stop}, {step})"
         " ELSE CAST(array() AS array<bigint>) END)"
     )
-    exploded = _select(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
-    return _select(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
+    exploded = select_rel(ctx, r, [*cols, f"explode({series}) AS __v", DIFF], arity=r.arity)
+    return select_rel(ctx, exploded, [*cols, f"CAST(__v AS {sql_type(types[0])}) AS {cname(r.arity)}", DIFF])
 
 
 def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
@@ -391,11 +230,11 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
     cols = cnames(r.arity)
     kind = {"jsonb_array_elements": "elements", "jsonb_array_elements_text": "elements_text",
             "jsonb_each": "each", "jsonb_each_text": "each_text", "jsonb_object_keys": "keys"}[func]
-    exploded = _select(ctx, r, [*cols, f"explode(mz_jsonb_rows('{kind}', {j})) AS __v", DIFF], arity=r.arity)
+    exploded = select_rel(ctx, r, [*cols, f"explode(mz_jsonb_rows('{kind}', {j})) AS __v", DIFF], arity=r.arity)
     key, val = checked("__v[0]"), checked("__v[1]")
     outs = [f"{key} AS {cname(r.arity)}", f"{val} AS {cname(r.arity + 1)}"] if kind.startswith("each") else \
         [f"{val if kind != 'keys' else key} AS {cname(r.arity)}"]
-    return _select(ctx, exploded, [*cols, *outs, DIFF])
+    return select_rel(ctx, exploded, [*cols, *outs, DIFF])
 
 
 def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext) -> Rel:
@@ -452,12 +291,6 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
 
-def jsonb_equality_key(x: str) -> str:
-    """A text equal for exactly the jsonb values `=` finds equal (1.0 = 1); a text without a
-    '.' has no number a different text could equal, so it is its own key."""
-    return f"(CASE WHEN instr({x}, '.') = 0 THEN {x} ELSE mz_jsonb_key({x}) END)"
-
-
 def _keyed(r: Rel, key, ctx: RenderContext) -> tuple[Rel, list[str]]:
     """Evaluate the group key into columns k0..; keep the input columns. A jsonb key groups by
     its equality key (GROUP BY j puts 1.0 and 1 in one group, as jsonb `=` does), and its
@@ -494,14 +327,14 @@ def grouped_outputs(ctx: RenderContext, grouped: Rel, where: list[str], outputs:
     """The groups' output rows (diff 1) from the grouped aggregates (see _grouped)."""
     reps = reps or {}
     sel = [f"{reps.get(o, o)} AS {cname(i)}" for i, o in enumerate(outputs)] + ["CAST(1 AS BIGINT) AS diff"]
-    return _select(ctx, grouped, sel, where)
+    return select_rel(ctx, grouped, sel, where)
 
 
 def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ctx: RenderContext) -> Rel:
     match rp:
         case lir.ReduceDistinct():
             keyed, kc = _keyed(r, key, ctx)
-            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", _positive("__n", "Distinct")], kc, _key_reps(key))
+            return _grouped(ctx, keyed, kc, ["SUM(diff) AS __n"], ["__n <> 0", positive_check("__n", "Distinct")], kc, _key_reps(key))
         case lir.ReduceAccumulable():
             return _accumulable(r, key, aggs, ctx)
         case lir.ReduceHierarchical(monotonic=True, must_consolidate=mc):
@@ -512,10 +345,6 @@ def _reduce(r: Rel, key, aggs: tuple[AggregateExpr, ...], rp: lir.ReducePlan, ct
             return _basic_reduce(r, key, aggs, ctx)
         case _:
             assert_never(rp)
-
-
-def _nonnull_diff(x: str) -> str:
-    return f"SUM(CASE WHEN {x} IS NOT NULL THEN diff ELSE 0 END)"
 
 
 def _accumulable(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
@@ -534,31 +363,15 @@ def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[
     for j, a in enumerate(aggs):
         x = render_scalar(a.expr, cols)
         if a.func == "count":
-            exprs.append(f"{_nonnull_diff(x)} AS a{j}")
+            exprs.append(f"{nonnull_diff(x)} AS a{j}")
             outs.append(f"a{j}")
         else:  # sum
             st = sql_type(a.typ)
             xv = f"CAST({x} AS {st})"
-            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{_interval_sum(x)} AS a{j}")
-            exprs.append(f"{_nonnull_diff(x)} AS nn{j}")
+            exprs.append(f"SUM({xv} * CAST(diff AS {st})) AS a{j}" if a.typ.name != "interval" else f"{interval_sum(x)} AS a{j}")
+            exprs.append(f"{nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
-    return keyed, kc, exprs, ["__n <> 0", _positive("__n", "Reduce")], outs, _key_reps(key)
-
-
-def _minmax(x: str, func: str, t: SqlType | None = None) -> str:
-    if t is not None and t.name == "interval":
-        # Postgres orders intervals by their total (1 mon = 30 days), not field by field
-        return f"{'min_by' if func == 'min' else 'max_by'}({x}, {interval_key(x)})"
-    return f"{'MIN' if func == 'min' else 'MAX'}({x})"
-
-
-def _interval_sum(x: str) -> str:
-    """sum(interval): Postgres adds the three fields separately (weighted by diff here); the
-    sum of no (non-NULL) rows is a NULL interval, not a struct of NULL fields."""
-    fields = {f: f"SUM(CAST({x}.{f} AS BIGINT) * diff)" for f in ("months", "days", "micros")}
-    return (f"CASE WHEN {fields['months']} IS NOT NULL THEN CAST(named_struct("
-            + ", ".join(f"'{f}', {s}" for f, s in fields.items())
-            + ") AS struct<months:int,days:int,micros:bigint>) END")
+    return keyed, kc, exprs, ["__n <> 0", positive_check("__n", "Reduce")], outs, _key_reps(key)
 
 
 def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: RenderContext) -> Rel:
@@ -567,7 +380,7 @@ def _hierarchical_monotonic(r: Rel, key, aggs, must_consolidate: bool, ctx: Rend
         r = consolidate(r, ctx)
     cols = cnames(r.arity)
     keyed, kc = _keyed(r, key, ctx)
-    exprs = [f"{_minmax(render_scalar(a.expr, cols), a.func, a.typ)} AS a{j}" for j, a in enumerate(aggs)]
+    exprs = [f"{minmax(render_scalar(a.expr, cols), a.func, a.typ)} AS a{j}" for j, a in enumerate(aggs)]
     exprs.append("MIN(diff) AS __mind")
     # no rows at all (global aggregate over empty input): Spark's all-null row is not a group
     msg = "tried to build a monotonic reduction on non-monotonic input"
@@ -588,112 +401,12 @@ def _hierarchical_bucketed(r: Rel, key, aggs, buckets: tuple[int, ...], ctx: Ren
     vals = f"SELECT {', '.join(first)} FROM {ctx.sub(keyed)}"
     for b in buckets:
         level = [*kc, f"pmod(__h, {b}) AS __h", *[f"MIN({v}) AS {v}" for v in reps.values()],
-                 *[f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
+                 *[f"{minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)]]
         by = ", ".join([*kc, f"pmod(__h, {b})"])
         vals = f"SELECT {', '.join(level)} FROM ({vals}) AS {ctx.alias()} GROUP BY {by}"
-    final = [f"{_minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
+    final = [f"{minmax(v, a.func, a.typ)} AS {v}" for v, a in zip(vs, aggs, strict=True)] + ["COUNT(1) AS __n"]
     # a global aggregate over empty input has no group
     return _grouped(ctx, Rel(vals, 0), kc, final, ["__n > 0"], [*kc, *vs], reps)
-
-
-# aggregates that see every unit of multiplicity (their inputs are expanded to diff = 1)
-_EXPANDED = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg", "stddev_samp", "stddev_pop", "var_samp", "var_pop"})
-_LISTS = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
-
-
-def basic_aggregate(a: AggregateExpr, x: str) -> str:
-    match a.func, a.distinct:
-        case "count", False:
-            return _nonnull_diff(x)
-        case "count", True if a.expr.typ.name == "jsonb":
-            # jsonb values are equal by value (1.0 = 1): count distinct equality keys; a text
-            # without a '.' has no number a different text could equal
-            return f"COUNT(DISTINCT {jsonb_equality_key(x)})"
-        case "count", True:
-            return f"COUNT(DISTINCT {x})"
-        case "sum", False if a.typ.name == "interval":
-            return _interval_sum(x)
-        case "sum", True if a.typ.name == "interval":
-            raise unsupported("sum(DISTINCT interval)")
-        case "sum", False:
-            st = sql_type(a.typ)
-            return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
-        case "sum", True:
-            return f"SUM(DISTINCT CAST({x} AS {sql_type(a.typ)}))"
-        case ("min" | "max"), _:
-            return _minmax(x, a.func, a.typ)
-        case ("bool_or" | "bool_and"), _:
-            return f"{a.func}({x})"
-        case "any_value", _:
-            return f"any_value({x})"
-        case _ if _folded(a):
-            # the values (NULL: skipped), folded afterwards (compute.render.float_stats)
-            return f"{'collect_set' if a.distinct else 'collect_list'}({x if a.func not in float_stats.SINGLE else f'CAST({x} AS DOUBLE)'})"
-        case ("stddev_samp" | "stddev_pop" | "var_samp" | "var_pop"), _ if a.typ.name == "numeric":
-            # the exact values (in their own scale, never rounded), for compute.render.numeric_stats
-            return f"{'collect_set' if a.distinct else 'collect_list'}({x})"
-        case ("string_agg" | "array_agg" | "jsonb_agg" | "jsonb_object_agg"), _:
-            # the records (NULL: filtered out); ordered, distinct and finished afterwards
-            return f"collect_list({x})"
-    raise SqlError(INTERNAL_ERROR, f"aggregate {a.func} has no Basic rendering")
-
-
-def _compare(order: tuple[ColumnOrder, ...]) -> str:
-    """A comparator lambda for array_sort over records, ordering by the record fields."""
-    out = "0"
-    for o in reversed(order):
-        a, b = f"l.f{o.column}", f"r.f{o.column}"
-        lt, gt = ("1", "-1") if o.desc else ("-1", "1")
-        nf, nl = ("1", "-1") if o.nulls_last else ("-1", "1")
-        out = (f"CASE WHEN {a} IS NULL AND {b} IS NULL THEN {out} WHEN {a} IS NULL THEN {nf} WHEN {b} IS NULL THEN {nl}"
-               f" WHEN {a} < {b} THEN {lt} WHEN {a} > {b} THEN {gt} ELSE {out} END")
-    return f"(l, r) -> {out}"
-
-
-def _folded(a: AggregateExpr) -> bool:
-    """Float statistics computed like Postgres' float8_accum / float8_regr_accum."""
-    return a.func in float_stats.FOLDED and a.typ.name == "float8"
-
-
-def finish_cast(a: AggregateExpr, v: str) -> str:
-    """The finished value `v` of `a` in its result type; a numeric statistic keeps its own
-    scale (compute.render.numeric_stats: exact to 24 digits, never rounded to 10)."""
-    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
-        return v
-    return f"CAST({v} AS {sql_type(a.typ)})"
-
-
-def finish_aggregate(a: AggregateExpr, v: str) -> str:
-    """The aggregate's value from what `_basic_aggregate` computed into column `v`."""
-    if _folded(a):
-        return float_stats.fold(a.func, v)
-    if a.func in float_stats.SINGLE and a.typ.name == "numeric":
-        return numeric_stats.call(v, a.func, a.expr.typ)
-    if a.func not in _LISTS:
-        return v
-    recs = f"array_distinct({v})" if a.distinct else v
-    if a.order_by:
-        recs = f"array_sort({recs}, {_compare(a.order_by)})"
-    if a.func == "array_agg":
-        # no rows: NULL, not an empty array
-        return f"(CASE WHEN size({v}) > 0 THEN transform({recs}, s -> s.f0) END)"
-    if a.func == "jsonb_agg":
-        # the values' jsonb texts (SQL NULL is JSON null) in an array's canonical text
-        return f"(CASE WHEN size({v}) > 0 THEN concat('[', array_join(transform({recs}, s -> s.f0), ', ', 'null'), ']') END)"
-    if a.func == "jsonb_object_agg":
-        return checked(f"mz_jsonb_object_agg(transform({recs}, s -> s.f0), transform({recs}, s -> s.f1))")
-    # string_agg: NULL values are skipped; every value but the first is preceded by its
-    # own row's separator (a NULL separator adds nothing)
-    vals = f"filter({recs}, s -> s.f0 IS NOT NULL)"
-    if a.typ.name == "bytea":
-        parts = f"transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, X''), s.f0) END)"
-        return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN aggregate({parts}, X'', (acc, p) -> concat(acc, p)) END)"
-    joined = f"array_join(transform({vals}, (s, i) -> CASE WHEN i = 0 THEN s.f0 ELSE concat(coalesce(s.f1, ''), s.f0) END), '')"
-    # Postgres' buffer holds every value with its separator (the first one's is skipped at
-    # the end): over the 1 GB limit it fails before Spark builds the string
-    total = f"aggregate({vals}, 0L, (acc, s) -> acc + octet_length(s.f0) + coalesce(octet_length(s.f1), 0))"
-    joined = limits.joined_text(total, joined)
-    return f"(CASE WHEN exists({v}, s -> s.f0 IS NOT NULL) THEN {joined} END)"
 
 
 def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
@@ -704,7 +417,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
 
         return window_reduce(r, key, aggs, ctx)
     c = check_non_negative(consolidate(r, ctx), "Reduce", ctx)
-    if any((a.func in _EXPANDED or _folded(a)) and not a.distinct for a in aggs):
+    if any((a.func in EXPANDED_AGGREGATES or is_folded(a)) and not a.distinct for a in aggs):
         c = expand(c, ctx)
     cols = cnames(c.arity)
     keyed, kc = _keyed(c, key, ctx)
@@ -712,7 +425,7 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
     outs = list(kc)
     for j, a in enumerate(aggs):
         raw = basic_aggregate(a, render_scalar(a.expr, cols))
-        if a.func in _LISTS or a.func in float_stats.FOLDED:
+        if a.func in LIST_AGGREGATES or a.func in float_stats.FOLDED:
             exprs.append(f"{raw} AS a{j}")
             outs.append(finish_cast(a, finish_aggregate(a, f'a{j}')))
         else:
@@ -723,13 +436,6 @@ def _basic_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
 
 def order_sql(order: tuple[ColumnOrder, ...]) -> str:
     return ", ".join(f"{cname(o.column)} {'DESC' if o.desc else 'ASC'} NULLS {'LAST' if o.nulls_last else 'FIRST'}" for o in order)
-
-
-def expand(r: Rel, ctx: RenderContext, cap: int | None = None) -> Rel:
-    """One row per unit of (positive) multiplicity, at most `cap` copies of a row."""
-    n = DIFF if cap is None else f"least(diff, CAST({cap} AS BIGINT))"
-    reps = _select(ctx, r, [*cnames(r.arity), f"explode(sequence(CAST(1 AS BIGINT), {n})) AS __rep", DIFF], arity=r.arity)
-    return _select(ctx, reps, [*cnames(r.arity), "CAST(1 AS BIGINT) AS diff"])
 
 
 def _topk(r: Rel, group, order, limit, offset, tp: lir.TopKPlan, ctx: RenderContext) -> Rel:
@@ -756,7 +462,7 @@ def _topk(r: Rel, group, order, limit, offset, tp: lir.TopKPlan, ctx: RenderCont
                     w = f"row_number() OVER (PARTITION BY {part} ORDER BY {_order_or_id(order)})"
                     inner = f"SELECT *, {w} AS __rn FROM ({hashed}) AS {ctx.alias()}"
                     hashed = f"SELECT {keep} FROM ({inner}) AS {ctx.alias()} WHERE __rn <= {limit + offset}"
-                rows = _wrap(ctx, hashed, rows.arity, [])
+                rows = wrap(ctx, hashed, rows.arity, [])
             return _window_topk(rows, g, order, offset, limit, ctx)
         case _:
             assert_never(tp)
@@ -773,11 +479,11 @@ def _window_topk(rows: Rel, g: list[str], order, offset: int, limit: int | None,
         if not offset:
             return Rel(q, rows.arity)
         numbered = f"SELECT *, row_number() OVER (ORDER BY {_order_or_id(order)}) AS __rn FROM ({q}) AS {ctx.alias()}"
-        return _wrap(ctx, numbered, rows.arity, [f"__rn > {offset}"])
+        return wrap(ctx, numbered, rows.arity, [f"__rn > {offset}"])
     part = f"PARTITION BY {', '.join(g)} " if g else ""
     numbered = f"SELECT *, row_number() OVER ({part}ORDER BY {_order_or_id(order)}) AS __rn FROM {ctx.sub(rows)}"
     cond = [f"__rn > {offset}"] + ([f"__rn <= {offset + limit}"] if limit is not None else [])
-    return _wrap(ctx, numbered, rows.arity, cond)
+    return wrap(ctx, numbered, rows.arity, cond)
 
 
 def _top1(r: Rel, g: list[str], order, ctx: RenderContext) -> Rel:
@@ -797,7 +503,7 @@ def _top1(r: Rel, g: list[str], order, ctx: RenderContext) -> Rel:
     q = f"SELECT {'MAX' if desc else 'MIN'}({payload}) AS __best FROM {ctx.sub(r)}"
     if g:
         q += " GROUP BY " + ", ".join(g)
-    return _select(ctx, Rel(q, 0), [*[f"__best.{c} AS {c}" for c in cols], "CAST(1 AS BIGINT) AS diff"],
+    return select_rel(ctx, Rel(q, 0), [*[f"__best.{c} AS {c}" for c in cols], "CAST(1 AS BIGINT) AS diff"],
                    [] if g else ["__best IS NOT NULL"])
 
 

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 
 from compute.plan import lir
 from compute.render import oneshot
-from compute.render.oneshot import DIFF, RenderContext, cnames
+from compute.render.rel import DIFF, RenderContext, cnames
 from sql.types import SqlType
 
 

@@ -4,13 +4,12 @@ regexp_split_to_array and regexp_replace(..., start, N): Java regexes built by s
 
 from __future__ import annotations
 
+from compute.render.spark_sql import let_bind, quote
 from sql import regex
 
 
 def render_regex(name: str, x: str, lits: tuple) -> str:
     """The Spark SQL of a normalized regex call on source text `x` (NULL when x is)."""
-    from compute.render.scalar import _let, quote
-
     a = regex.args_of(lits)
     b = regex.check(name, a)
     flat = regex.mode(a.flags) + b.text
@@ -32,7 +31,7 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
                 end = f" + length(regexp_extract({v}, {quote(pat)}, {g}))" if a.endoption else ""
                 return (f"CASE WHEN {v} IS NULL THEN CAST(NULL AS INT) WHEN regexp_like({v}, {quote(pat)})"
                         f" THEN length(regexp_extract({v}, {quote(pat)}, 1)) + 1{end} ELSE 0 END")
-            return _let(x, instr)
+            return let_bind(x, instr)
         case "regexp_substr":
             pat, g = regex.nth_match(b, a)
             if a.subexpr > len(b.groups):
@@ -43,11 +42,11 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
                 if a.subexpr:
                     got = f"nullif({got}, '')"  # a subexpression that cannot match '' matched nothing
                 return f"CASE WHEN regexp_like({v}, {quote(pat)}) THEN {got} END"
-            return _let(x, substr)
+            return let_bind(x, substr)
         case "regexp_replace_from":
             if a.n == 0:
                 rep = regex.java_replacement(a.replacement or "", 0, len(b.groups), len(b.groups))
-                return _let(x, lambda v: f"concat(substr({v}, 1, {a.start - 1}), regexp_replace(substr({v}, {a.start}), "
+                return let_bind(x, lambda v: f"concat(substr({v}, 1, {a.start - 1}), regexp_replace(substr({v}, {a.start}), "
                                          f"{quote(flat)}, {quote(rep)}))")
             pat, whole = regex.nth_match(b, a)
             rep = "$1" + regex.java_replacement(a.replacement or "", whole, len(b.groups), whole + len(b.groups))

@@ -7,11 +7,7 @@ depends on Spark's operator precedence; `cols` are the texts of the input column
 
 from __future__ import annotations
 
-import datetime as dt
-import itertools
 import re
-from decimal import Decimal
-from functools import lru_cache
 from typing import assert_never
 
 from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set
@@ -22,10 +18,25 @@ from compute.render.scalar_datetime import (
     fit_typmod,
     make_date,
     make_timestamp,
-    year_start,
 )
-from compute.render.types import spark_type, to_spark_value
-from sql import func, func_names, numeric_ops
+from compute.render.scalar_intervals import (
+    age_of,
+    datetime_unit_call,
+    interval_arith,
+    interval_struct,
+    justify,
+)
+from compute.render.spark_sql import (
+    COMPARISONS,
+    INTS,
+    cast,
+    fresh_var,
+    let_bind,
+    lit,
+    quote,
+    raise_error,
+)
+from sql import func, func_names
 from sql.errors import unsupported
 from sql.scalar import (
     CallBinary,
@@ -38,81 +49,6 @@ from sql.scalar import (
     record_get_index,
 )
 from sql.types import SqlType
-
-_INTS = ("int2", "int4", "int8")
-
-
-@lru_cache(maxsize=512)
-def sql_type(t: SqlType) -> str:
-    """The Spark SQL type name of a SqlType (e.g. `int`, `decimal(38,10)`, `struct<...>`)."""
-    return spark_type(t).simpleString()
-
-
-def quote(s: str) -> str:
-    """A Spark SQL string literal (backslash escapes are interpreted by Spark's parser)."""
-    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def cast(x: str, t: SqlType | str) -> str:
-    return f"CAST({x} AS {t if isinstance(t, str) else sql_type(t)})"
-
-
-def lit(v: object, t: SqlType) -> str:
-    """A typed literal."""
-    if v is None:
-        # an unconstrained numeric NULL has no digits: decimal(1,0) widens to the other side's
-        # type (was decimal(38,10): Spark's UNION / CASE widening of a decimal(38,24) numeric
-        # statistic with it kept 28 integer digits and cut the scale to 10)
-        if t.name == "numeric" and t.numeric_precision_scale() is None:
-            return cast("NULL", "DECIMAL(1,0)")
-        return cast("NULL", t)
-    n = t.name
-    if (e := t.element) is not None and n.startswith("_"):
-        return cast(f"array({', '.join(lit(x, e) for x in v)})", t)
-    if n == "interval":
-        m, d, us = to_spark_value(v, t)
-        return f"named_struct('months', CAST({int(m)} AS INT), 'days', CAST({int(d)} AS INT), 'micros', CAST({int(us)} AS BIGINT))"
-    if n == "bool":
-        return "TRUE" if v else "FALSE"
-    sv = to_spark_value(v, t)
-    if n in _INTS or n in ("oid", "uint8", "mz_timestamp", "time"):
-        return cast(str(int(sv)), t)
-    if n in ("float4", "float8"):
-        return cast(quote(repr(float(sv))), t)
-    if n == "numeric":
-        return _numeric_lit(Decimal(sv), t)
-    if n == "date":
-        return f"DATE '{sv.isoformat()}'"
-    if n == "timestamp":
-        return f"TIMESTAMP_NTZ '{sv.isoformat(sep=' ')}'"
-    if n == "timestamptz":
-        assert isinstance(sv, dt.datetime)
-        return f"TIMESTAMP_LTZ '{sv.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
-    if n == "bytea":
-        return f"X'{bytes(sv).hex()}'"
-    return cast(quote(str(sv)), t)
-
-
-def _numeric_lit(d: Decimal, t: SqlType) -> str:
-    """A numeric literal of exactly its value: typed numeric(p, s) as declared; an
-    unconstrained one as decimal(its digits, its scale) (was decimal(38,10), rounding
-    0.000000000001 to 0), 0A000 beyond Spark's 38 digits."""
-    if t.numeric_precision_scale() is not None:
-        return cast(quote(str(d)), t)
-    if d != 0 and d.adjusted() >= 38:
-        raise unsupported(f"numeric value {d} in a computation (more than 38 digits)")
-    if d.as_tuple().exponent > 0:  # type: ignore[operator]
-        d = d.quantize(Decimal(1), context=numeric_ops.context())
-    digits, scale = len(d.as_tuple().digits), numeric_ops.dscale(d)
-    if max(digits, scale) > 38:  # trailing fractional zeros do not count
-        d = d.normalize(numeric_ops.context())
-        if d.as_tuple().exponent > 0:  # type: ignore[operator]
-            d = d.quantize(Decimal(1), context=numeric_ops.context())
-        digits, scale = len(d.as_tuple().digits), numeric_ops.dscale(d)
-        if max(digits, scale) > 38:
-            raise unsupported(f"numeric value {d:f} in a computation (more than 38 digits)")
-    return cast(quote(format(d, "f")), f"DECIMAL({max(digits, scale, 1)},{scale})")
-
 
 _STRICT = func_names.strict_functions(func.SCALAR_FUNCTIONS)
 _LONG_ARGUMENT = 400
@@ -141,7 +77,7 @@ def _numeric_udf(e: Scalar) -> bool:
 
 def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
     """`e` with its arguments rendered once, NULL when one that may be NULL is (a long one is
-    bound once with _let, so nested strict calls do not repeat their text)."""
+    bound once with let_bind, so nested strict calls do not repeat their text)."""
     rendered = [render_scalar(a, cols) for a in args]
     nullable = [i for i, a in enumerate(args) if not (isinstance(a, Literal) and a.value is not None)]
 
@@ -154,10 +90,10 @@ def _strict(e: Scalar, args: list[Scalar], cols: list[str]) -> str:
             return body(texts)
         long = [i for i in nullable if len(texts[i]) > _LONG_ARGUMENT and not texts[i].startswith("_v")]
         if _numeric_udf(e):
-            long = []  # Spark refuses a Python UDF inside a lambda (_let's binding)
+            long = []  # Spark refuses a Python UDF inside a lambda (let_bind's binding)
         if long:
             k = long[0]
-            return _let(texts[k], lambda v: guarded([*texts[:k], v, *texts[k + 1:]]))
+            return let_bind(texts[k], lambda v: guarded([*texts[:k], v, *texts[k + 1:]]))
         test = " OR ".join(f"{texts[i]} IS NULL" for i in nullable)
         return f"(CASE WHEN {test} THEN NULL ELSE {body(texts)} END)"
 
@@ -176,7 +112,7 @@ def _render(e: Scalar, cols: list[str], r) -> str:
                 return f"({r(x)}).f{i}"
             return _unary(f, r(x), x.typ, t)
         case CallBinary(func=("extract" | "date_part" | "date_trunc") as f, expr1=Literal(value=unit), expr2=b, typ=t):
-            return _datetime_unit_call(f, unit, r(b), b.typ, t)
+            return datetime_unit_call(f, unit, r(b), b.typ, t)
         case CallBinary(func="to_char" | "to_number" as f, expr1=a, expr2=b) if f == "to_number" or a.typ.name in func.NUMBER_FORMAT_TYPES:
             return numfmt_udfs.call(f, r(a), r(b), a.typ)
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
@@ -202,11 +138,6 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             assert_never(e)
 
 
-def raise_error(msg: str, t: SqlType | str = "string") -> str:
-    """An expression failing the query with `msg` (a `[SQLSTATE] ` prefix sets the state)."""
-    return cast(f"raise_error({quote(msg)})", t)
-
-
 def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     s, d = src.name, dst.name
     if d == "jsonb" and s != "jsonb":
@@ -216,11 +147,11 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if s == "record" and d in ("text", "varchar"):
         return _record_text(x, src)
     if _is_array(src) and _is_array(dst):
-        v = _var()
+        v = fresh_var()
         return f"transform({x}, {v} -> {_cast(v, src.element, dst.element)})"  # type: ignore[arg-type]
-    if d in _INTS and s in ("float4", "float8"):
+    if d in INTS and s in ("float4", "float8"):
         return cast(f"bround({x}, 0)", dst)  # rint(): half to even
-    if d in _INTS and s == "numeric":
+    if d in INTS and s == "numeric":
         return cast(f"round({x}, 0)", dst)  # half away from zero
     if d == s == "numeric" and dst.numeric_precision_scale() is None:
         return x  # numeric -> numeric without a typmod keeps every digit
@@ -233,7 +164,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return f"(CASE WHEN {finite} THEN {cast(printed, dst)} ELSE {cast(x, dst)} END)"
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
-        y, k = f"CAST({x} AS STRING)", _var()
+        y, k = f"CAST({x} AS STRING)", fresh_var()
         longest = f"try_element_at(filter(transform(sequence(63, 1, -1), {k} -> left({y}, {k})), {k} -> octet_length({k}) <= 63), 1)"
         return f"(CASE WHEN octet_length({y}) <= 63 THEN {y} ELSE {longest} END)"
     if d == "varchar" and s == "bpchar":
@@ -251,18 +182,18 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
     if d == "interval" and s in ("text", "varchar", "bpchar", "name"):
         # interval_in as a UDF (compute.render.text_udfs): "months days micros"
-        v = _var()
+        v = fresh_var()
         parts = f"split({v}, ' ')"
         fields = (f"CAST(element_at({parts}, {i}) AS {t})" for i, t in ((1, "INT"), (2, "INT"), (3, "BIGINT")))
         parsed = checked(f"mz_interval_in(CAST({x} AS STRING), {dst.typmod})")
-        return f"(CASE WHEN {x} IS NULL THEN NULL ELSE element_at(transform(array({parsed}), {v} -> {_interval(*fields)}), 1) END)"
+        return f"(CASE WHEN {x} IS NULL THEN NULL ELSE element_at(transform(array({parsed}), {v} -> {interval_struct(*fields)}), 1) END)"
     if d == "mz_timestamp" and s in ("timestamptz", "timestamp", "date"):
         return f"unix_millis(CAST({x} AS TIMESTAMP))"
     if s == "mz_timestamp" and d in ("timestamptz", "timestamp"):
         return cast(f"timestamp_millis({x})", dst)
-    if d == "bool" and s in _INTS:
+    if d == "bool" and s in INTS:
         return f"({x} <> 0)"
-    if d in _INTS and s == "bool":
+    if d in INTS and s == "bool":
         return cast(f"(CASE WHEN {x} THEN 1 WHEN NOT {x} THEN 0 END)", dst)  # NULL stays NULL
     if d in ("text", "varchar") and s == "bool":
         return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
@@ -274,238 +205,6 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         # as results are sent (compute.render.types): without the storage scale's zeros
         return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
     return cast(x, dst)
-
-
-
-# ---- date / time / interval ------------------------------------------------------------------
-# An interval is a struct (months int, days int, micros bigint), like Postgres' three fields.
-_DAY_US = 86_400_000_000
-
-
-def _interval(months: str, days: str, micros: str) -> str:
-    # the cast makes every field nullable (a literal field is not, and Arrow then refuses a
-    # NULL interval whose struct carries a non-nullable field)
-    return (f"CAST(named_struct('months', {months}, 'days', {days}, 'micros', {micros})"
-            " AS struct<months:int,days:int,micros:bigint>)")
-
-
-def interval_key(x: str) -> str:
-    """Postgres compares intervals as one total: (months * 30 + days) * 1 day + micros."""
-    return f"((CAST({x}.months AS DECIMAL(38,0)) * 30 + {x}.days) * {_DAY_US} + {x}.micros)"
-
-
-def _add_interval(ts: str, iv: str, sign: int) -> str:
-    """timestamp + interval: months first (clamped to the month's end), then days, then time."""
-    s = "" if sign > 0 else "- "
-    return (f"timestampadd(MICROSECOND, {s}{iv}.micros, timestampadd(DAY, {s}{iv}.days,"
-            f" timestampadd(MONTH, {s}{iv}.months, {ts})))")
-
-
-def _ts_diff(a: str, b: str) -> str:
-    """timestamp - timestamp: days and microseconds (never months), like Postgres."""
-    d = f"timestampdiff(MICROSECOND, {b}, {a})"
-    return _interval("0", f"div({d}, {_DAY_US})", f"({d} % {_DAY_US})")
-
-
-def _interval_mul(iv: str, f: str) -> str:
-    """interval * float8 (Postgres' interval_mul: fractional months spill into days at 30
-    days a month, fractional days into microseconds)."""
-    m = f"(CAST({iv}.months AS DOUBLE) * {f})"
-    mi = f"CAST({m} AS INT)"  # truncates toward zero
-    mrd = f"round(({m} - {mi}) * 30, 6)"  # month remainder days
-    d = f"(CAST({iv}.days AS DOUBLE) * {f})"
-    di = f"CAST({d} AS INT)"
-    sec = f"round(({d} - {di} + {mrd} - CAST({mrd} AS INT)) * 86400, 6)"
-    whole = f"CAST({sec} / 86400 AS INT)"
-    sec2 = f"({sec} - {whole} * 86400)"
-    days = f"({di} + {whole} + CAST({mrd} AS INT))"
-    micros = f"CAST(rint(CAST({iv}.micros AS DOUBLE) * {f} + {sec2} * 1000000) AS BIGINT)"
-    return _interval(mi, days, micros)
-
-
-def _interval_arith(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
-    """+, -, *, / and comparisons involving intervals and timestamps; None: none of them.
-    (Interval results are structs: NULL operands must give a NULL struct, not NULL fields.)"""
-    r = _interval_arith_raw(f, a, b, at, bt, t)
-    if r is None or t.name != "interval":
-        return r
-    return f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN {r} END)"
-
-
-def _interval_arith_raw(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
-    an, bn = at.name, bt.name
-    if f in _COMPARISONS and an == bn == "interval":
-        return f"({interval_key(a)} {_COMPARISONS[f]} {interval_key(b)})"
-    if f in ("add", "sub") and an == bn == "interval":
-        op = "+" if f == "add" else "-"
-        return _interval(f"({a}.months {op} {b}.months)", f"({a}.days {op} {b}.days)", f"({a}.micros {op} {b}.micros)")
-    if f in ("add", "sub") and bn == "interval" and an in ("timestamp", "timestamptz", "date"):
-        base = a if an != "date" else cast(a, "TIMESTAMP_NTZ")
-        return _add_interval(base, b, 1 if f == "add" else -1)
-    if f == "add" and an == "interval" and bn in ("timestamp", "timestamptz", "date"):
-        return _interval_arith_raw("add", b, a, bt, at, t)
-    if f == "sub" and an in ("timestamp", "timestamptz") and bn == an:
-        return _ts_diff(a, b)
-    if f == "mul" and an == "interval":
-        return _interval_mul(a, f"CAST({b} AS DOUBLE)")
-    if f == "mul" and bn == "interval":
-        return _interval_mul(b, f"CAST({a} AS DOUBLE)")
-    if f == "div" and an == "interval":
-        return _interval_mul(a, f"(1.0D / CAST({b} AS DOUBLE))")
-    return None
-
-
-_EXTRACT_TS = {
-    "year": "year({x})", "month": "month({x})", "day": "dayofmonth({x})", "hour": "hour({x})", "minute": "minute({x})",
-    "quarter": "quarter({x})", "doy": "dayofyear({x})", "dow": "(dayofweek({x}) - 1)", "isodow": "(weekday({x}) + 1)",
-    "week": "weekofyear({x})", "isoyear": "extract(YEAROFWEEK FROM {x})",
-    "second": "extract(SECOND FROM {x})", "milliseconds": "(extract(SECOND FROM {x}) * 1000)",
-    "microseconds": "CAST(extract(SECOND FROM {x}) * 1000000 AS BIGINT)",
-    "decade": "floor(year({x}) / 10)", "century": "CAST(div(year({x}) + 99, 100) AS INT)",
-    "millennium": "CAST(div(year({x}) + 999, 1000) AS INT)",
-    "epoch": "(CAST(unix_micros(CAST({x} AS TIMESTAMP)) AS DECIMAL(38,6)) / 1000000)",
-    "timezone": "0", "timezone_hour": "0", "timezone_minute": "0",
-}
-
-
-def _extract_interval(u: str, x: str) -> str:
-    """Fields of an interval as Postgres' interval2tm splits it (signs follow each field)."""
-    years = f"div({x}.months, 12)"
-    match u:
-        case "year":
-            return years
-        case "month":
-            return f"({x}.months % 12)"
-        case "quarter":
-            return f"(div({x}.months % 12, 3) + 1)"
-        case "decade":
-            return f"div({x}.months, 120)"
-        case "century":
-            return f"div({x}.months, 1200)"
-        case "millennium":
-            return f"div({x}.months, 12000)"
-        case "day":
-            return f"{x}.days"
-        case "hour":
-            return f"div({x}.micros, 3600000000)"
-        case "minute":
-            return f"(div({x}.micros, 60000000) % 60)"
-        case "second":
-            return f"(CAST({x}.micros % 60000000 AS DECIMAL(20,6)) / 1000000)"
-        case "milliseconds":
-            return f"(CAST({x}.micros % 60000000 AS DECIMAL(20,3)) / 1000)"
-        case "microseconds":
-            return f"({x}.micros % 60000000)"
-        case "epoch":
-            return (f"(CAST({x}.micros AS DECIMAL(38,6)) / 1000000 + CAST(div({x}.months, 12) AS DECIMAL(38,6)) * 31557600"
-                    f" + CAST({x}.months % 12 AS DECIMAL(38,6)) * 2592000 + CAST({x}.days AS DECIMAL(38,6)) * 86400)")
-    raise unsupported(f"extract({u} from interval)")
-
-
-def _extract_time(u: str, x: str) -> str:
-    match u:
-        case "hour":
-            return f"div({x}, 3600000000)"
-        case "minute":
-            return f"(div({x}, 60000000) % 60)"
-        case "second":
-            return f"(CAST({x} % 60000000 AS DECIMAL(20,6)) / 1000000)"
-        case "milliseconds":
-            return f"(CAST({x} % 60000000 AS DECIMAL(20,3)) / 1000)"
-        case "microseconds":
-            return f"({x} % 60000000)"
-        case "epoch":
-            return f"(CAST({x} AS DECIMAL(38,6)) / 1000000)"
-    raise unsupported(f"extract({u} from time)")
-
-
-def _trunc_interval(u: str, x: str) -> str:
-    months = {"millennium": 12000, "century": 1200, "decade": 120, "year": 12}
-    if u in months:
-        return _interval(f"(div({x}.months, {months[u]}) * {months[u]})", "0", "0")
-    if u == "quarter":
-        return _interval(f"(div({x}.months, 12) * 12 + div({x}.months % 12, 3) * 3)", "0", "0")
-    if u == "month":
-        return _interval(f"{x}.months", "0", "0")
-    if u == "day":
-        return _interval(f"{x}.months", f"{x}.days", "0")
-    us = {"hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000, "milliseconds": 1000, "microseconds": 1}[u]
-    return _interval(f"{x}.months", f"{x}.days", f"(div({x}.micros, {us}) * {us})")
-
-
-def _datetime_unit_call(f: str, unit: str, x: str, xt: SqlType, t: SqlType) -> str:
-    """extract / date_part / date_trunc with a literal unit (validated by the planner)."""
-    n = xt.name
-    if f == "date_trunc":
-        if n == "interval":
-            return f"(CASE WHEN {x} IS NOT NULL THEN {_trunc_interval(unit, x)} END)"
-        spark_unit = {"milliseconds": "MILLISECOND", "microseconds": "MICROSECOND"}.get(unit, unit.upper())
-        if unit in ("decade", "century", "millennium"):
-            y = f"year({x})"
-            start = {"decade": f"(div({y}, 10) * 10)", "century": f"(div({y} - 1, 100) * 100 + 1)",
-                     "millennium": f"(div({y} - 1, 1000) * 1000 + 1)"}[unit]
-            return cast(year_start(start, "timestamp_ntz", raise_error), t)
-        return cast(f"date_trunc('{spark_unit}', {x})", t)
-    if n == "interval" and unit == "epoch" and f == "date_part":
-        # Postgres computes this one in float8, term by term
-        v = (f"(CAST({x}.micros AS DOUBLE) / 1000000.0D + 31557600.0D * div({x}.months, 12)"
-             f" + 2592000.0D * ({x}.months % 12) + 86400.0D * {x}.days)")
-    elif n == "interval":
-        v = _extract_interval(unit, x)
-    elif n == "time":
-        v = _extract_time(unit, x)
-    else:
-        if n == "date" and unit == "epoch":
-            v = f"(CAST(unix_date({x}) AS DECIMAL(38,0)) * 86400)"
-        else:
-            v = _EXTRACT_TS[unit].format(x=x)
-    return cast(v, t)
-
-
-def _let(value: str, body) -> str:
-    """`body(v)` with v bound to `value` once (Spark SQL has no LET: a one-element transform)."""
-    v = _var()
-    return f"element_at(transform(array({value}), {v} -> {body(v)}), 1)"
-
-
-def _age(a: str, b: str) -> str:
-    """age(a, b): Postgres' field-wise difference with borrows (timestamp_age): a day borrow
-    adds the length of the month of the earlier timestamp's month (of b when a >= b)."""
-    def fields(x: str) -> str:
-        return (f"named_struct('y', year({x}), 'mo', month({x}), 'd', day({x}), 'h', hour({x}), 'mi', minute({x}),"
-                f" 's', second({x}), 'us', CAST(extract(SECOND FROM {x}) * 1000000 AS BIGINT) % 1000000)")
-
-    def body(p: str) -> str:
-        # p.a / p.b: fields; p.neg: a < b (the difference is computed as b - a, then negated)
-        def diff(f: str) -> str:
-            return f"(CASE WHEN {p}.neg THEN {p}.b.{f} - {p}.a.{f} ELSE {p}.a.{f} - {p}.b.{f} END)"
-
-        def step(q: str) -> str:
-            us_b = f"CASE WHEN {q}.us < 0 THEN 1 ELSE 0 END"
-            s1 = f"({q}.s - ({us_b}))"
-            s_b = f"CASE WHEN {s1} < 0 THEN 1 ELSE 0 END"
-            mi1 = f"({q}.mi - ({s_b}))"
-            mi_b = f"CASE WHEN {mi1} < 0 THEN 1 ELSE 0 END"
-            h1 = f"({q}.h - ({mi_b}))"
-            h_b = f"CASE WHEN {h1} < 0 THEN 1 ELSE 0 END"
-            d1 = f"({q}.d - ({h_b}))"
-            ref = f"(CASE WHEN {p}.neg THEN {p}.a ELSE {p}.b END)"
-            mlen = f"day(last_day(make_date({ref}.y, {ref}.mo, 1)))"
-            k = f"(CASE WHEN {d1} < 0 THEN CAST(ceil(- {d1} / {mlen}) AS INT) ELSE 0 END)"
-            mo1 = f"({q}.mo - {k})"
-            ky = f"(CASE WHEN {mo1} < 0 THEN CAST(ceil(- {mo1} / 12.0) AS INT) ELSE 0 END)"
-            sign = f"(CASE WHEN {p}.neg THEN -1 ELSE 1 END)"
-            months = f"(({q}.y - {ky}) * 12 + {mo1} + {ky} * 12)"
-            days = f"({d1} + {k} * {mlen})"
-            micros = (f"CAST((({h1} + 24 * ({h_b})) * 60 + {mi1} + 60 * ({mi_b})) * 60 + {s1} + 60 * ({s_b}) AS BIGINT)"
-                      f" * 1000000 + {q}.us + 1000000 * ({us_b})")
-            return _interval(f"{sign} * {months}", f"{sign} * {days}", f"{sign} * ({micros})")
-
-        diffs = "named_struct(" + ", ".join(f"'{f}', {diff(f)}" for f in ("y", "mo", "d", "h", "mi", "s", "us")) + ")"
-        return _let(diffs, step)
-
-    pair = f"named_struct('a', {fields(a)}, 'b', {fields(b)}, 'neg', {a} < {b})"
-    return f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN {_let(pair, body)} END)"
 
 
 def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:
@@ -537,7 +236,7 @@ def _regexp_match(x: str, pattern: str, *flags: str) -> str:
 
 def _gcd(a: str, b: str) -> str:
     """Euclid's algorithm, unrolled by `aggregate` (93 steps bound any 64-bit pair)."""
-    v = _var()
+    v = fresh_var()
     step = f"CASE WHEN {v}.b = 0 THEN {v} ELSE named_struct('a', {v}.b, 'b', {v}.a % {v}.b) END"
     return f"aggregate(sequence(1, 93), named_struct('a', abs({a}), 'b', abs({b})), ({v}, _i) -> {step}).a"
 
@@ -548,43 +247,12 @@ def _to_char(x: str, pattern: str) -> str:
     return f"date_format({x}, {quote(to_char_pattern(pattern))})"
 
 
-def _justify(f: str, x: str) -> str:
-    """justify_days / justify_hours / justify_interval (Postgres 15's algorithms)."""
-    if f == "justify_days":
-        wm = f"div({x}.days, 30)"
-        m, d = f"({x}.months + {wm})", f"({x}.days - {wm} * 30)"
-        return _interval(f"(CASE WHEN {m} > 0 AND {d} < 0 THEN {m} - 1 WHEN {m} < 0 AND {d} > 0 THEN {m} + 1 ELSE {m} END)",
-                         f"(CASE WHEN {m} > 0 AND {d} < 0 THEN {d} + 30 WHEN {m} < 0 AND {d} > 0 THEN {d} - 30 ELSE {d} END)",
-                         f"{x}.micros")
-    if f == "justify_hours":
-        wd = f"div({x}.micros, {_DAY_US})"
-        d, us = f"({x}.days + {wd})", f"({x}.micros - {wd} * {_DAY_US})"
-        return _interval(f"{x}.months",
-                         f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {d} - 1 WHEN {d} < 0 AND {us} > 0 THEN {d} + 1 ELSE {d} END)",
-                         f"(CASE WHEN {d} > 0 AND {us} < 0 THEN {us} + {_DAY_US} WHEN {d} < 0 AND {us} > 0 THEN {us} - {_DAY_US} ELSE {us} END)")
-    # justify_interval = the truncating decomposition of the interval's total into 30-day
-    # months, days and microseconds: Postgres' steps leave all three fields with the total's
-    # sign, |days| < 30 and |micros| < 1 day, and that decomposition is unique. (One linear
-    # expression: chaining the steps textually grows exponentially and took Spark seconds.)
-    tot, mon_us = interval_key(x), 30 * _DAY_US
-    mo, rem = f"({tot} div {mon_us})", f"({tot} % {mon_us})"
-    months = (f"(CASE WHEN {mo} BETWEEN {-(2**31)} AND {2**31 - 1} THEN CAST({mo} AS INT)"
-              f" ELSE {raise_error('[22008] interval out of range', 'int')} END)")
-    return _interval(months, f"CAST({rem} div {_DAY_US} AS INT)", f"CAST({rem} % {_DAY_US} AS BIGINT)")
-
-
 _SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "bit_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
                     "ascii", "chr", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
 _TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
 
 
 _UUID_RE = quote(r"^(\{[0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7}\}|[0-9a-fA-F]{4}(-?[0-9a-fA-F]{4}){7})$")
-_vars = itertools.count()
-
-
-def _var() -> str:
-    """A fresh lambda variable name (nested lambdas never shadow each other)."""
-    return f"_v{next(_vars) % 1_000_000}"
 
 
 def _is_array(t: SqlType) -> bool:
@@ -597,7 +265,7 @@ _BACKSLASH, _BACKSLASH2, _DQUOTE, _DQUOTE_ESC = quote("\\"), quote("\\\\"), quot
 
 def _array_text(x: str, t: SqlType) -> str:
     """An array's Postgres text form: {a,"b c",NULL} (elements quoted when they must be)."""
-    v, e = _var(), t.element
+    v, e = fresh_var(), t.element
     assert e is not None
     txt = _cast(v, e, SqlType("text"))
     escaped = f"replace(replace({txt}, {_BACKSLASH}, {_BACKSLASH2}), {_DQUOTE}, {_DQUOTE_ESC})"
@@ -627,7 +295,7 @@ def _record_text(x: str, t: SqlType) -> str:
 def array_order_key(a: str) -> str:
     """An array whose Spark ordering is Postgres' array ordering: element by element, a NULL
     element after every value (Spark puts NULL first), then the shorter array first."""
-    v = _var()
+    v = fresh_var()
     return f"transform({a}, {v} -> named_struct('n', {v} IS NULL, 'v', {v}))"
 
 
@@ -641,13 +309,13 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
         case "array_lower":
             return f"(CASE WHEN {b} = 1 AND size({a}) > 0 THEN 1 END)"
         case "array_to_string":
-            v = _var()
+            v = fresh_var()
             return f"array_join(transform({a}, {v} -> {_cast(v, at.element, SqlType('text'))}), {b})"  # type: ignore[arg-type]
         case "array_position":
-            v = _var()
+            v = fresh_var()
             return f"CAST(nullif(array_position(transform({a}, {v} -> {v} <=> {b}), TRUE), 0) AS INT)"
         case "array_remove":
-            v = _var()
+            v = fresh_var()
             return f"filter({a}, {v} -> NOT ({v} <=> {b}))"
         case "array_cat":
             return f"(CASE WHEN {a} IS NULL THEN {b} WHEN {b} IS NULL THEN {a} ELSE concat({a}, {b}) END)"
@@ -663,17 +331,17 @@ def _array_binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) 
             return _array_binary("array_prepend", a, b, at, bt, t)
         case "array_contains" | "array_contained":
             big, small = (a, b) if f == "array_contains" else (b, a)
-            x, y = _var(), _var()
+            x, y = fresh_var(), fresh_var()
             return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
                     f" forall({small}, {y} -> exists({big}, {x} -> coalesce({x} = {y}, FALSE))) END)")
         case "array_overlap":
-            x, y = _var(), _var()
+            x, y = fresh_var(), fresh_var()
             return (f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN"
                     f" exists({a}, {x} -> exists({b}, {y} -> coalesce({x} = {y}, FALSE))) END)")
     if f in ("lt", "le", "gt", "ge") and _is_array(at) and _is_array(bt):
-        return f"({array_order_key(a)} {_COMPARISONS[f]} {array_order_key(b)})"
-    if f.endswith(("_any", "_all")) and f[:-4] in _COMPARISONS:
-        v = _var()
+        return f"({array_order_key(a)} {COMPARISONS[f]} {array_order_key(b)})"
+    if f.endswith(("_any", "_all")) and f[:-4] in COMPARISONS:
+        v = fresh_var()
         test = _binary(f[:-4], a, v, at, bt.element, SqlType("bool"))  # type: ignore[arg-type]
         return f"{'exists' if f.endswith('_any') else 'forall'}({b}, {v} -> {test})"
     return None
@@ -686,7 +354,7 @@ def _jsonb_unary(f: str, x: str, xt: SqlType) -> str | None:
     match f:
         case "to_jsonb":
             n = xt.name
-            if n in _INTS:
+            if n in INTS:
                 return f"CAST({x} AS STRING)"
             if n == "bool":
                 return f"(CASE WHEN {x} THEN 'true' WHEN NOT {x} THEN 'false' END)"
@@ -733,9 +401,9 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
     if f in ("justify_days", "justify_hours", "justify_interval"):
-        return f"(CASE WHEN {x} IS NOT NULL THEN {_justify(f, x)} END)"
+        return f"(CASE WHEN {x} IS NOT NULL THEN {justify(f, x)} END)"
     if f == "neg" and xt.name == "interval":
-        return f"(CASE WHEN {x} IS NOT NULL THEN {_interval(f'(- {x}.months)', f'(- {x}.days)', f'(- {x}.micros)')} END)"
+        return f"(CASE WHEN {x} IS NOT NULL THEN {interval_struct(f'(- {x}.months)', f'(- {x}.days)', f'(- {x}.micros)')} END)"
     if f == "array_ndims":
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
@@ -772,24 +440,23 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
     raise unsupported(f"function {f}")
 
 
-_COMPARISONS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
     if f in numeric_udfs.FUNCTIONS and f not in ("round", "trunc") and t.name == "numeric" and at.name == "numeric" \
-            and (bt.name == "numeric" or f == "div_avg" and bt.name in _INTS):
+            and (bt.name == "numeric" or f == "div_avg" and bt.name in INTS):
         return numeric_udfs.call(f, [a, b], [at, bt])
     if f.startswith(("percentile_cont", "percentile_disc")):
         return ordered_set.percentile(f, a, b, t)
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
         return arr
     if "interval" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):
-        if (iv := _interval_arith(f, a, b, at, bt, t)) is not None:
+        if (iv := interval_arith(f, a, b, at, bt, t)) is not None:
             return iv
-    if f in _COMPARISONS:
-        return f"({a} {_COMPARISONS[f]} {b})"
+    if f in COMPARISONS:
+        return f"({a} {COMPARISONS[f]} {b})"
     match f:
         case "timezone":
             return at_time_zone(a, b, to_local=t.name == "timestamp")
@@ -797,14 +464,14 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             if f == "sub" and at.name == "date" and bt.name == "date":
                 return f"datediff({a}, {b})"
             e = f"({a} {'+' if f == 'add' else '-' if f == 'sub' else '*'} {b})"
-            return cast(e, t) if t.name in _INTS else e
+            return cast(e, t) if t.name in INTS else e
         case "div":
-            if t.name in _INTS:
+            if t.name in INTS:
                 # Spark's integral `div` truncates toward zero like Postgres; ANSI raises on 0
                 return cast(f"div({a}, {b})", t)
             return f"({a} / {b})"
         case "age":
-            return _age(a, b)
+            return age_of(a, b)
         case "gcd":
             return cast(_gcd(a, b), t)
         case "lcm":
@@ -824,7 +491,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return cast(f"log({a}, {b})", t)
         case "div_avg":
             if t.name == "interval":
-                return _interval_arith("div", a, b, at, bt, t)  # type: ignore[return-value]
+                return interval_arith("div", a, b, at, bt, t)  # type: ignore[return-value]
             return f"({a} / {b})"
         case "mod" | "mod_fn":
             return f"({a} % {b})"
@@ -938,7 +605,7 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             return cast(make_timestamp(xs, raise_error), t)
         case "array_to_string":
             # a NULL null-string is array_to_string(a, sep): NULL elements are skipped
-            v = _var()
+            v = fresh_var()
             elems = f"transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))})"  # type: ignore[arg-type]
             return f"(CASE WHEN {xs[2]} IS NULL THEN array_join({elems}, {xs[1]}) ELSE array_join({elems}, {xs[1]}, {xs[2]}) END)"
         case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":

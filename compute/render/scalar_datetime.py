@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sql.interval import (
+from sql.interval_typmod import (
     DAY,
     FULL_PRECISION,
     HOUR,

@@ -25,7 +25,7 @@ from pyspark.sql import SparkSession
 from compute.plan import lir
 from compute.plan.temporal import Bound, NotTemporal, TemporalMfp, split
 from compute.render.arrangement import HASH, Stored, merge_decision, store
-from compute.render.oneshot import DIFF, Rel, RenderContext, cname, cnames, mfp_columns
+from compute.render.rel import DIFF, Rel, RenderContext, cname, cnames, mfp_columns
 from compute.render.scalar import render_scalar
 from sql.errors import unsupported
 

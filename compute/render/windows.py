@@ -5,20 +5,19 @@ frame, else by joining each row to the rows of its frame (compute.render.frames)
 from __future__ import annotations
 
 from compute.render import float_stats, frames
-from compute.render.oneshot import (
+from compute.render.aggregates import basic_aggregate, finish_aggregate, finish_cast
+from compute.render.rel import (
     Rel,
     RenderContext,
-    _select,
-    basic_aggregate,
     check_non_negative,
     cname,
     cnames,
     consolidate,
     expand,
-    finish_aggregate,
-    finish_cast,
+    select_rel,
 )
-from compute.render.scalar import raise_error, render_scalar, sql_type
+from compute.render.scalar import render_scalar
+from compute.render.spark_sql import raise_error, sql_type
 from sql.errors import FEATURE_NOT_SUPPORTED, SqlError
 from sql.scalar import (
     RANK_LIKE,
@@ -183,7 +182,7 @@ def window_reduce(r: Rel, key, aggs, ctx: RenderContext) -> Rel:
         q += " GROUP BY " + ", ".join(kc)
     else:
         q += " HAVING count(1) > 0"
-    return _select(ctx, Rel(q, 0), [*[f"{k} AS {cname(i)}" for i, k in enumerate(kc)], f"__l AS {cname(len(kc))}", "CAST(1 AS BIGINT) AS diff"])
+    return select_rel(ctx, Rel(q, 0), [*[f"{k} AS {cname(i)}" for i, k in enumerate(kc)], f"__l AS {cname(len(kc))}", "CAST(1 AS BIGINT) AS diff"])
 
 
 def _joined_frames(keyed: str, kc: list[str], over: str, by_row: str, a: AggregateExpr, ctx: RenderContext) -> tuple[str, str]:

@@ -11,37 +11,24 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
-import re
 import struct
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from server.pgwire.record_codec import record_binary_encoder, record_text_encoder
-from sql import datetime_text, interval_text
+from sql import interval_text
 from sql.errors import (
     CHARACTER_NOT_IN_REPERTOIRE,
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
-    INVALID_TEXT_REPRESENTATION,
-    NUMERIC_VALUE_OUT_OF_RANGE,
     SqlError,
 )
-from sql.interval import parse_interval
-from sql.literal import (
-    fit_datetime,
-    format_float4,
-    format_float8,
-    format_float_digits,
-    parse_bytea,
-    quote_array_element,
-    round_f32,
-    split_array_text,
-)
+from sql.literal import format_float4, format_float8, format_float_digits, quote_array_element
+from sql.text_input import parse_text, round_f32, type_label
 from sql.types import ARRAY_ELEMENT, Interval, SqlType
 
 Encoder = Callable[[Any], bytes]
@@ -56,7 +43,6 @@ _USECS_PER_DAY = 86_400_000_000
 _USECS_PER_HOUR = 3_600_000_000
 _USECS_PER_MINUTE = 60_000_000
 _USECS_PER_SEC = 1_000_000
-_FLT_MAX = 3.4028234663852886e38
 
 _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
@@ -68,37 +54,6 @@ _F64 = struct.Struct("!d")
 _INTERVAL = struct.Struct("!qii")
 
 TEXT_TYPE = SqlType("text")
-
-# The type name Postgres uses in "invalid input syntax for type X" messages.
-_INPUT_NAMES = {
-    "time": "time",
-    "timestamp": "timestamp",
-    "timestamptz": "timestamp with time zone",
-}
-
-
-def _type_label(t: SqlType) -> str:
-    if t.name in _INPUT_NAMES:
-        return _INPUT_NAMES[t.name]
-    try:
-        return t.info.pg_name
-    except KeyError:
-        return t.name
-
-
-def _syntax(t: SqlType, text: str, code: str = INVALID_TEXT_REPRESENTATION) -> SqlError:
-    return SqlError(code, f'invalid input syntax for type {_type_label(t)}: "{text}"')
-
-
-def _out_of_range(t: SqlType, text: str) -> SqlError:
-    return SqlError(
-        NUMERIC_VALUE_OUT_OF_RANGE, f'value "{text}" is out of range for type {_type_label(t)}'
-    )
-
-
-def _field_overflow(text: str) -> SqlError:
-    return SqlError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{text}"')
-
 
 # ---------------------------------------------------------------------------------------------
 # Text output
@@ -358,7 +313,7 @@ def binary_encoder(t: SqlType) -> Encoder:
         return record_binary_encoder(t, binary_encoder)
     enc = _BINARY_ENCODERS.get(t.name)
     if enc is None:
-        raise SqlError("42883", f"no binary output function available for type {_type_label(t)}")
+        raise SqlError("42883", f"no binary output function available for type {type_label(t)}")
     return enc
 
 
@@ -386,192 +341,11 @@ def bytes_to_str(data: bytes) -> str:
         ) from None
 
 
-def _parse_bool(s: str, t: SqlType) -> bool:
-    v = s.strip().lower()
-    if v:
-        if "true".startswith(v) or "yes".startswith(v) or v in ("on", "1"):
-            return True
-        if "false".startswith(v) or "no".startswith(v) or v in ("of", "off", "0"):
-            return False
-    raise _syntax(t, s)
-
-
-_INT_RE = re.compile(r"\s*[+-]?\d+\s*\Z")
-_INT_RANGES = {
-    "int2": (-(2**15), 2**15 - 1),
-    "int4": (-(2**31), 2**31 - 1),
-    "int8": (-(2**63), 2**63 - 1),
-    "uint8": (0, 2**64 - 1),
-}
-
-
-def _parse_int(s: str, t: SqlType) -> int:
-    if not _INT_RE.match(s):
-        raise _syntax(t, s)
-    v = int(s)
-    lo, hi = _INT_RANGES[t.name]
-    if not lo <= v <= hi:
-        raise _out_of_range(t, s)
-    return v
-
-
-def _parse_oid(s: str, t: SqlType) -> int:
-    if not _INT_RE.match(s):
-        raise _syntax(t, s)
-    v = int(s)
-    if not -(2**31) <= v <= 2**32 - 1:
-        raise _out_of_range(t, s)
-    return v & 0xFFFFFFFF
-
-
-_FLOAT_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\Z")
-_FLOAT_SPECIAL = {
-    "nan": math.nan,
-    "infinity": math.inf,
-    "+infinity": math.inf,
-    "-infinity": -math.inf,
-    "inf": math.inf,
-    "+inf": math.inf,
-    "-inf": -math.inf,
-}
-
-
-def _parse_float(s: str, t: SqlType) -> float:
-    v = s.strip()
-    special = _FLOAT_SPECIAL.get(v.lower())
-    if special is not None:
-        return special
-    if not _FLOAT_RE.match(v):
-        raise _syntax(t, s)
-    f = float(v)
-    nonzero = any(c in "123456789" for c in v.split("e")[0].split("E")[0])
-    if t.name == "float4":
-        if math.isinf(f) or abs(f) > _FLT_MAX:
-            raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
-        f32 = round_f32(f)
-        if f32 == 0 and nonzero:
-            raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type real')
-        return f32
-    if math.isinf(f) or (f == 0 and nonzero):
-        raise SqlError(
-            NUMERIC_VALUE_OUT_OF_RANGE, f'"{s}" is out of range for type double precision'
-        )
-    return f
-
-
-_NUMERIC_SPECIAL = {
-    "nan": Decimal("NaN"),
-    "infinity": Decimal("Infinity"),
-    "+infinity": Decimal("Infinity"),
-    "-infinity": Decimal("-Infinity"),
-    "inf": Decimal("Infinity"),
-    "+inf": Decimal("Infinity"),
-    "-inf": Decimal("-Infinity"),
-}
-
-
-def _parse_numeric(s: str, t: SqlType) -> Decimal:
-    v = s.strip()
-    special = _NUMERIC_SPECIAL.get(v.lower())
-    if special is not None:
-        return special
-    if not _FLOAT_RE.match(v):
-        raise _syntax(t, s)
-    try:
-        return Decimal(v)
-    except InvalidOperation:
-        raise _syntax(t, s) from None
-
-
-def _parse_date(s: str, t: SqlType) -> dt.date:
-    return datetime_text.parse_date(s)
-
-
-def _parse_time(s: str, t: SqlType) -> dt.time:
-    return datetime_text.parse_time(s)
-
-
-def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
-    v = datetime_text.parse_timestamp(s, tz=t.name == "timestamptz")
-    return fit_datetime(v, t) if t.typmod >= 0 else v
-
-
-def _parse_interval(s: str, t: SqlType) -> Interval:
-    return parse_interval(s, t.typmod)
-
-
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def _parse_bytea(s: str, t: SqlType) -> bytes:
-    return parse_bytea(s)
-
-
-def _parse_uuid(s: str, t: SqlType) -> uuid.UUID:
-    v = s.strip()
-    if v.startswith("{") and v.endswith("}"):
-        v = v[1:-1]
-    if not re.fullmatch(r"[0-9a-fA-F]{4}(?:-?[0-9a-fA-F]{4}){7}", v) or v.count("-") not in (0, 4):
-        if not re.fullmatch(
-            r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", v
-        ):
-            raise _syntax(t, s)
-    return uuid.UUID(v.replace("-", ""))
-
-
-def _parse_json(s: str, t: SqlType) -> str:
-    try:
-        json.loads(s)
-    except ValueError as e:
-        raise SqlError(
-            INVALID_TEXT_REPRESENTATION, "invalid input syntax for type json", detail=str(e)
-        ) from None
-    return s
-
-
-def _parse_reg(s: str, t: SqlType) -> int | str:
-    return int(s) if s.strip().isdigit() else s
-
-
-_TEXT_PARSERS: dict[str, Callable[[str, SqlType], Any]] = {
-    "bool": _parse_bool,
-    "int2": _parse_int,
-    "int4": _parse_int,
-    "int8": _parse_int,
-    "uint8": _parse_int,
-    "oid": _parse_oid,
-    "float4": _parse_float,
-    "float8": _parse_float,
-    "numeric": _parse_numeric,
-    "date": _parse_date,
-    "time": _parse_time,
-    "timestamp": _parse_timestamp,
-    "timestamptz": _parse_timestamp,
-    "interval": _parse_interval,
-    "bytea": _parse_bytea,
-    "uuid": _parse_uuid,
-    "jsonb": _parse_json,
-    "json": _parse_json,
-    "regclass": _parse_reg,
-    "regtype": _parse_reg,
-    "regproc": _parse_reg,
-    "regnamespace": _parse_reg,
-}
-
-
-def parse_text(text: str, sqltype: SqlType | None) -> Any:
-    """Parse the text representation of a value (already decoded to str)."""
-    if sqltype is None:
-        return text
-    if sqltype.name in ARRAY_ELEMENT:
-        return _parse_array(text, sqltype)
-    parser = _TEXT_PARSERS.get(sqltype.name)
-    return text if parser is None else parser(text, sqltype)
-
-
 def decode_text(data: bytes, sqltype: SqlType | None) -> Any:
-    """Decode a text-format parameter. Unknown and string types decode to str."""
-    return parse_text(bytes_to_str(bytes(data)), sqltype)
+    """Decode a text-format parameter with the type's input function (an unknown type
+    decodes to str)."""
+    text = bytes_to_str(bytes(data))
+    return text if sqltype is None else parse_text(text, sqltype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -631,7 +405,7 @@ def _dec_jsonb(data: bytes) -> str:
             INVALID_BINARY_REPRESENTATION,
             f"unsupported jsonb version number {data[0] if data else 0}",
         )
-    return _parse_json(_dec_str(data[1:]), SqlType("jsonb"))
+    return parse_text(_dec_str(data[1:]), SqlType("jsonb"))
 
 
 def _dec_bool(data: bytes) -> bool:
@@ -704,7 +478,7 @@ _BINARY_DECODERS: dict[str, Decoder] = {
     "name": _dec_str,
     "char": _dec_str,
     "unknown": _dec_str,
-    "json": lambda d: _parse_json(_dec_str(d), SqlType("json")),
+    "json": lambda d: parse_text(_dec_str(d), SqlType("json")),
     "jsonb": _dec_jsonb,
     "date": _dec_date,
     "time": _dec_time,
@@ -726,7 +500,7 @@ def decode_binary(data: bytes, sqltype: SqlType | None) -> Any:
     if dec is None:
         raise SqlError(
             FEATURE_NOT_SUPPORTED,
-            f"binary format is not supported for parameters of type {_type_label(sqltype)}",
+            f"binary format is not supported for parameters of type {type_label(sqltype)}",
         )
     return dec(data)
 
@@ -780,14 +554,6 @@ def _array_binary_encoder(t: SqlType) -> Encoder:
         return b"".join(out)
 
     return encode
-
-
-_split_array_text = split_array_text
-
-
-def _parse_array(text: str, t: SqlType) -> list[Any]:
-    elem = SqlType(ARRAY_ELEMENT[t.name])
-    return [None if x is None else parse_text(x, elem) for x in _split_array_text(text, t)]
 
 
 def _decode_array_binary(data: bytes, t: SqlType) -> list[Any]:

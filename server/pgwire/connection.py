@@ -1,4 +1,5 @@
-"""One client connection: startup, authentication, simple and extended query protocol, COPY.
+"""One client connection: startup, authentication, the simple query protocol, COPY (the
+extended query protocol is `server.pgwire.extended`).
 
 A reader task frames incoming messages into a queue (so a disconnect is noticed while a
 statement runs, and cancels it); the connection task processes them in order. Coordinator
@@ -12,17 +13,13 @@ import functools
 import logging
 import os
 import struct
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from server.api import (
-    ColumnDesc,
     CommandResult,
     CopyInResult,
     CopyOutResult,
-    Prepared,
-    Result,
     RowsResult,
     Session,
 )
@@ -30,37 +27,38 @@ from server.pgwire import codec, messages
 from server.pgwire.auth import SCRAM_MECHANISM, ScramServer, md5_verify, password_failed
 from server.pgwire.copy import csv_header, csv_row_formatter, parse_copy_in, text_row_formatter
 from server.pgwire.messages import MessageReader, ProtocolViolation
+from server.pgwire.portals import (
+    Portal,
+    RowStream,
+    Statement,
+    resolve_formats,
+    result_encoders,
+    wait_live,
+)
 from sql.errors import (
-    DUPLICATE_CURSOR,
-    DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
-    INVALID_BINARY_REPRESENTATION,
     INVALID_CATALOG_NAME,
-    INVALID_CURSOR_NAME,
-    INVALID_PARAMETER_VALUE,
-    INVALID_SQL_STATEMENT_NAME,
     PROTOCOL_VIOLATION,
     QUERY_CANCELED,
-    SYNTAX_ERROR,
     SqlError,
     internal_error,
 )
-from sql.types import TYPE_BY_OID, SqlType
 
 if TYPE_CHECKING:
-    from server.pgwire.server import PgServer
+    from server.pgwire.host import ConnectionHost
+from server.pgwire.extended import (
+    ExtendedQueryMixin,
+)
 
 log = logging.getLogger("server.pgwire")
 
 DEFAULT_USER = "materialize"
 DEFAULT_DATABASE = "materialize"
 STARTUP_TIMEOUT = 60.0
-MAX_ROWS_PER_WRITE = 16384
 FLUSH_THRESHOLD = 256 * 1024
 QUEUE_DEPTH = 256
 EXTENDED_TYPES = frozenset({b"P", b"B", b"D", b"E", b"C", b"H", b"F"})
 
-_I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
 
 
@@ -68,141 +66,11 @@ class ClientGone(Exception):
     """The client disconnected or terminated; the connection just cleans up."""
 
 
-@dataclass
-class Statement:
-    name: str
-    prepared: Prepared | None  # None: the empty query
-
-
-class RowStream:
-    """Pulls row batches from a result and encodes DataRow messages (in worker threads)."""
-
-    def __init__(
-        self, batches: Iterator[list[tuple[Any, ...]]], encoders: Sequence[codec.Encoder]
-    ) -> None:
-        self.batches = batches
-        self.iterator: Iterator[list[tuple[Any, ...]]] | None = None
-        self.encoders = list(encoders)
-        self.pending: list[tuple[Any, ...]] = []
-        self.pos = 0
-        self.exhausted = False
-        # a live stream (SUBSCRIBE, FETCH from a subscribe cursor): an empty batch means
-        # "nothing yet" and the connection waits for the stream's listener
-        self.live = hasattr(batches, "add_listener")
-
-    def next_chunk(self, limit: int | None) -> tuple[bytes, int, bool]:
-        """Encode up to `limit` rows: (DataRow bytes, row count, result exhausted)."""
-        if self.iterator is None:
-            self.iterator = iter(self.batches)
-        while self.pos >= len(self.pending):
-            if self.exhausted:
-                return b"", 0, True
-            try:
-                self.pending = next(self.iterator)
-            except StopIteration:
-                self.exhausted = True
-                self.pending = []
-                return b"", 0, True
-            self.pos = 0
-            if not self.pending and self.live:
-                return b"", 0, False
-        end = len(self.pending) - self.pos
-        if limit is not None:
-            end = min(end, limit)
-        end = self.pos + min(end, MAX_ROWS_PER_WRITE)
-        rows = self.pending[self.pos : end]
-        self.pos = end
-        return encode_data_rows(rows, self.encoders), len(rows), False
-
-    def close(self) -> None:
-        close = getattr(self.iterator if self.iterator is not None else self.batches, "close", None)
-        if close is not None:
-            close()
-
-
-LIVE_POLL_S = 1.0
-
-
-async def wait_live(stream: Any) -> None:
-    """Wait (on the event loop, holding no thread) until a live stream's listener fires, or
-    its `wait_s()` / LIVE_POLL_S passes."""
-    loop = asyncio.get_running_loop()
-    ready = asyncio.Event()
-
-    def wake() -> None:
-        loop.call_soon_threadsafe(ready.set)
-
-    limit = getattr(stream, "wait_s", lambda: None)()
-    stream.add_listener(wake)
-    try:
-        await asyncio.wait_for(ready.wait(), LIVE_POLL_S if limit is None else min(limit, LIVE_POLL_S))
-    except TimeoutError:
-        pass
-    finally:
-        stream.remove_listener(wake)
-
-
-def encode_data_rows(rows: Sequence[tuple[Any, ...]], encoders: Sequence[codec.Encoder]) -> bytes:
-    header = _I16.pack(len(encoders))
-    out: list[bytes] = []
-    pack = _I32.pack
-    null = messages.NULL_FIELD
-    for row in rows:
-        parts = [header]
-        for value, enc in zip(row, encoders, strict=True):
-            if value is None:
-                parts.append(null)
-            else:
-                data = enc(value)
-                parts.append(pack(len(data)))
-                parts.append(data)
-        body = b"".join(parts)
-        out.append(b"D" + pack(len(body) + 4) + body)
-    return b"".join(out)
-
-
-@dataclass
-class Portal:
-    name: str
-    statement: Statement
-    params: list[Any]
-    result_formats: tuple[int, ...]
-    result: Result | None = None
-    stream: RowStream | None = None
-    done: bool = False
-    rows_sent: int = field(default=0)
-
-
-def resolve_formats(columns: Sequence[ColumnDesc], formats: Sequence[int]) -> list[int]:
-    """Per-column format codes from Bind's result format list (0, 1 or n entries)."""
-    if len(formats) == len(columns):
-        return list(formats)
-    if len(formats) == 1:
-        return [formats[0]] * len(columns)
-    return [0] * len(columns)
-
-
-def _encoders(
-    columns: Sequence[ColumnDesc], formats: Sequence[int], style: codec.TextStyle = codec.DEFAULT_STYLE
-) -> list[codec.Encoder]:
-    return [
-        codec.binary_encoder(c.type) if f == 1 else codec.text_encoder(c.type, style)
-        for c, f in zip(columns, formats, strict=True)
-    ]
-
-
-def _type_oid(t: SqlType) -> int:
-    try:
-        return t.oid
-    except KeyError:
-        return 0
-
-
-class Connection:
+class Connection(ExtendedQueryMixin):
     """State and protocol handling of one client connection."""
 
     def __init__(
-        self, server: PgServer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        self, server: ConnectionHost, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
         self.server = server
         self.coord = server.coordinator
@@ -643,7 +511,7 @@ class Connection:
                 return
             if portal.stream is None:
                 formats = resolve_formats(result.columns, portal.result_formats)
-                encoders = _encoders(result.columns, formats, self._text_style())
+                encoders = result_encoders(result.columns, formats, self._text_style())
                 if describe:
                     self.out += messages.row_description(result.columns, formats)
                 portal.stream = RowStream(result.batches, encoders)
@@ -765,230 +633,3 @@ class Connection:
         )
         tag = await self._run(result.write, rows)
         self.out += messages.command_complete(tag)
-
-    # -- extended query --------------------------------------------------------------------
-
-    async def _parse(self, r: MessageReader) -> None:
-        name = r.cstring()
-        query = r.cstring()
-        n = r.int16()
-        if n < 0:
-            raise ProtocolViolation("invalid number of parameter types")
-        oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
-        r.finish()
-        if name == "":
-            self.statements.pop("", None)
-        elif name in self.statements:
-            raise SqlError(
-                DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{name}" already exists'
-            )
-        stmts = await self._run(self.coord.split_statements, query)
-        if len(stmts) > 1:
-            raise SqlError(
-                SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"
-            )
-        param_types: list[SqlType | None] = [
-            SqlType(TYPE_BY_OID[oid].name) if oid in TYPE_BY_OID else None for oid in oids
-        ]
-        prepared = None
-        if stmts:
-            prepared = await self._run(self.coord.prepare, self.session, stmts[0], param_types)
-        self.statements[name] = Statement(name, prepared)
-        self._after_statement()
-        self.out += messages.PARSE_COMPLETE
-
-    def _statement(self, name: str) -> Statement:
-        stmt = self.statements.get(name)
-        if stmt is None:
-            if name == "":
-                raise SqlError(
-                    INVALID_SQL_STATEMENT_NAME, "unnamed prepared statement does not exist"
-                )
-            raise SqlError(
-                INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist'
-            )
-        return stmt
-
-    def _portal(self, name: str) -> Portal:
-        portal = self.portals.get(name)
-        if portal is None:
-            raise SqlError(INVALID_CURSOR_NAME, f'portal "{name}" does not exist')
-        return portal
-
-    @staticmethod
-    def _format_codes(r: MessageReader) -> list[int]:
-        n = r.int16()
-        if n < 0:
-            raise ProtocolViolation("invalid number of format codes")
-        codes = [r.int16() for _ in range(n)]
-        for c in codes:
-            if c not in (0, 1):
-                raise SqlError(INVALID_PARAMETER_VALUE, f"unsupported format code: {c}")
-        return codes
-
-    async def _bind(self, r: MessageReader) -> None:
-        portal_name = r.cstring()
-        stmt_name = r.cstring()
-        param_formats = self._format_codes(r)
-        nparams = r.int16()
-        if nparams < 0:
-            raise ProtocolViolation("invalid number of parameters")
-        raw: list[bytes | None] = []
-        for _ in range(nparams):
-            length = r.int32()
-            if length < -1:
-                raise ProtocolViolation("invalid parameter length")
-            raw.append(None if length == -1 else r.read_bytes(length))
-        result_formats = self._format_codes(r)
-        r.finish()
-
-        stmt = self._statement(stmt_name)
-        if portal_name == "":
-            await self._drop_portal("")
-        elif portal_name in self.portals:
-            raise SqlError(DUPLICATE_CURSOR, f'cursor "{portal_name}" already exists')
-        prepared = stmt.prepared
-        if len(param_formats) > 1 and len(param_formats) != nparams:
-            raise SqlError(
-                PROTOCOL_VIOLATION,
-                f"bind message has {len(param_formats)} parameter formats but {nparams} parameters",
-            )
-        param_types = list(prepared.param_types) if prepared is not None else []
-        if nparams != len(param_types):
-            raise SqlError(
-                PROTOCOL_VIOLATION,
-                f"bind message supplies {nparams} parameters, but prepared statement "
-                f'"{stmt_name}" requires {len(param_types)}',
-            )
-        params: list[Any] = []
-        for i, data in enumerate(raw):
-            fmt = (
-                param_formats[i]
-                if len(param_formats) > 1
-                else (param_formats[0] if param_formats else 0)
-            )
-            if data is None:
-                params.append(None)
-            elif fmt == 0:
-                params.append(codec.decode_text(data, param_types[i]))
-            else:
-                try:
-                    params.append(codec.decode_binary(data, param_types[i]))
-                except SqlError as e:
-                    if (
-                        e.sqlstate == INVALID_BINARY_REPRESENTATION
-                        and e.message == "incorrect binary data format"
-                    ):
-                        raise SqlError(
-                            INVALID_BINARY_REPRESENTATION,
-                            f"incorrect binary data format in bind parameter {i + 1}",
-                        ) from None
-                    raise
-        columns = prepared.columns if prepared is not None else None
-        if columns is not None:
-            if len(result_formats) > 1 and len(result_formats) != len(columns):
-                raise SqlError(
-                    PROTOCOL_VIOLATION,
-                    f"bind message has {len(result_formats)} result formats but query has "
-                    f"{len(columns)} columns",
-                )
-            _encoders(columns, resolve_formats(columns, result_formats))  # binary support check
-        self.portals[portal_name] = Portal(portal_name, stmt, params, tuple(result_formats))
-        self.out += messages.BIND_COMPLETE
-
-    def _describe(self, r: MessageReader) -> None:
-        kind = r.byte()
-        name = r.cstring()
-        r.finish()
-        if kind == ord("S"):
-            stmt = self._statement(name)
-            prepared = stmt.prepared
-            types = prepared.param_types if prepared is not None else ()
-            self.out += messages.parameter_description([_type_oid(t) for t in types])
-            columns = prepared.columns if prepared is not None else None
-            if columns is None:
-                self.out += messages.NO_DATA
-            else:
-                self.out += messages.row_description(columns, [0] * len(columns))
-        elif kind == ord("P"):
-            cursor = getattr(self.session, "cursors", {}).get(name) if name not in self.portals else None
-            if cursor is not None:
-                # a SQL-level cursor (DECLARE) is a portal too, as in Postgres
-                self.out += messages.row_description(cursor.columns, [0] * len(cursor.columns))
-                return
-            portal = self._portal(name)
-            prepared = portal.statement.prepared
-            columns = prepared.columns if prepared is not None else None
-            if columns is None:
-                self.out += messages.NO_DATA
-            else:
-                formats = resolve_formats(columns, portal.result_formats)
-                self.out += messages.row_description(columns, formats)
-        else:
-            raise ProtocolViolation(f"invalid DESCRIBE message subtype {kind}")
-
-    async def _execute(self, r: MessageReader) -> None:
-        name = r.cstring()
-        max_rows = r.int32()
-        r.finish()
-        portal = self._portal(name)
-        prepared = portal.statement.prepared
-        if prepared is None:
-            self.out += messages.EMPTY_QUERY
-            return
-        try:
-            if portal.result is None:
-                portal.result = await self._run(
-                    self.coord.execute, self.session, prepared, portal.params
-                )
-            await self._emit(portal, max(max_rows, 0), describe=False)
-        except BaseException:
-            if self.portals.get(name) is portal:
-                del self.portals[name]
-            await self._close_portal(portal)
-            raise
-        finally:
-            self._after_statement()
-
-    async def _close(self, r: MessageReader) -> None:
-        kind = r.byte()
-        name = r.cstring()
-        r.finish()
-        if kind == ord("S"):
-            self.statements.pop(name, None)
-        elif kind == ord("P"):
-            await self._drop_portal(name)
-        else:
-            raise ProtocolViolation(f"invalid CLOSE message subtype {kind}")
-        self.out += messages.CLOSE_COMPLETE
-
-    async def _sync(self, r: MessageReader) -> None:
-        r.finish()
-        self.ignore_till_sync = False
-        status = self.session.transaction_status if self.session is not None else "I"
-        if status != "T":
-            for name in list(self.portals):
-                await self._drop_portal(name)
-        self._after_statement()
-        self._ready()
-        await self._flush()
-
-    async def _drop_portal(self, name: str) -> None:
-        portal = self.portals.pop(name, None)
-        if portal is not None:
-            await self._close_portal(portal)
-
-    async def _close_portal(self, portal: Portal) -> None:
-        """Release a portal's live result iterator (which may hold a running query)."""
-        closer: Callable[[], None] | None = None
-        if portal.stream is not None and not portal.stream.exhausted:
-            closer = portal.stream.close
-        elif portal.stream is None and isinstance(portal.result, RowsResult | CopyOutResult):
-            closer = getattr(portal.result.batches, "close", None)
-        portal.stream = None
-        if closer is None:
-            return
-        try:
-            await self._run(closer)
-        except Exception:
-            log.exception("closing a result iterator failed")

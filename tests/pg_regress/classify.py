@@ -411,7 +411,7 @@ def _elements_sorted(o: Outcome) -> Outcome:
     """`o` with the elements of every one-dimensional array value sorted: array_agg without an
     ORDER BY of its own aggregates in an unspecified order (Materialize ignores a subquery's
     ORDER BY, where PostgreSQL's executor happens to keep it)."""
-    from sql.literal import split_array_text
+    from sql.text_input import split_array_text
     from sql.types import SqlType
 
     def sort(v: str | None) -> str | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from sql.statements import parse_sql
+from sql.parse import parse_sql
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from sql import statements as st
 from sql.bind import BoundQuery
 from sql.errors import SqlError
 from sql.hir import HGet, HJoin, HLetRec, HReduce, OuterColumn
+from sql.parse import parse_sql
 from sql.scalar import CallVariadic, Column, Literal
 from sql.types import BOOL, INT4
 
@@ -297,7 +298,7 @@ def test_create_table_without_column_list_is_unsupported(planner: Planner, sql: 
 ])
 def test_order_by_using_is_asc_or_desc(sql: str, desc: bool, nulls_first: bool) -> None:
     """USING < / > order as the type's btree `<` / `>`: ASC / DESC with their NULLS default."""
-    o = st.parse_sql(sql).args["order"].expressions[0]
+    o = parse_sql(sql).args["order"].expressions[0]
     assert bool(o.args.get("desc")) == desc and bool(o.args.get("nulls_first")) == nulls_first
 
 

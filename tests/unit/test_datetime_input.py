@@ -22,7 +22,8 @@ from server.pgwire.codec import (
 )
 from sql.datetime_text import parse_date, parse_time, parse_timestamp
 from sql.errors import SqlError
-from sql.interval import interval_typmod, parse_interval
+from sql.interval import parse_interval
+from sql.interval_typmod import interval_typmod
 from sql.literal import cast_value
 from sql.types import SqlType
 

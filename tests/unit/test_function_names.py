@@ -11,7 +11,7 @@ import pytest
 from sql import func
 from sql.bind import Binder, ItemRef
 from sql.errors import SqlError
-from sql.statements import parse_sql
+from sql.parse import parse_sql
 from tests.function_calls import CALLS, NOT_SAMPLED, call_sql
 
 

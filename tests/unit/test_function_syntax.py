@@ -10,8 +10,9 @@ from sql.bind import Binder, ItemRef
 from sql.errors import SqlError
 from sql.func_similar import similar_to_regex
 from sql.lex import rewrite_escape_strings
-from sql.literal import cast_value, parse_text
-from sql.statements import parse_sql
+from sql.literal import cast_value
+from sql.parse import parse_sql
+from sql.text_input import parse_text
 from sql.types import SqlType
 
 

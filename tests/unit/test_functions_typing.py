@@ -7,7 +7,8 @@ import pytest
 
 from sql import func
 from sql.errors import SqlError
-from sql.literal import parse_text, to_text
+from sql.literal import to_text
+from sql.text_input import parse_text
 from sql.types import SqlType
 
 T = SqlType

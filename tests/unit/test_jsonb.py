@@ -7,7 +7,7 @@ import pytest
 
 from sql import func, jsonb
 from sql.errors import SqlError
-from sql.literal import parse_text
+from sql.text_input import parse_text
 from sql.types import SqlType
 
 T = SqlType

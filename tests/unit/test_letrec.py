@@ -10,9 +10,10 @@ from collections import Counter
 import pytest
 
 from compute.plan import lir
+from compute.plan.flags import PlanFlags
 from compute.plan.lower import lower
 from compute.plan.non_negative import non_negative
-from compute.plan.pipeline import PlanFlags, dataflow
+from compute.plan.pipeline import dataflow
 from compute.plan.refinements.refine_single_time_consolidation import physically_monotonic
 from compute.render.letrec import accumulation, fixpoint, non_negative_bindings
 from sql import mir

@@ -10,7 +10,7 @@ import pytest
 
 from server.pgwire.codec import encode_binary, encode_text, has_binary
 from sql.errors import SqlError
-from sql.literal import parse_text
+from sql.text_input import parse_value
 from sql.types import INT4, NUMERIC, TEXT, SqlType, record_type
 
 
@@ -34,5 +34,5 @@ def test_record_binary() -> None:
 @pytest.mark.parametrize("text", ["NaN", "-Infinity", "inf"])
 def test_non_finite_numeric_is_refused(text: str) -> None:
     with pytest.raises(SqlError) as e:
-        parse_text(text, NUMERIC)
+        parse_value(text, NUMERIC)
     assert e.value.sqlstate == "0A000"

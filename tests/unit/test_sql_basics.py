@@ -9,8 +9,10 @@ import pytest
 
 from sql import statements as st
 from sql.errors import SqlError
+from sql.interval import parse_interval
 from sql.lex import split_statements
-from sql.literal import cast_value, parse_interval, parse_text, to_text
+from sql.literal import cast_value, to_text
+from sql.text_input import parse_text
 from sql.types import (
     BOOL,
     DATE,

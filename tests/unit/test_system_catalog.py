@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from catalog.catalog import Catalog, Column
-from catalog.system.db import SystemDb, _primary_key
+from catalog.system.db import SystemDb
 from catalog.system.relations import SYSTEM_RELATIONS, duck_type, pg_type_of_duck
+from catalog.system.rows import primary_key_of
 from sql.types import SqlType
 
 
@@ -104,10 +105,10 @@ def test_visibility_follows_search_path(catalog: Catalog) -> None:
 
 def test_primary_key_from_create_sql() -> None:
     cols = ["a", "b", "c"]
-    assert _primary_key("CREATE TABLE t (a int PRIMARY KEY, b text)", cols) == ("a",)
-    assert _primary_key("CREATE TABLE t (a int, b text, c int, PRIMARY KEY (c, a))", cols) == ("c", "a")
-    assert _primary_key('CREATE TABLE "T" (a int NOT NULL, b text)', cols) == ()
-    assert _primary_key("not sql at all", cols) == ()
+    assert primary_key_of("CREATE TABLE t (a int PRIMARY KEY, b text)", cols) == ("a",)
+    assert primary_key_of("CREATE TABLE t (a int, b text, c int, PRIMARY KEY (c, a))", cols) == ("c", "a")
+    assert primary_key_of('CREATE TABLE "T" (a int NOT NULL, b text)', cols) == ()
+    assert primary_key_of("not sql at all", cols) == ()
 
 
 def test_introspection_state(catalog: Catalog) -> None:

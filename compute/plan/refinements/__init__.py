@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from compute.plan import lir
+from compute.plan.flags import PlanFlags
 from compute.plan.refinements.refine_broadcast_lookups import refine_broadcast_lookups
 from compute.plan.refinements.refine_single_time_consolidation import (
     refine_single_time_consolidation,
@@ -18,10 +18,7 @@ from compute.plan.refinements.refine_union_negate_consolidation import (
     refine_union_negate_consolidation,
 )
 
-if TYPE_CHECKING:
-    from compute.plan.pipeline import PlanFlags
-
-Refinement = Callable[[lir.Dataflow, "PlanFlags"], lir.Dataflow]
+Refinement = Callable[[lir.Dataflow, PlanFlags], lir.Dataflow]
 
 REFINEMENTS: tuple[Refinement, ...] = (
     refine_source_mfps,
