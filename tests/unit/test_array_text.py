@@ -1,4 +1,4 @@
-"""The text form of a one-dimensional array (sql.literal.split_array_text), as PostgreSQL 15's
+"""The text form of a one-dimensional array (sql.text_input.split_array_text), as PostgreSQL 15's
 array_in reads it (each case checked against PostgreSQL: arrays.sql's `'{}}'::text[]` is 22P02)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sql.errors import SqlError
-from sql.literal import split_array_text
+from sql.text_input import split_array_text
 from sql.types import SqlType
 
 TEXT_ARRAY = SqlType("_text")
