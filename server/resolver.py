@@ -69,6 +69,8 @@ class Resolver:
             return SERVER_VERSION_TEXT
         if name == "mz_environment_id":
             return self.catalog.environment_id
+        if name == "intervalstyle":
+            return self.session.get("intervalstyle").lower()
         raise KeyError(name)
 
     def resolve(self, parts: list[str]) -> ItemRef | None:

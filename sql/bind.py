@@ -603,6 +603,14 @@ class Binder:
             return self.coerce(h, BOOL)
         raise SqlError(DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type {h.typ.pg_format()}")
 
+    def _session_setting(self, name: str) -> str | None:
+        """A session variable the plan depends on, when the catalog reader has a session."""
+        value = getattr(self.catalog, "session_value", None)
+        try:
+            return value(name) if value is not None else None
+        except KeyError:
+            return None
+
     def coerce(self, h: HirScalar, t: SqlType, explicit: bool = False) -> HirScalar:
         """Cast h to t: literals fold at plan time, parameters adopt the type."""
         if h.typ == t:
@@ -619,8 +627,11 @@ class Binder:
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h
-        if t.is_string and (h.typ.name in ("interval", "time") or func.is_array(h.typ) and h.typ.element.name in ("interval", "time")):  # type: ignore[union-attr]
+        if t.is_string and func.is_array(h.typ) and h.typ.element.name in ("interval", "time"):  # type: ignore[union-attr]
             raise unsupported(f"casting {h.typ.pg_format()} values to text")
+        if t.is_string and h.typ.name == "interval" and (style := self._session_setting("intervalstyle")) not in (None, "postgres"):
+            # rendered in IntervalStyle postgres (as Materialize, which has no other style)
+            raise unsupported(f"casting interval values to text with IntervalStyle {style}")
         if func.is_array(t) and not func.is_array(h.typ):
             if h.typ.is_string:
                 raise unsupported(f"casting {h.typ.pg_format()} values to {t.pg_format()}")

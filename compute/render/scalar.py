@@ -140,6 +140,12 @@ def _render(e: Scalar, cols: list[str], r) -> str:
 
 def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     s, d = src.name, dst.name
+    if s in ("interval", "time") and dst.is_string:
+        # their text output first (an interval in IntervalStyle postgres: the binder refuses
+        # the cast under another style), then text -> the string type
+        x, src, s = (_interval_text(x) if s == "interval" else _time_text(x)), SqlType("text"), "text"
+        if d == "text":
+            return x
     if d == "jsonb" and s != "jsonb":
         return checked(f"mz_jsonb_in({x})")  # parse and canonicalise like jsonb_in
     if _is_array(src) and d in ("text", "varchar"):
@@ -205,6 +211,20 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         # as results are sent (compute.render.types): without the storage scale's zeros
         return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
     return cast(x, dst)
+
+
+def _interval_text(x: str) -> str:
+    """interval_out (IntervalStyle postgres), by compute.render.text_udfs."""
+    return f"(CASE WHEN {x} IS NULL THEN NULL ELSE mz_interval_out({x}.months, {x}.days, {x}.micros) END)"
+
+
+def _time_text(x: str) -> str:
+    """time_out of microseconds since midnight: HH:MM:SS, then the fraction without its
+    trailing zeros."""
+    def two(e: str) -> str:
+        return f"lpad(CAST({e} AS STRING), 2, '0')"
+    frac = f"CASE WHEN {x} % 1000000 = 0 THEN '' ELSE concat('.', regexp_replace(lpad(CAST({x} % 1000000 AS STRING), 6, '0'), '0+$', '')) END"
+    return f"concat({two(f'div({x}, 3600000000)')}, ':', {two(f'div({x}, 60000000) % 60')}, ':', {two(f'div({x}, 1000000) % 60')}, {frac})"
 
 
 def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:

@@ -5,7 +5,8 @@ the shortest round-trip digits in printf-like notation ("-1", "1e+20"), as `sql.
 .format_float` does. Casts of float4/float8 to text call these by name. Spark has no parser
 of Postgres' interval syntax: a computed text cast to interval calls mz_interval_in
 (sql.interval.parse_interval), which returns "months days micros" or an ERR-tagged error
-(compute.render.jsonb.checked).
+(compute.render.jsonb.checked); an interval cast to text calls mz_interval_out
+(sql.interval_text, IntervalStyle postgres).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pyspark.sql import types as T
 from compute.render.jsonb import ERR
 from sql.errors import SqlError
 from sql.interval import parse_interval
+from sql.interval_text import format_interval
 from sql.literal import format_float
-from sql.types import FLOAT4
+from sql.types import FLOAT4, Interval
 
 
 def _float8_text(v: float | None) -> str | None:
@@ -39,7 +41,14 @@ def _interval_in(v: str | None, typmod: int | None) -> str | None:
     return f"{iv.months} {iv.days} {iv.micros}"
 
 
-UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in}
+def _interval_out(months: int | None, days: int | None, micros: int | None) -> str | None:
+    if months is None or days is None or micros is None:
+        return None
+    return format_interval(Interval(int(months), int(days), int(micros)), "postgres")
+
+
+UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in,
+        "mz_interval_out": _interval_out}
 
 
 def register(spark: SparkSession) -> None:

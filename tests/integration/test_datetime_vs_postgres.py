@@ -27,6 +27,8 @@ SETUP = [
     " (3, '2000-01-01 00:00:00.5', '2000-01-01 00:00:00.05+00', '2000-01-01 00:00:00.005', '1 mon 2 days 00:00:00.000005'),"
     " (4, NULL, NULL, NULL, NULL),"
     " (5, '1970-01-01 12:00:00', '1970-01-01 12:00:00+00', '1970-01-01 12:00:00', '-1 mons 40 days -30:00:00')",
+    "CREATE TABLE {s}.tm (id int, t time)",
+    "INSERT INTO {s}.tm VALUES (1, '00:00:00'), (2, '12:34:56.5'), (3, '00:00:00.00001'), (4, NULL), (5, '23:59:59.999999'), (6, '01:02:03')",
     "CREATE TABLE {s}.p (id int, a timestamp(2), b timestamptz(0), c interval minute, e interval(1))",
     "INSERT INTO {s}.p VALUES (1, '2020-01-01 00:00:00.666666', '2020-01-01 00:00:00.5+00', '1 day 01:02:03', '00:00:01.25'),"
     " (2, '1999-12-31 23:59:59.995', '1999-12-31 23:59:59.5+00', '-1 day -01:02:59', '-00:00:01.25')",
@@ -60,6 +62,9 @@ QUERIES = [
     "SELECT make_date(2020, 2, 29), make_date(2024, 12, 31) FROM one",
     "SELECT date 'January 8, 1999', timestamptz 'Mon Feb 10 17:32:01 1997 PST', timestamp '19970210 173201' FROM one",
     "SELECT time '11:59:59.99 PM', time '02:03 PST', timestamptz '2020-01-02 03:04:05 EST' FROM one",
+    # interval and time output as text (casts of computed values, not folded literals)
+    "SELECT id, CAST(iv AS text), iv::varchar(9), iv::char(20), CAST(-iv AS text), (iv * 3.5)::text FROM d",
+    "SELECT id, CAST(t AS text), t::varchar(5), t::char(10), CAST(t AS name) FROM tm",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",
@@ -67,6 +72,8 @@ QUERIES = [
 
 # IntervalStyle output: (style, query)
 STYLED = [(style, "SELECT id, iv FROM d") for style in ("postgres_verbose", "iso_8601")]
+# an interval cast to text is rendered in IntervalStyle postgres only (Materialize has no other)
+STYLED_REFUSED = [(style, "SELECT CAST(iv AS text) FROM d") for style in ("postgres_verbose", "iso_8601")]
 
 # what we refuse (0A000) instead of answering differently from Postgres
 REFUSED = ["SELECT date 'infinity'", "SELECT DATE_TRUNC('DECADE', DATE '0004-12-25') FROM one",
@@ -104,6 +111,16 @@ def test_interval_style_output(both: tuple[psycopg.Connection, psycopg.Connectio
     finally:
         for conn in both:
             conn.execute("SET IntervalStyle = postgres")
+
+
+@pytest.mark.parametrize(("style", "sql"), STYLED_REFUSED)
+def test_interval_text_in_another_style_is_refused(both: tuple[psycopg.Connection, psycopg.Connection], style: str, sql: str) -> None:
+    mz, _ = both
+    mz.execute(f"SET IntervalStyle = {style}")
+    try:
+        assert _rows(mz, sql) == "error 0A000"
+    finally:
+        mz.execute("SET IntervalStyle = postgres")
 
 
 @pytest.mark.parametrize("sql", REFUSED)
