@@ -89,7 +89,8 @@ def _prepare(num: NumDesc, kid: str) -> None:
             if "BRACKET" in f:
                 raise _err(f'"{kid}" must be ahead of "PR"')
             if kid == "9" and "MULTI" in f:
-                num.multi += 1
+                num.multi += 1  # a digit of the multiplier, not of the number (NUMDesc_prepare)
+                return
             if kid == "0" and "ZERO" not in f and "DECIMAL" not in f:
                 f.add("ZERO")
                 num.zero_start = num.pre + 1

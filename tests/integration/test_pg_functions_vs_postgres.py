@@ -38,7 +38,7 @@ QUERIES = [
     # fill mode, ordinals, V, literal text, overflow '#'s, rounding to the format's digits
     "SELECT id, to_char(i8, '9G999G999G999G999G999'), to_char(i4, '9,999,999.99'), to_char(n, 'FM999990.00PR'),"
     " to_char(i8, 'S9999999999999999'), to_char(i4, 'MI0999999'), to_char(n, '9999.9999SG') FROM v",
-    "SELECT id, to_char(i4, 'FM999THPR'), to_char(i4, 'PL999th'), to_char(i4::smallint, 'FM99V99'),"
+    "SELECT id, to_char(i4, 'FM999THPR'), to_char(i4, 'PL999th'), to_char((i4 % 1000)::smallint, 'FM99V99'),"
     " to_char(n, 'FM9.99'), to_char(n, '99999.9'), to_char(i8, 'L9 \"text\" 999'), to_char(n, '') FROM v",
     "SELECT id, to_char(n, 'B9990.999'), to_char(n, 'FM0.000'), to_char(-n, 'S0.0'), to_char(i4, 'D99') FROM v",
     "SELECT to_char(1, '9.9.9')",
