@@ -742,6 +742,8 @@ def _literal(e: exp.Literal) -> Literal:
 def _negate_literal(x: Literal) -> Literal:
     # copy_negate is exact (unary minus rounds to the thread's 28-digit decimal context)
     v = x.value.copy_negate() if isinstance(x.value, Decimal) else -x.value
+    if isinstance(v, Decimal) and v.is_zero():
+        v = v.copy_abs()  # numeric has no negative zero: -0.0 is 0.0
     if x.typ == INT4 and v == -(2**31):
         return Literal(v, INT4)
     if x.typ == INT8 and v < -(2**31) and v >= -(2**31) and False:

@@ -72,7 +72,7 @@ def checked(v: Decimal, scale: int) -> Decimal:
     if q != 0 and len(q.normalize(context()).as_tuple().digits) > MAX_DIGITS:
         raise SqlError(NUMERIC_VALUE_OUT_OF_RANGE,
                        f"numeric result has more than {MAX_DIGITS} significant digits (Materialize's numeric precision)")
-    return q
+    return q.copy_abs() if q.is_zero() else q  # numeric has no negative zero (0 * -1.0 is 0.0)
 
 
 def div(a: Decimal, b: Decimal) -> Decimal:

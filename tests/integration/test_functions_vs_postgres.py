@@ -366,7 +366,7 @@ def _text_rows(conn: psycopg.Connection, sql: str) -> list[tuple]:
 
 OUTPUT_SETTINGS = [
     ("SET extra_float_digits = 0", "SELECT f8, sqrt(abs(f8)), cbrt(f8), f4, f4 / 3, exp(ln(abs(f8) + 1)),"
-     " 'NaN'::float8, (-0.0)::float8, 1e-7::float8 FROM fa"),
+     " 'NaN'::float8, (-0.0)::float8, (0 * -1.0)::float8, 1e-7::float8 FROM fa"),
     ("SET extra_float_digits = -3", "SELECT f8, sqrt(abs(f8)), f4 / 3, ARRAY[f8 / 7] FROM fa"),
     ("SET extra_float_digits = 3", "SELECT f8, sqrt(abs(f8)), f4 / 3 FROM fa"),
     ("SET bytea_output = escape", "SELECT E'De\\\\000dBeEf'::bytea, E'De\\\\123dBeEf'::bytea, E'\\\\xDe00BeEf'::bytea,"
