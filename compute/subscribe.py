@@ -45,7 +45,7 @@ from typing import Any
 
 from compute.plan import lir
 from compute.plan.temporal import is_temporal
-from sql.errors import SqlError
+from sql.errors import SqlError, before_since
 
 log = logging.getLogger("mzspark.subscribe")
 
@@ -206,8 +206,7 @@ class Subscribes:
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
         since = max((cat.shard_since(i.shard_id) for i in inputs), default=0)
         if as_of < since:
-            raise SqlError("22000", f"Timestamp ({as_of}) is not valid for all inputs: the inputs are readable from {since} on",
-                           hint="AS OF must be at or after the since of every input.")
+            raise before_since(as_of, since)
         sub = Subscription(f"t{next(self._ids)}", dataflow, tuple(inputs), as_of, up_to, snapshot, progress, capacity)
         with self._lock:
             self._subs[sub.id] = sub

@@ -29,6 +29,7 @@ from sql.errors import (
     UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE,
     SqlError,
+    before_since,
     unsupported,
 )
 from sql.mir import Constant, Mir
@@ -186,8 +187,7 @@ class QueriesMixin:
         if at_least:
             want = max(want, since, self._fresh_read_ts())
         if want < since:
-            raise SqlError("22000", f"Timestamp ({want}) is not valid for all inputs: the inputs are readable from {since} on",
-                           hint="AS OF must be at or after the since of every input.")
+            raise before_since(want, since)
         timeout_ms = session.statement_timeout_ms()
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
         session.cancel_reason = None

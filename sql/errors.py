@@ -79,6 +79,12 @@ def unsupported(what: str) -> SqlError:
     return SqlError(FEATURE_NOT_SUPPORTED, f"{what} not yet supported")
 
 
+def before_since(ts: int, since: int) -> SqlError:
+    """22000: a read (SELECT / SUBSCRIBE ... AS OF) at a time its inputs no longer answer."""
+    return SqlError("22000", f"Timestamp ({ts}) is not valid for all inputs: the inputs are readable from {since} on",
+                    hint="AS OF must be at or after the since of every input.")
+
+
 def internal_error(cause: BaseException | str) -> SqlError:
     """The XX000 a client sees for a failure no rule maps: a generic message naming a reference
     under which the original text (a Python, Spark or py4j message) is logged server-side."""

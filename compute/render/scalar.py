@@ -215,7 +215,7 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
 
 def _interval_text(x: str) -> str:
     """interval_out (IntervalStyle postgres), by compute.render.text_udfs."""
-    return f"(CASE WHEN {x} IS NULL THEN NULL ELSE mz_interval_out({x}.months, {x}.days, {x}.micros) END)"
+    return f"mz_interval_out({x}.months, {x}.days, {x}.micros)"  # NULL fields: NULL
 
 
 def _time_text(x: str) -> str:
