@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,9 +39,29 @@ class RowStream:
         # a live stream (SUBSCRIBE, FETCH from a subscribe cursor): an empty batch means
         # "nothing yet" and the connection waits for the stream's listener
         self.live = hasattr(batches, "add_listener")
+        # a close that arrives while next_chunk runs on a worker thread (the statement was
+        # cancelled or the client vanished mid-fetch) is deferred to that call's end: closing a
+        # running generator raises "generator already executing"
+        self._lock = threading.Lock()
+        self._busy = False
+        self._close_requested = False
 
     def next_chunk(self, limit: int | None) -> tuple[bytes, int, bool]:
         """Encode up to `limit` rows: (DataRow bytes, row count, result exhausted)."""
+        with self._lock:
+            if self._close_requested:
+                return b"", 0, True
+            self._busy = True
+        try:
+            return self._next_chunk(limit)
+        finally:
+            with self._lock:
+                self._busy = False
+                deferred = self._close_requested
+            if deferred:
+                self._close_now()
+
+    def _next_chunk(self, limit: int | None) -> tuple[bytes, int, bool]:
         if self.iterator is None:
             self.iterator = iter(self.batches)
         while self.pos >= len(self.pending):
@@ -64,6 +85,14 @@ class RowStream:
         return encode_data_rows(rows, self.encoders), len(rows), False
 
     def close(self) -> None:
+        """Close the result's iterator now, or when the running next_chunk returns."""
+        with self._lock:
+            self._close_requested = True
+            if self._busy:
+                return
+        self._close_now()
+
+    def _close_now(self) -> None:
         close = getattr(self.iterator if self.iterator is not None else self.batches, "close", None)
         if close is not None:
             close()
