@@ -9,6 +9,8 @@ import os
 import signal
 import sys
 
+from server.admission import DEFAULT_CONCURRENT_QUERIES, DEFAULT_QUEUED_QUERIES
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="mzspark", description="Materialize-dialect SQL server on Apache Spark")
@@ -22,6 +24,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--compute-replica-expiration-offset", default=None, help="interval; 0 = off")
     p.add_argument("--http-port", type=int, default=int(os.environ.get("MZSPARK_HTTP_PORT", "6876")),
                    help="the live plan page's port, on the --listen-addr host (0 = ephemeral, -1 = off)")
+    p.add_argument("--max-concurrent-queries", type=int, default=DEFAULT_CONCURRENT_QUERIES,
+                   help="statements running Spark jobs at once; others queue (constants never do)")
+    p.add_argument("--max-queued-queries", type=int, default=DEFAULT_QUEUED_QUERIES,
+                   help="statements that may wait for a compute slot; past it: 53300")
     p.add_argument("--log-level", default=os.environ.get("MZSPARK_LOG_LEVEL", "INFO"))
     return p.parse_args(argv)
 
@@ -35,7 +41,8 @@ async def _serve(args: argparse.Namespace) -> None:
     for kv in args.spark_conf:
         k, _, v = kv.partition("=")
         conf[k] = v
-    coord = Coordinator(args.data_dir, args.spark_master, args.workers, conf, args.password)
+    coord = Coordinator(args.data_dir, args.spark_master, args.workers, conf, args.password,
+                        max_concurrent_queries=args.max_concurrent_queries, max_queued_queries=args.max_queued_queries)
     if args.compute_replica_expiration_offset is not None:
         coord.set_flag_default("compute_replica_expiration_offset", args.compute_replica_expiration_offset)
     loop = asyncio.get_running_loop()

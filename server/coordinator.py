@@ -10,6 +10,7 @@ from typing import Any
 
 from catalog.catalog import Catalog
 from catalog.oracle import TimestampOracle
+from server.admission import DEFAULT_CONCURRENT_QUERIES, DEFAULT_QUEUED_QUERIES, Admission
 from server.alter import AlterMixin
 from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Result, RowsResult
 from server.compute import Compute
@@ -48,8 +49,11 @@ class _Planned:
 
 class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, SubscribeMixin, SourcesMixin):
     def __init__(self, data_dir: str, spark_master: str = "local[2]", workers: int | None = None,
-                 spark_conf: dict[str, str] | None = None, password: str | None = None) -> None:
+                 spark_conf: dict[str, str] | None = None, password: str | None = None,
+                 max_concurrent_queries: int = DEFAULT_CONCURRENT_QUERIES,
+                 max_queued_queries: int = DEFAULT_QUEUED_QUERIES) -> None:
         self.catalog = Catalog(data_dir)
+        self.admission = Admission(max_concurrent_queries, max_queued_queries)
         self.oracle = TimestampOracle(self.catalog)
         self.password = password
         self.write_lock = threading.Lock()

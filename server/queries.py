@@ -50,6 +50,7 @@ class QueriesMixin:
     _sessions: Any
     _timestamp: Any  # server.subscribe.SubscribeMixin (AS OF expressions)
     _monotonic_sources: Any  # server.sources.SourcesMixin
+    admission: Any  # server.admission.Admission (server.coordinator)
     controller: Any
 
     def _columns(self, b: BoundQuery) -> tuple[ColumnDesc, ...]:
@@ -304,20 +305,22 @@ class QueriesMixin:
         fin = df.finishing
         types = df.types
         try:
-            sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
-            if fin is not None and fin.limit is not None and not fin.order_by and _recursion_under_rows_kept(df.plan.node):
-                ctx.row_goal = fin.offset + fin.limit
-            out = oneshot.render(df.plan, ctx)
-            if not non_negative(df.plan):
-                out = oneshot.consolidate(out, ctx)
-            text = oneshot.finish(out, fin, ctx)
-            table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
-            # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
-            if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
-                raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
-            rows = oneshot.arrow_rows(table, types)
-            if record_counts is not None:
-                record_counts.update(oneshot.record_counts(ctx))
+            # queued here (FIFO, bounded) while the compute slots are taken: 53300 when full
+            with self.admission.slot(check_interrupt):
+                sc.setJobGroup(tag, f"session {session.pid}", interruptOnCancel=True)
+                if fin is not None and fin.limit is not None and not fin.order_by and _recursion_under_rows_kept(df.plan.node):
+                    ctx.row_goal = fin.offset + fin.limit
+                out = oneshot.render(df.plan, ctx)
+                if not non_negative(df.plan):
+                    out = oneshot.consolidate(out, ctx)
+                text = oneshot.finish(out, fin, ctx)
+                table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
+                # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
+                if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
+                    raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")
+                rows = oneshot.arrow_rows(table, types)
+                if record_counts is not None:
+                    record_counts.update(oneshot.record_counts(ctx))
         except SqlError:
             raise
         except Exception as e:  # noqa: BLE001

@@ -32,9 +32,11 @@ def pg_bindir() -> Path:
 
 
 @contextlib.contextmanager
-def reference_postgres(prefix_name: str = "pgref-", initdb_args: tuple[str, ...] = ()) -> Iterator[str]:
+def reference_postgres(prefix_name: str = "pgref-", initdb_args: tuple[str, ...] = (),
+                       settings: tuple[str, ...] = ()) -> Iterator[str]:
     """Start PostgreSQL on a free loopback port; yields a psycopg conninfo string.
-    `initdb_args` are added to initdb's (e.g. `--locale=C`)."""
+    `initdb_args` are added to initdb's (e.g. `--locale=C`), `settings` (`name=value`) to the
+    server's command line."""
     bindir = pg_bindir()
     base = Path(tempfile.mkdtemp(prefix=prefix_name))
     run_as: list[str] = []
@@ -50,7 +52,8 @@ def reference_postgres(prefix_name: str = "pgref-", initdb_args: tuple[str, ...]
                     *initdb_args],
                    check=True, capture_output=True, timeout=120)
     subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(base / "log"), "-o",
-                    f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
+                    f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
+                    + "".join(f" -c {kv}" for kv in settings), "start"],
                    check=True, capture_output=True, timeout=120)
     dsn = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
     try:

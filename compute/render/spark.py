@@ -24,6 +24,8 @@ _args: tuple[str, int | None, dict[str, str] | None] | None = None
 # Spark's own bound on what one job may return to the driver (task results, serialized):
 # a collect past it aborts the job instead of filling the driver's heap
 DEFAULT_MAX_RESULT_SIZE = "1g"
+# jobs of concurrent sessions share the cores (FAIR inside the default pool), not FIFO
+FAIR_POOLS = Path(__file__).with_name("fairscheduler.xml")
 
 
 def spark_session(master: str = "local[2]", workers: int | None = None, conf: dict[str, str] | None = None) -> SparkSession:
@@ -83,6 +85,8 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.ui.retainedTasks", "1000")
             .config("spark.sql.ui.retainedExecutions", "50")
             .config("spark.driver.maxResultSize", DEFAULT_MAX_RESULT_SIZE)
+            .config("spark.scheduler.mode", "FAIR")
+            .config("spark.scheduler.allocation.file", str(FAIR_POOLS))
         )
         for k, v in (conf or {}).items():
             b = b.config(k, v)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 from server.api import Coordinator, Session
 from server.pgwire.connection import Connection
+from server.pgwire.worker_pool import ElasticExecutor
 
 log = logging.getLogger("server.pgwire")
 
@@ -27,7 +27,7 @@ class PgServer:
         password: str | None = None,
         auth_method: str = "scram-sha-256",
         max_message_size: int = 64 * 1024 * 1024,
-        executor_threads: int = 16,
+        executor_threads: int = 512,
     ) -> None:
         if auth_method not in AUTH_METHODS:
             raise ValueError(f"auth_method must be one of {AUTH_METHODS}, not {auth_method!r}")
@@ -37,7 +37,8 @@ class PgServer:
         self.password = password
         self.auth_method = auth_method
         self.max_message_size = max_message_size
-        self.executor = ThreadPoolExecutor(executor_threads, thread_name_prefix="pgwire")
+        # a thread per busy connection (statements queued for compute hold one), up to the bound
+        self.executor = ElasticExecutor(executor_threads, name="pgwire")
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._connections: set[Connection] = set()
