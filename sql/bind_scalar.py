@@ -303,7 +303,9 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     if isinstance(e, exp.Neg):
         x = binder.scalar(e.this, scope)
         if isinstance(x, Literal) and x.value is not None and x.typ.is_numeric:
-            return _negate_literal(x)
+            folded = _negate_literal(x)
+            if folded is not None:
+                return folded
         if x.typ.name == "unknown":
             x = binder.coerce(x, NUMERIC)
         return CallUnary("neg", x, func.unary_op("neg", x.typ))
@@ -739,15 +741,19 @@ def _literal(e: exp.Literal) -> Literal:
     return Literal(Decimal(text), NUMERIC)
 
 
-def _negate_literal(x: Literal) -> Literal:
+_INT_BOUND = {"int2": 2**15, "int4": 2**31, "int8": 2**63}
+
+
+def _negate_literal(x: Literal) -> Literal | None:
+    """-literal as a literal (Postgres' doNegate: -2147483648 is an integer), or None when the
+    negation leaves the type's range (-(-2147483648)::int4: the renderer raises 22003)."""
     # copy_negate is exact (unary minus rounds to the thread's 28-digit decimal context)
     v = x.value.copy_negate() if isinstance(x.value, Decimal) else -x.value
     if isinstance(v, Decimal) and v.is_zero():
         v = v.copy_abs()  # numeric has no negative zero: -0.0 is 0.0
-    if x.typ == INT4 and v == -(2**31):
-        return Literal(v, INT4)
-    if x.typ == INT8 and v < -(2**31) and v >= -(2**31) and False:
-        return Literal(v, INT4)
+    bound = _INT_BOUND.get(x.typ.name)
+    if bound is not None and not -bound <= v < bound:
+        return None
     if x.typ == INT8 and v == -(2**31):
         return Literal(v, INT4)
     if x.typ == NUMERIC and x.value == 2**63:

@@ -2,10 +2,13 @@
 
 - Map(ss)(Constant(rows)) = Constant(row ++ eval(ss, row) for row in rows), when every
   scalar is built from literals, columns, casts (evaluated with the types' own input/output
-  rules in sql.literal) and numeric arithmetic and functions (+ - * / ^ exp ln log sqrt,
-  evaluated exactly as Postgres does by sql.numeric_ops); anything else is left to the
-  renderer
+  rules in sql.literal), numeric arithmetic and functions (+ - * / ^ exp ln log sqrt,
+  evaluated exactly as Postgres does by sql.numeric_ops), smallint/integer/bigint + - * / %
+  and unary minus, comparisons of two integers, numerics or booleans, AND / OR / NOT /
+  IS NULL (three-valued) and CASE; anything else, and any evaluation that would fail
+  (overflow, division by zero), is left to the renderer, whose errors are the reference
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
+- Filter(ps)(Constant(rows)) = Constant(rows where every p is true), for scalars as above
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
 - empty inputs: Union(.., Constant[], ..) = Union(..) (the input itself when one is left);
@@ -23,7 +26,7 @@ from typing import Any
 
 from sql import mir, numeric_ops
 from sql.literal import cast_value
-from sql.scalar import CallBinary, CallUnary, Column, Literal, Scalar
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal, Scalar
 from sql.transforms.visit import map_children
 
 
@@ -70,6 +73,55 @@ def _numeric_call(s: Scalar) -> bool:
     return False
 
 
+_INT_RANGE = {"int2": 1 << 15, "int4": 1 << 31, "int8": 1 << 63}
+
+
+def _int_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero (Postgres), not flooring (Python)."""
+    if b == 0:
+        raise _NotFoldable
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _int_mod(a: int, b: int) -> int:
+    """The remainder takes the dividend's sign (Postgres)."""
+    if b == 0:
+        raise _NotFoldable
+    return a - _int_div(a, b) * b
+
+
+_INT_BINARY: dict[str, Callable[[int, int], int]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": _int_div, "mod": _int_mod}
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge}
+# types whose Python values compare as Postgres compares them (no collation, no NaN)
+_ORDERED = frozenset({"int2", "int4", "int8", "numeric", "bool"})
+
+
+def _int_call(s: Scalar) -> bool:
+    match s:
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t) if f in _INT_BINARY:
+            return t.name in _INT_RANGE and a.typ.name == b.typ.name == t.name
+        case CallUnary(func="neg", expr=x, typ=t):
+            return t.name in _INT_RANGE and x.typ.name == t.name
+    return False
+
+
+def _compare_call(s: Scalar) -> bool:
+    match s:
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t) if f in _COMPARE:
+            return t.name == "bool" and a.typ.name == b.typ.name and a.typ.name in _ORDERED
+    return False
+
+
+def _in_range(v: int, typ: str) -> int:
+    bound = _INT_RANGE[typ]
+    if not -bound <= v < bound:
+        raise _NotFoldable  # the renderer raises Postgres' "... out of range"
+    return v
+
+
 def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
     match s:
         case Literal(value=v):
@@ -84,6 +136,32 @@ def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
         case CallUnary(func=f, expr=x) if _numeric_call(s):
             v = _eval(x, row, types)
             return None if v is None else _NUMERIC_UNARY[f](v)
+        case CallBinary(func=f, expr1=a, expr2=b, typ=t) if _int_call(s):
+            va, vb = _eval(a, row, types), _eval(b, row, types)
+            return None if va is None or vb is None else _in_range(_INT_BINARY[f](va, vb), t.name)
+        case CallUnary(func="neg", expr=x, typ=t) if _int_call(s):
+            v = _eval(x, row, types)
+            return None if v is None else _in_range(-v, t.name)
+        case CallBinary(func=f, expr1=a, expr2=b) if _compare_call(s):
+            va, vb = _eval(a, row, types), _eval(b, row, types)
+            if va is None or vb is None:
+                return None
+            if any(isinstance(v, Decimal) and v.is_nan() for v in (va, vb)):
+                raise _NotFoldable  # NaN orders above every number in Postgres
+            return _COMPARE[f](va, vb)
+        case CallUnary(func="not", expr=x):
+            v = _eval(x, row, types)
+            return None if v is None else not v
+        case CallUnary(func="is_null", expr=x):
+            return _eval(x, row, types) is None
+        case CallVariadic(func="and", exprs=xs):
+            vs = [_eval(x, row, types) for x in xs]
+            return False if any(v is False for v in vs) else (None if any(v is None for v in vs) else True)
+        case CallVariadic(func="or", exprs=xs):
+            vs = [_eval(x, row, types) for x in xs]
+            return True if any(v is True for v in vs) else (None if any(v is None for v in vs) else False)
+        case If(cond=c, then=a, els=b):
+            return _eval(a, row, types) if _eval(c, row, types) is True else _eval(b, row, types)
         case _:
             raise _NotFoldable
 
@@ -96,8 +174,16 @@ def _foldable(s: Scalar) -> bool:
             return _foldable(x)
         case CallBinary(expr1=a, expr2=b) if _numeric_call(s):
             return _foldable(a) and _foldable(b)
-        case CallUnary(expr=x) if _numeric_call(s):
+        case CallUnary(expr=x) if _numeric_call(s) or _int_call(s):
             return _foldable(x)
+        case CallBinary(expr1=a, expr2=b) if _int_call(s) or _compare_call(s):
+            return _foldable(a) and _foldable(b)
+        case CallUnary(func="not" | "is_null", expr=x, typ=t) if t.name == "bool":
+            return _foldable(x)
+        case CallVariadic(func="and" | "or", exprs=xs, typ=t) if t.name == "bool":
+            return all(_foldable(x) for x in xs)
+        case If(cond=c, then=a, els=b):
+            return _foldable(c) and _foldable(a) and _foldable(b)
         case _:
             return False
 
@@ -121,16 +207,25 @@ def fold_constants(r: mir.Mir) -> mir.Mir:
             return mir.Constant((), mir.mir_types(r))
         case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(_foldable(s) for s in ss):
             out = []
-            for row, d in rows:
-                full = row
-                for s in ss:
-                    full = full + (_eval(s, full, ts),)
-                out.append((full, d))
+            try:
+                for row, d in rows:
+                    full = row
+                    for s in ss:
+                        full = full + (_eval(s, full, ts),)
+                    out.append((full, d))
+            except _NotFoldable:
+                return r
             return mir.Constant(tuple(out), ts + tuple(s.typ for s in ss))
         case mir.Project(input=mir.Constant(rows=rows, types=ts), outputs=o):
             return mir.Constant(tuple((tuple(row[i] for i in o), d) for row, d in rows), tuple(ts[i] for i in o))
         case mir.Negate(input=mir.Constant(rows=rows, types=ts)):
             return mir.Constant(tuple((row, -d) for row, d in rows), ts)
+        case mir.Filter(input=mir.Constant(rows=rows, types=ts), predicates=ps) if ps and all(_foldable(p) for p in ps):
+            try:
+                kept = tuple((row, d) for row, d in rows if all(_eval(p, row, ts) is True for p in ps))
+            except _NotFoldable:
+                return r
+            return mir.Constant(kept, ts)
         case mir.Filter(input=x, predicates=ps):
             keep = tuple(p for p in ps if not (isinstance(p, Literal) and p.value is True))
             if any(isinstance(p, Literal) and p.value is not True for p in keep):
