@@ -10,7 +10,7 @@ Each of `--connections` sessions (its own connection, autocommit, extended proto
 All sessions connect first, then start together. Printed per engine: statements per second
 over the whole mix, p50 / p99 latency per kind, errors (by SQLSTATE), and the server's open
 file descriptors before the load, after it, and after every session closed (a leak shows as
-"after close" above "before"). At the end every acknowledged INSERT is re-counted.
+"after close", taken 15 s after the last session closed, above "before"). At the end every acknowledged INSERT is re-counted.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
 KINDS = ("select1", "lookup", "insert")
+IDLE_WAIT_S = 15.0
 
 
 def fds(pid: int | None) -> int | None:
@@ -124,7 +125,7 @@ def main() -> None:
                 before = fds(pid)
                 wall, lat, errors, acked = asyncio.run(run(dsn, args.connections, args.queries))
                 after = fds(pid)
-                time.sleep(1.0)
+                time.sleep(IDLE_WAIT_S)  # the server's idle worker threads leave (and close their py4j sockets)
                 closed = fds(pid)
                 with psycopg.connect(dsn, autocommit=True) as c:
                     (have,) = c.execute("SELECT count(*) FROM ins").fetchone()  # type: ignore[misc]

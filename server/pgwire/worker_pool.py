@@ -19,7 +19,7 @@ _Item = tuple[Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any]] 
 
 
 class ElasticExecutor(Executor):
-    def __init__(self, max_workers: int, idle_s: float = 30.0, name: str = "worker") -> None:
+    def __init__(self, max_workers: int, idle_s: float = 10.0, name: str = "worker") -> None:
         self.max_workers = max_workers
         self.idle_s = idle_s
         self.name = name
