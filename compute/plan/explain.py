@@ -31,8 +31,8 @@ def explain_dataflow(df: lir.Dataflow, node_ids: bool = False, records: dict[int
     lines: list[str] = []
     indexed = indexed or {}
     header = df.name
-    if df.single_time and fast_path(df, indexed) is not None:
-        header += " (fast path)"
+    if df.single_time and (fast_path(df, indexed) is not None or isinstance(df.plan.node, lir.Constant)):
+        header += " (fast path)"  # an index peek, or a constant answered without a dataflow
     lines.append(f"{header}:")
     depth = 1
     if df.finishing is not None:

@@ -105,3 +105,13 @@ def test_folded_like_postgres(engines: tuple[GoldenSession, Any], seed: int) -> 
             # left to the renderer only where PostgreSQL fails (or a CASE hides the failure)
             assert kind == "error" or "CASE" in expr.upper() or "AND" in expr or "OR" in expr, (expr, want, plan)
     assert folded >= 50
+
+
+def test_explain_names_the_constant_strategy(engines: tuple[GoldenSession, Any]) -> None:
+    """Materialize's EXPLAIN marks a query answered without a dataflow as the fast path."""
+    g, _pg = engines
+    for q, fast in (("SELECT 1 + 1", True), ("SELECT x FROM (VALUES (1), (2)) v(x) WHERE x > 1", True),
+                    ("SELECT upper('a')", False)):
+        p = g.coord.prepare(g.session, f"EXPLAIN PHYSICAL PLAN FOR {q}", [])
+        (text,) = next(iter(g.coord.execute(g.session, p, []).batches))[0]
+        assert text.startswith("Explained Query (fast path):\n  Constant") == fast, text
