@@ -296,7 +296,7 @@ class Lowerer:
         when S only compares enclosing values with its own by equalities, the distinct values
         S compares them with (`_equi_semijoin`)."""
         width = ctx.k + n
-        eqc = equi_correlation(sub, self._correlated)
+        eqc = equi_correlation(_rows_of(sub), self._correlated)
         if eqc is not None:
             return self._equi_semijoin(inp, ctx, eqc, anti)
         inp_id, inp_get = self._let(inp)
@@ -708,6 +708,14 @@ def _permute_hir(e: HirScalar, m: dict[int, int]) -> HirScalar:
             return If(_permute_hir(c, m), _permute_hir(x, m), _permute_hir(y, m), t)
         case _:
             return e
+
+
+def _rows_of(sub: HirRel) -> HirRel:
+    """EXISTS S = EXISTS S' for S = Project/Map(S'): only whether S has rows matters, and
+    its select list is not evaluated (as in PostgreSQL); Maps holding subqueries stay."""
+    while isinstance(sub, HProject) or isinstance(sub, HMap) and not any(free_scalar_subqueries(e) for e in sub.scalars):
+        sub = sub.input
+    return sub
 
 
 def _row_wise(r: HirRel) -> bool:

@@ -45,6 +45,11 @@ QUERIES = [
     # duplicates on the left are kept (row-wise application, no Distinct)
     "SELECT b.k, s.y FROM small b, LATERAL (SELECT b.v * 2 AS y) s",
     "SELECT b.k, s.y FROM small b, small c, LATERAL (SELECT b.k AS y) s WHERE c.k = s.y",
+    # row-wise LEFT JOIN LATERAL with rows filtered out; a lateral inside a correlated subquery
+    "SELECT b.k, b.v, s.y FROM small b LEFT JOIN LATERAL (SELECT b.v + 1 AS y WHERE b.k > 1) s ON true",
+    "SELECT c.k, (SELECT sum(s.y) FROM small b, LATERAL (SELECT b.v + c.k AS y) s WHERE b.k = c.k) FROM small c",
+    "SELECT c.k, EXISTS (SELECT 1 FROM tk a, tk b JOIN LATERAL (VALUES (a.unique1)) ss(x) ON b.unique2 = ss.x "
+    "WHERE a.unique1 = c.v) FROM small c",
 ]
 
 
