@@ -16,7 +16,9 @@ Identities used:
   (21000) when count > 1, plus NULL for the D rows without any; result = I ⋈ V on I.u = D
 - EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
 - L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
-- a LATERAL right side is lowered under Distinct(left) and joined back on it.
+- a LATERAL right side R built only from Constant/Project/Map/Filter/FlatMap is lowered
+  under the left rows L themselves: L ⋈lateral R = lower(R, L); any other is lowered under
+  D = Distinct(the columns of L it reads) and joined back on them (as a subquery is).
 - WITH MUTUALLY RECURSIVE under outer O: every binding value is lowered under O, so each
   binding holds (o, row) pairs and iterates per o; a reference under a deeper outer O' (whose
   columns extend O's) is O' ⋈ binding on O's columns (a cross join when O is the top level).
@@ -58,6 +60,7 @@ from sql.hir import (
     Param,
     Select,
     WindowExpr,
+    hir_types,
 )
 from sql.hir_analysis import (
     at_most_one_row,
@@ -97,6 +100,7 @@ from sql.scalar import (
     Literal,
     Scalar,
     WindowSpec,
+    conjuncts,
     record_get,
 )
 from sql.subquery_keys import (
@@ -292,7 +296,7 @@ class Lowerer:
         when S only compares enclosing values with its own by equalities, the distinct values
         S compares them with (`_equi_semijoin`)."""
         width = ctx.k + n
-        eqc = equi_correlation(sub, self._correlated)
+        eqc = equi_correlation(_rows_of(sub), self._correlated)
         if eqc is not None:
             return self._equi_semijoin(inp, ctx, eqc, anti)
         inp_id, inp_get = self._let(inp)
@@ -532,28 +536,41 @@ class Lowerer:
         return Project(Map(unnested, fields), tuple(range(g + 2, g + 2 + width + 1)))
 
     def _join(self, j: HJoin, ctx: Ctx) -> Mir:
+        re = _reassociate(j)
+        if re is not None:
+            return self.rel(re, ctx)
         k = ctx.k
         left = self.rel(j.left, ctx)
         nl = len(mir_types(left)) - k
         l_id, l_get = self._let(left)
         lets: list[tuple[str, Mir]] = [(l_id, left)]
-        if j.lateral:
-            distinct = _distinct(l_get)
-            d_id, d_get = self._let(distinct)
-            lets.append((d_id, distinct))
-            right = self.rel(j.right, ctx.enter(d_get, nl, list(range(k + nl))))
-            shared = k + nl  # the right side repeats all of the left's columns first
-        else:
-            right = self.rel(j.right, ctx)
-            shared = k
-        r_id, r_get = self._let(right)
-        lets.append((r_id, right))
-        rts = mir_types(r_get)
-        nr = len(rts) - shared
         lts = mir_types(l_get)
-        eq = tuple((Column(i, lts[i]), Column(k + nl + i, rts[i])) for i in range(shared))
-        cross: Mir = Join((l_get, r_get), eq)
-        cross = Project(cross, tuple(range(k + nl)) + tuple(range(k + nl + shared, k + nl + shared + nr)))
+        cross: Mir
+        if j.lateral and self._correlated(j.right) and _row_wise(j.right):
+            # applied to the left rows themselves: R(o) for each row o, duplicates included
+            right = self.rel(j.right, ctx.enter(l_get, nl, list(range(k + nl))))
+            r_id, r_get = self._let(right)
+            lets.append((r_id, right))
+            shared, nr = k + nl, len(mir_types(right)) - k - nl
+            cross = r_get
+        else:
+            if j.lateral and self._correlated(j.right):
+                used = self._outer_keys(j.right, ctx, nl, k + nl)
+                distinct = _distinct(Project(l_get, tuple(used)))
+                d_id, d_get = self._let(distinct)
+                lets.append((d_id, distinct))
+                right = self.rel(j.right, ctx.enter(d_get, nl, used))
+            else:
+                used = list(range(k))
+                right = self.rel(j.right, ctx)
+            shared = len(used)  # the right side repeats these columns of the left first
+            r_id, r_get = self._let(right)
+            lets.append((r_id, right))
+            rts = mir_types(r_get)
+            nr = len(rts) - shared
+            eq = tuple((Column(c, lts[c]), Column(k + nl + i, rts[i])) for i, c in enumerate(used))
+            cross = Join((l_get, r_get), eq)
+            cross = Project(cross, tuple(range(k + nl)) + tuple(range(k + nl + shared, k + nl + shared + nr)))
         inner_ctx = ctx
         inp2, preds, extra = self.scalars_with_subqueries(cross, inner_ctx, nl + nr, (j.on,))
         inner: Mir = Filter(inp2, tuple(preds))
@@ -650,6 +667,69 @@ class Lowerer:
         base = ctx.outer if ctx.outer is not None else Constant((((), 1),), ())
         empty = Union((Negate(Project(get, tuple(range(k)))), base))
         return Let(lid, red, Union((get, Map(empty, defaults))))
+
+
+def _reassociate(j: HJoin) -> HirRel | None:
+    """(A ⋈_p B) ⋈lateral_q R = Project(perm)(Filter(p', q')((A ⋈lateral R) ⋈ B)) when both
+    joins are inner, R reads only A's columns of its left side, and p, q hold no subquery
+    (p', q': p, q over the columns A, R, B; B's own references to its left read A's columns,
+    which stay first). `FROM a, b JOIN LATERAL (VALUES (a.x)) ..` then applies the lateral
+    side to a alone, as PostgreSQL does, instead of to a × b."""
+    match j:
+        case HJoin(left=HJoin(left=a, right=b, on=p, kind="inner", lateral=b_lat), right=r, on=q, kind="inner", lateral=True):
+            pass
+        case _:
+            return None
+    na, nb, nr = len(hir_types(a)), len(hir_types(b)), len(hir_types(r))
+    if free_scalar_subqueries(p) or free_scalar_subqueries(q):
+        return None
+    used = {i for lv, i in free_columns(r) if lv == 1}
+    if not used or max(used) >= na:
+        return None
+    to_new = {**{i: i for i in range(na)}, **{na + i: na + nr + i for i in range(nb)}, **{na + nb + i: na + i for i in range(nr)}}
+    inner = HJoin(HJoin(a, r, Literal(True, BOOL), "inner", True), b, Literal(True, BOOL), "inner", b_lat)
+    preds = tuple(_permute_hir(e, to_new) for e in conjuncts((p, q)) if e != Literal(True, BOOL))
+    body: HirRel = HFilter(inner, preds) if preds else inner
+    return HProject(body, tuple(to_new[c] for c in range(na + nb + nr)))
+
+
+def _permute_hir(e: HirScalar, m: dict[int, int]) -> HirScalar:
+    """e (subquery-free) with its own columns #i renamed #m[i]."""
+    match e:
+        case Column(index=i, typ=t):
+            return Column(m[i], t)
+        case CallUnary(func=f, expr=x, typ=t):
+            return CallUnary(f, _permute_hir(x, m), t)
+        case CallBinary(func=f, expr1=x, expr2=y, typ=t):
+            return CallBinary(f, _permute_hir(x, m), _permute_hir(y, m), t)
+        case CallVariadic(func=f, exprs=xs, typ=t):
+            return CallVariadic(f, tuple(_permute_hir(x, m) for x in xs), t)
+        case If(cond=c, then=x, els=y, typ=t):
+            return If(_permute_hir(c, m), _permute_hir(x, m), _permute_hir(y, m), t)
+        case _:
+            return e
+
+
+def _rows_of(sub: HirRel) -> HirRel:
+    """EXISTS S = EXISTS S' for S = Project/Map(S'): only whether S has rows matters, and
+    its select list is not evaluated (as in PostgreSQL); Maps holding subqueries stay."""
+    while isinstance(sub, HProject) or isinstance(sub, HMap) and not any(free_scalar_subqueries(e) for e in sub.scalars):
+        sub = sub.input
+    return sub
+
+
+def _row_wise(r: HirRel) -> bool:
+    """Is r built only from Constant, Project, Map, Filter and FlatMap (Materialize's "simple"
+    subquery)? Then lower(r, O) is R(o) for each row o of O, duplicates of O included, so a
+    LATERAL r is applied to the left rows themselves: L ⋈lateral r = lower(r, L), with no
+    Distinct(L) and no join back."""
+    match r:
+        case HConstant():
+            return True
+        case HProject(input=i) | HMap(input=i) | HFilter(input=i) | HFlatMap(input=i):
+            return _row_wise(i)
+        case _:
+            return False
 
 
 def _distinct(x: Mir) -> Mir:

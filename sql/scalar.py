@@ -261,11 +261,11 @@ def permute(e: Scalar, mapping: dict[int, int] | list[int] | tuple[int, ...]) ->
             assert_never(e)
 
 
-def substitute(e: Scalar, exprs: tuple[Scalar, ...] | list[Scalar]) -> Scalar:
-    """Replace #i by exprs[i] (inlining a Map)."""
+def substitute(e: Scalar, exprs: tuple[Scalar, ...] | list[Scalar] | dict[int, Scalar]) -> Scalar:
+    """Replace #i by exprs[i] (inlining a Map); with a dict, only the columns it names."""
     match e:
         case Column(index=i):
-            return exprs[i]
+            return exprs.get(i, e) if isinstance(exprs, dict) else exprs[i]
         case Literal():
             return e
         case CallUnary(func=f, expr=x, typ=t):

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
-from compute.render import float_stats
+from compute.render import float_stats, semijoin
 from compute.render.aggregates import (
     EXPANDED_AGGREGATES,
     LIST_AGGREGATES,
@@ -153,12 +153,15 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
                 # long as the text stays small.
                 value = ctx.materialize(value)
             ctx.lets[i] = value
+            ctx.set_lets[i] = semijoin.is_set(v, ctx.set_lets)
             try:
                 return render(b, ctx)
             finally:
                 del ctx.lets[i]
+                del ctx.set_lets[i]
         case lir.Join(inputs=ins, equivalences=eq, arities=ar, paths=paths):
-            return _join([render(x, ctx) for x in ins], eq, ar, paths, ctx)
+            sets = [semijoin.is_set(x, ctx.set_lets) for x in ins]
+            return _join([render(x, ctx) for x in ins], eq, ar, paths, ctx, sets)
         case lir.Reduce(input=i, group_key=k, aggregates=aggs, plan=rp):
             return _reduce(render(i, ctx), k, aggs, rp, ctx)
         case lir.TopK(input=i, group_key=g, order_key=o, limit=lim, offset=off, plan=tp):
@@ -168,7 +171,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
         case lir.Threshold(input=i):
             return threshold(render(i, ctx), ctx)
         case lir.Union(inputs=ins, consolidate_output=c):
-            return union([render(x, ctx) for x in ins], c, ctx)
+            antis = semijoin.anti_joins(ins, ctx.set_lets)
+            pairs = {a.keep: a for a in antis}
+            skip = {a.negated for a in antis}
+            parts = [semijoin.anti_sql(render(pairs[k].x, ctx), render(pairs[k].d, ctx), pairs[k], ctx) if k in pairs else render(x, ctx)
+                     for k, x in enumerate(ins) if k not in skip]
+            return parts[0] if len(parts) == 1 else union(parts, c, ctx)
         case lir.ArrangeBy(input=i):
             return render(i, ctx)
         case lir.LetRec():
@@ -237,7 +245,8 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
     return select_rel(ctx, exploded, [*cols, *outs, DIFF])
 
 
-def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext) -> Rel:
+def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext,
+          sets: list[bool] | None = None) -> Rel:
     """Inner equi-join of all inputs; the output diff is the product of the input diffs.
 
     The inputs are joined in the order of the planner's first path (a delta join, in one
@@ -247,18 +256,23 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     that share no condition with their predecessors, and every stage shares one). A stage
     the planner marked `broadcast` (its lookup is small for certain) gets Spark's BROADCAST
     hint: the lookup is collected and sent to the stream's tasks, so the stream is neither
-    shuffled nor sorted, and a chain of such stages runs in the stream's one pass."""
+    shuffled nor sorted, and a chain of such stages runs in the stream's one pass.
+
+    `sets`: which inputs are sets (compute.render.semijoin); a set fully keyed by the other
+    inputs is a LEFT SEMI JOIN, as soon as the inputs joined so far decide its key, and its
+    columns are the values of their key members (see that module's identities)."""
     from sql.scalar import columns_used
 
     offsets = [0]
     for a in arities:
         offsets.append(offsets[-1] + a)
     order = [paths[0].source, *(st.lookup_relation for st in paths[0].stages)] if paths else list(range(len(rs)))
+    semis = semijoin.semi_inputs(eq, arities, sets, order) if sets is not None else {}
     renamed, aliases = [], []
     for k, r in enumerate(rs):
-        sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + [f"diff AS d{k}"]
+        sel = [f"c{i} AS j{offsets[k] + i}" for i in range(arities[k])] + ([] if k in semis else [f"diff AS d{k}"])
         aliases.append(ctx.alias())
-        renamed.append(f"(SELECT {', '.join(sel)} FROM {ctx.sub(r)}) AS {aliases[-1]}")
+        renamed.append(f"(SELECT {', '.join(sel) or '1 AS _unit'} FROM {ctx.sub(r)}) AS {aliases[-1]}")
     broadcast = [aliases[st.lookup_relation] for st in paths[0].stages if st.broadcast] if paths else []
     total = offsets[-1]
     allcols = [f"j{i}" for i in range(total)]
@@ -274,18 +288,40 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
             conds.extend(f"({render_scalar(ref, allcols)} <=> {render_scalar(x, allcols)})" for x in new if x is not ref)
         return conds
 
-    first = order[0]
-    cols = set(range(offsets[first], offsets[first + 1]))
+    def cols_of(k: int) -> set[int]:
+        return set(range(offsets[k], offsets[k + 1]))
+
+    joined = [k for k in order if k not in semis]
+    pending = [k for k in order if k in semis]
+    first = joined[0]
+    cols = cols_of(first)
     source = renamed[first]
     where = checkable(cols)
     have = cols
-    for k in order[1:]:
-        cols = have | set(range(offsets[k], offsets[k + 1]))
+
+    def semi_stages() -> str:
+        """LEFT SEMI JOIN each pending set whose key the columns `have` now decide."""
+        nonlocal have
+        out = ""
+        for k in [k for k in pending if all(columns_used(x) <= have for x in semis[k].values())]:
+            pending.remove(k)
+            conds = checkable(have | cols_of(k))
+            out += f" LEFT SEMI JOIN {renamed[k]} ON {' AND '.join(conds) or 'TRUE'}"
+            for c, x in semis[k].items():
+                allcols[c] = f"({render_scalar(x, allcols)})"
+            have = have | cols_of(k)
+        return out
+
+    source += semi_stages()
+    for k in joined[1:]:
+        cols = have | cols_of(k)
         conds = checkable(cols)
         source += f" JOIN {renamed[k]} ON {' AND '.join(conds)}" if conds else f" CROSS JOIN {renamed[k]}"
         have = cols
-    diff = " * ".join(f"d{k}" for k in range(len(rs)))
-    sel = [f"j{i} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
+        source += semi_stages()
+    assert not pending, "a semi-joined set's key is decided by the other inputs"
+    diff = " * ".join(f"d{k}" for k in range(len(rs)) if k not in semis)
+    sel = [f"{allcols[i]} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
     hint = f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
     q = f"SELECT {hint}{', '.join(sel)} FROM {source}"
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)

@@ -7,6 +7,9 @@
 - Project(o)(Map(ss)(x)) = Project(o')(Map(ss')(x)): outputs that are plain column copies
   point at the copied column, unused trailing scalars go, and the Map goes when unused
 - Union(.., Union(ys), ..) = Union(.., ys.., ..)
+- Join(.., Constant[()], .., eq) = Join(.., .., eq): the one-row, zero-column constant is the
+  identity of the join (it adds no columns, so no column moves); Join(x) with no
+  equivalences is x
 - Join(.., Project(o)(Filter(ps)(Join(ys, eq'))), .., eq)
     = Project(o')(Filter(ps')(Join(.., ys.., .., eq' ++ eq)))   (JoinFusion)
   an inner join read by an inner join is one n-ary join: its inputs join the outer inputs,
@@ -47,6 +50,15 @@ def fusion(r: mir.Mir) -> mir.Mir:
             return mir.Filter(x, p1 + p2)
         case mir.Filter(input=x, predicates=()):
             return x
+        case mir.Join(inputs=xs) if len(xs) > 1 and any(_is_unit(x) for x in xs):
+            rest = tuple(x for x in xs if not _is_unit(x))
+            if not rest:
+                return xs[0]
+            if len(rest) == 1 and not r.equivalences:
+                return rest[0]
+            if len(rest) == 1:
+                return r  # a one-input join keeps its equivalences as a join
+            return fusion(mir.Join(rest, r.equivalences))
         case mir.Join() if any(_peel(x)[0] is not None for x in r.inputs):
             return _fuse_join(r)
         case mir.Union(inputs=xs) if any(isinstance(x, mir.Union) for x in xs):
@@ -56,6 +68,10 @@ def fusion(r: mir.Mir) -> mir.Mir:
             return mir.Union(tuple(flat))
         case _:
             return r
+
+
+def _is_unit(x: mir.Mir) -> bool:
+    return isinstance(x, mir.Constant) and x.rows == (((), 1),) and not x.types
 
 
 def _resolve(i: int, n: int, ss) -> int:

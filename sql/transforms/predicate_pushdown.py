@@ -4,7 +4,9 @@
 - Filter(a = b)(Join(..)) with a over xi, b over xj (i != j)
     = Join with equivalence (a, b) and Filter(a IS NOT NULL) pushed to xi
   (join equivalences are null-safe; SQL `=` is not)
-- Filter(p)(Map(ss)(x)) = Map(ss)(Filter(p)(x)) when p reads only x's columns
+- Filter(p)(Map(ss)(x)) = Map(ss)(Filter(p)(x)) when p reads only x's columns, after the
+  Map columns that copy a column are replaced in p by the column they copy
+  (p[#n+j := ss[j]]: LATERAL (VALUES (a.x)) is a Map of a.x, and `b.y = ss.x` is `b.y = a.x`)
 - Filter(p)(Project(o)(x)) = Project(o)(Filter(p∘o)(x))
 - Filter(p)(Union(xs)) = Union(Filter(p)(x) for x in xs);  likewise through Negate, Threshold
 - Filter(p)(Reduce(x)) = Reduce(Filter(p')(x)) when p reads only plain-column group keys
@@ -27,6 +29,7 @@ from sql.scalar import (
     columns_used,
     conjuncts,
     permute,
+    substitute,
 )
 from sql.transforms.visit import map_children
 from sql.types import BOOL
@@ -44,6 +47,19 @@ def _merge(classes: list[tuple[Scalar, ...]]) -> tuple[tuple[Scalar, ...], ...]:
         new = list(dict.fromkeys([x for m in hits for x in m] + list(cls)))
         merged = [m for m in merged if m not in hits] + [new]
     return tuple(tuple(m) for m in merged)
+
+
+def _inline_copies(p: Scalar, n: int, ss: tuple[Scalar, ...]) -> Scalar:
+    """p with each Map column #n+j that copies a column of the input (after following copies)
+    replaced by that column."""
+    sub: dict[int, Scalar] = {}
+    for c in columns_used(p):
+        s = ss[c - n] if c >= n else None
+        while isinstance(s, Column) and s.index >= n:
+            s = ss[s.index - n]
+        if isinstance(s, Column):
+            sub[c] = s
+    return substitute(p, sub) if sub else p
 
 
 def predicate_pushdown(r: mir.Mir) -> mir.Mir:
@@ -82,6 +98,7 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
             return mir.Filter(out, tuple(rest)) if rest else out
         case mir.Map(input=inner, scalars=ss):
             n = mir.arity(inner)
+            preds = [_inline_copies(p, n, ss) for p in preds]
             below = [p for p in preds if all(c < n for c in columns_used(p))]
             if not below:
                 return r
