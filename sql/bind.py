@@ -21,6 +21,7 @@ from sql.bind_aggregates import (
     _OuterAggregate,
     agg_level,
     aggregate,
+    grouped_definition,
     grouping_call,
     key_or_error,
     outer_aggregate,
@@ -577,6 +578,8 @@ class Binder:
                     return h
                 if isinstance(e, exp.Column):
                     c = agg.input_scope.columns[h.index] if isinstance(h, Column) else ScopeColumn(e.table or None, e.name, h.typ)
+                    if c.defined_as is not None:
+                        return grouped_definition(self, c.defined_as)
                     return key_or_error(self, h, c)
         return scalar_expr(self, e, scope)
 

@@ -35,6 +35,9 @@ from sql.scalar import (
     ColumnOrder,
     If,
     Literal,
+    Scalar,
+    columns_used,
+    substitute,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn  # noqa: F401 (re-exported)
 from sql.types import (
@@ -83,6 +86,26 @@ def key_or_error(binder: Binder, h: HirScalar, c: ScopeColumn) -> HirScalar:
         return Column(binder._agg.keys.index(h), h.typ)
     ref = f"{c.table}.{c.name}" if c.table else c.name
     raise SqlError(GROUPING_ERROR, f'column "{ref}" must appear in the GROUP BY clause or be used in an aggregate function')
+
+
+def grouped_definition(binder: Binder, d: Scalar) -> HirScalar:
+    """A merged USING column defined as `d` (sql.scope.ScopeColumn.defined_as) read in a
+    grouped query: `d` itself when it is a key, else `d` over the keys among its columns —
+    PostgreSQL checks grouping after replacing a join's merged column by its definition, so
+    GROUP BY t1.c allows c = t1.c::bigint (and not the reverse)."""
+    agg = binder._agg
+    assert agg is not None
+    if d in agg.keys:
+        return Column(agg.keys.index(d), d.typ)
+    cols = agg.input_scope.columns
+    used = columns_used(d)
+    exprs: list[HirScalar] = [Column(j, cols[j].typ) for j in range(max(used) + 1)]
+    for j in used:
+        inner, sc = Column(j, cols[j].typ), cols[j]
+        exprs[j] = (Column(agg.keys.index(inner), inner.typ) if inner in agg.keys
+                    else grouped_definition(binder, sc.defined_as) if sc.defined_as is not None
+                    else key_or_error(binder, inner, sc))
+    return cast(HirScalar, substitute(d, cast(list[Scalar], exprs)))
 
 
 def agg_level(binder: Binder, e: exp.Expression, scope: Scope) -> int:

@@ -19,8 +19,8 @@ from sql.errors import (
     unsupported,
 )
 from sql.hir import HConstant, HFlatMap, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
-from sql.scalar import TRUE, CallVariadic, Column, Literal
-from sql.scope import Scope, ScopeColumn, aliased_names, concat
+from sql.scalar import TRUE, CallVariadic, Column, Literal, Scalar
+from sql.scope import Scope, ScopeColumn, aliased_names, concat, shifted
 from sql.types import BOOL, INT4, INT8, JSONB, TEXT, SqlType
 
 if TYPE_CHECKING:
@@ -175,8 +175,9 @@ def _using_side(scope: Scope, name: str, which: str) -> int:
 def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope, using: list[str],
                 join_kind: str, lateral: bool) -> tuple[HirRel, Scope]:
     """l JOIN r USING (c, ..) = l JOIN r ON l.c = r.c AND .., plus one merged column per c:
-    l.c for inner and LEFT joins, r.c for RIGHT, coalesce(l.c, r.c) for FULL (each in the
-    two sides' common type). The merged columns are what `c` names and come first in `*`
+    l.c for LEFT joins, r.c for RIGHT, coalesce(l.c, r.c) for FULL (each in the two sides'
+    common type); for inner joins l.c, or r.c when only l.c needs a cast (PostgreSQL's
+    buildMergedJoinVar). The merged columns are what `c` names and come first in `*`
     (then l's other columns, then r's); l.c and r.c stay reachable qualified. A merged column
     that is one side's column as it is (no cast) is that column, not a copy: grouping by
     t1.c then also groups `c`."""
@@ -196,7 +197,9 @@ def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope
         t = func.unify([lc.typ, rc.typ], "JOIN/USING")
         lc, rc = binder.coerce(lc, t), binder.coerce(rc, t)
         preds.append(binder._binary("eq", lc, rc))
-        merged.append({"right": rc, "full": CallVariadic("coalesce", (lc, rc), t)}.get(join_kind, lc))
+        # an inner join's merged column is a side's column as it is when one needs no cast
+        inner = rc if join_kind == "inner" and not isinstance(lc, Column) and isinstance(rc, Column) else lc
+        merged.append({"right": rc, "full": CallVariadic("coalesce", (lc, rc), t)}.get(join_kind, inner))
         hide_left.add(li)
         hide_right.add(ri)
     pred = preds[0] if len(preds) == 1 else CallVariadic("and", tuple(preds), BOOL)
@@ -213,8 +216,10 @@ def _using_join(binder: Binder, rel: HirRel, scope: Scope, r2: HirRel, s2: Scope
         out = HMap(out, tuple(mapped))
     kept = {p for p in same if p is not None}
     cols = ([replace(c, hidden=True) if i in hide_left and i not in kept else c for i, c in enumerate(scope.columns)]
-            + [replace(c, hidden=True) if i in hide_right and n + i not in kept else c for i, c in enumerate(s2.columns)]
-            + [ScopeColumn(None, name, m.typ) for name, m, p in zip(using, merged, same, strict=True) if p is None])
+            + [replace(c, hidden=True) if i in hide_right and n + i not in kept else c
+               for i, c in enumerate(shifted(c, n) for c in s2.columns)]
+            + [ScopeColumn(None, name, m.typ, defined_as=cast(Scalar, m))
+               for name, m, p in zip(using, merged, same, strict=True) if p is None])
     star = (positions + [i for i in scope.star_positions() if i not in hide_left]
             + [n + i for i in s2.star_positions() if i not in hide_right])
     return out, Scope(cols, star)

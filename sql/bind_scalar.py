@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
@@ -156,7 +157,8 @@ def _subquery(binder: Binder, q: exp.Expression, scope: Scope) -> BoundQuery:
         # After GROUP BY the enclosing query's columns are its group keys (then its
         # aggregates, which a subquery cannot name): outer references resolve to keys.
         scope = Scope([
-            saved_agg.input_scope.columns[k.index] if isinstance(k, Column) else ScopeColumn(None, "?column?", k.typ)
+            replace(saved_agg.input_scope.columns[k.index], defined_as=None) if isinstance(k, Column)
+            else ScopeColumn(None, "?column?", k.typ)
             for k in saved_agg.keys
         ])
     binder._agg = None

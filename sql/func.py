@@ -6,6 +6,8 @@ literal folding, in sql.literal.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sql import regex
 from sql.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_FUNCTION, SqlError
 from sql.types import (
@@ -187,7 +189,10 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
         raise op_error(op, a, b)
     if op in COMPARE:
         try:
-            t = unify([a, b])
+            # PostgreSQL's comparison operators take their types without a typmod: an unknown
+            # literal compared with a varchar(3) is not cut to 3 characters ('abcdef' =
+            # x::varchar(3) is false, not 22001), nor rounded to a numeric(p, s)
+            t = replace(unify([a, b]), typmod=-1)
         except SqlError:
             raise op_error(op, a, b) from None
         if t.name in ("interval",) or t.name in _NUM_RANK or t.is_string or t.name in _DATETIME_RANK or t.name in ("bool", "time", "uuid", "bytea", "jsonb"):

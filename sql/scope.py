@@ -3,11 +3,12 @@ form of a query (shared by sql.bind and its FROM / WITH parts)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from sql.errors import AMBIGUOUS_COLUMN, UNDEFINED_COLUMN, UNDEFINED_TABLE, SqlError
 from sql.hir import Finishing, HirRel
+from sql.scalar import Scalar, columns_used, permute
 from sql.types import SqlType
 
 
@@ -55,6 +56,10 @@ class ScopeColumn:
     # a table's or view's column: its own name, which a column alias does not change (the
     # field name of the item's whole-row value)
     attname: str | None = None
+    # a join's merged USING column that is an expression of the sides' columns (a cast, or
+    # FULL JOIN's coalesce), over this scope's positions: what PostgreSQL's grouping check
+    # sees through (GROUP BY t1.c allows c = t1.c::bigint)
+    defined_as: Scalar | None = None
 
 
 @dataclass
@@ -106,7 +111,15 @@ def concat(a: Scope, b: Scope) -> Scope:
     """The scope of a's columns followed by b's: `*` expands to a's then b's."""
     n = len(a.columns)
     star = None if a.star is None and b.star is None else a.star_positions() + [n + i for i in b.star_positions()]
-    return Scope(a.columns + b.columns, star)
+    return Scope(a.columns + [shifted(c, n) for c in b.columns], star)
+
+
+def shifted(c: ScopeColumn, n: int) -> ScopeColumn:
+    """`c` placed `n` columns further right (its definition's positions moved with it)."""
+    d = c.defined_as
+    if d is None or not n:
+        return c
+    return replace(c, defined_as=permute(d, {j: j + n for j in columns_used(d)}))
 
 
 def aliased_names(names: list[str], aliases: list[str], what: str) -> list[str]:

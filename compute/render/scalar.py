@@ -26,6 +26,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
+from compute.render.scalar_text import chr_text
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -268,7 +269,7 @@ def _to_char(x: str, pattern: str) -> str:
 
 
 _SAME_NAME_UNARY = ("abs", "lower", "upper", "octet_length", "bit_length", "ltrim", "rtrim", "reverse", "initcap", "md5",
-                    "ascii", "chr", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
+                    "ascii", "cbrt", "sin", "cos", "tan", "asin", "acos", "atan", "radians", "degrees")
 _TYPED_UNARY = {"ceil": "ceil", "floor": "floor", "sign": "signum", "sqrt": "sqrt", "exp": "exp", "ln": "ln", "log10": "log10"}
 
 
@@ -428,6 +429,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
+    if f == "chr":
+        return chr_text(x)
     if f == "min_scale":
         return cast(numeric_udfs.call(f, [x], [xt]), t)
     if f in numeric_udfs.UNARY_FUNCTIONS and t.name == xt.name == "numeric":

@@ -72,6 +72,23 @@ QUERIES = [
     "SELECT * FROM ((SELECT c AS h FROM l) d JOIN s ON h = s.c) j, LATERAL (SELECT h) t(k)",
     "SELECT * FROM (((SELECT c AS h FROM l) d JOIN s ON h = s.c) LEFT JOIN r ON r.c = h)",
     "SELECT c, count(*) FROM l FULL JOIN r USING (c) GROUP BY c",
+    # grouping sees through a merged column: c = l.c::bigint is grouped by l.c (not the
+    # reverse); an inner join's c is r.c, the side without a cast (was 42803 / l.c's values)
+    "SELECT c FROM l LEFT JOIN r USING (c) GROUP BY l.c",
+    "SELECT c, count(*) FROM l LEFT JOIN r USING (c) GROUP BY c",
+    "SELECT l.c FROM l LEFT JOIN r USING (c) GROUP BY l.c",
+    "SELECT l.c FROM l LEFT JOIN r USING (c) GROUP BY c",
+    "SELECT c FROM l JOIN r USING (c) GROUP BY l.c",
+    "SELECT c FROM l JOIN r USING (c) GROUP BY r.c",
+    "SELECT c + 1 FROM r RIGHT JOIN l USING (c) GROUP BY l.c HAVING max(c) > 0",
+    "SELECT c FROM l FULL JOIN r USING (c) GROUP BY l.c",
+    "SELECT c FROM l FULL JOIN r USING (c) GROUP BY l.c, r.c",
+    "SELECT c FROM s JOIN (l LEFT JOIN r USING (c)) USING (c) GROUP BY s.c",
+    "SELECT c FROM (l LEFT JOIN r USING (c)) LEFT JOIN s USING (c) GROUP BY l.c",
+    "SELECT c, y FROM l JOIN (SELECT y, c::numeric AS c FROM r) r USING (c)",
+    # an unknown literal compared with a typmod'd value takes the type, not the typmod
+    "SELECT 'abcdef' = 'abc'::varchar(3), 'abc'::varchar(3) < 'abcdef', 'abcdef' IN ('abc'::varchar(3)),"
+    " 'abcdef' = 'abc'::char(3), '1.25' = 1.3::numeric(3, 1)",
     "SELECT * FROM l JOIN r USING (x)",
     "SELECT * FROM l JOIN r USING (c, c)",
     # 3. a comma binds looser than JOIN; ON sees only its own join tree

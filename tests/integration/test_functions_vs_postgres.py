@@ -303,8 +303,15 @@ WIDTH_BUCKET_ERRORS = ["SELECT width_bucket(0::float8, 'NaN', 4.0::float8, 888) 
                        "SELECT width_bucket(0.0::float8, 5, '-Infinity'::float8, 20) FROM one"]
 QUERIES += [*WIDTH_BUCKET_ERRORS, "SELECT width_bucket('Infinity'::float8, 1, 10, 10), width_bucket('-Infinity'::float8, 1, 10, 10) FROM one"]
 
+# chr: the code point's character in UTF-8 (was Spark's chr, byte n % 256 as Latin-1: chr(955)
+# was '»'), over each UTF-8 length's bounds; 0, negatives, surrogates and beyond U+10FFFF fail
+QUERIES.append("SELECT i, chr(i) FROM unnest(ARRAY[65, 127, 128, 255, 256, 955, 2047, 2048, 55295, 57344, 65535, 65536,"
+               " 128512, 1114111, NULL]) AS t(i)")
+CHR_ERRORS = ["SELECT chr(0) FROM one", "SELECT chr(-1) FROM one", "SELECT chr(55296) FROM one", "SELECT chr(1114112) FROM one"]
+QUERIES += CHR_ERRORS
+
 # queries that fail in both (the same SQLSTATE is expected)
-EXPECTED_ERRORS = {*POWER_ERRORS, *WIDTH_BUCKET_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
+EXPECTED_ERRORS = {*POWER_ERRORS, *WIDTH_BUCKET_ERRORS, *CHR_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
 
 
 def _norm(v: object) -> object:

@@ -13,7 +13,10 @@ Classes (`Cls`):
 - `documented`: both succeeded and the results are equal once numeric values are compared
   with their trailing fractional zeros removed: Materialize trims every numeric's trailing
   zeros whatever its scale (its documented output rule, followed by mzspark), where
-  PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`); or equal up to the
+  PostgreSQL prints the display scale (`avg(int)` = `1.5000000000000000`) — also the decimal
+  elements of records and numeric arrays (`(4,5,6.0)` = `(4,5,6)`: the rule is about the value,
+  so it holds inside a container; a record's field types are not on the wire, so every decimal
+  field of a record is read that way); or equal up to the
   element order of arrays from an array_agg without ORDER BY; or equal once PostgreSQL's
   JSON documents are printed as jsonb prints them, mzspark's being in that form already
   (Materialize has no text-preserving json type). mzspark's 10-digit numeric scale is NOT documented: a value rounded to 10
@@ -392,9 +395,39 @@ def _trim_zeros(v: str | None) -> str | None:
     return v[:-1] if v.endswith(".") else v
 
 
-def trimmed(o: Outcome, numeric_cols: list[int]) -> Outcome:
-    """`o` with its numeric columns' trailing fractional zeros removed."""
-    rows = tuple(tuple(_trim_zeros(v) if i in numeric_cols else v for i, v in enumerate(r)) for r in o.rows)
+# numeric[] and record / record[]; an OID from 16384 up is a type the session created (a table's
+# row type, an anonymous composite): their text may hold numeric fields whose types the wire
+# protocol does not name.
+NUMERIC_ARRAY_OID, RECORD_OID, RECORD_ARRAY_OID, FIRST_USER_OID = 1231, 2249, 2287, 16384
+
+# a decimal number as a whole element of an array or field of a record: between two of the
+# delimiters `{ } ( ) ,` and `"` (or the ends of the text)
+_ELEMENT_DECIMAL = re.compile(r'(?<=[{}(),"])(-?\d+)\.(\d*?)0+(?=[{}(),"])')
+
+
+def _trim_element_zeros(v: str | None) -> str | None:
+    """A record's or array's text with every decimal element's trailing fractional zeros removed
+    ('(4,5,6.0)' -> '(4,5,6)', '{1.50,2.00}' -> '{1.5,2}')."""
+    if v is None:
+        return v
+    return _ELEMENT_DECIMAL.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), v)
+
+
+def is_numeric_container(oid: int) -> bool:
+    return oid in (NUMERIC_ARRAY_OID, RECORD_OID, RECORD_ARRAY_OID) or oid >= FIRST_USER_OID
+
+
+def trimmed(o: Outcome, numeric_cols: Sequence[int], container_cols: Sequence[int] = ()) -> Outcome:
+    """`o` with its numeric columns' trailing fractional zeros removed, and those of the decimal
+    elements of its records and numeric arrays (Materialize's rule is about the value, so it
+    holds inside a container as at the top level)."""
+
+    def trim(i: int, v: str | None) -> str | None:
+        if i in numeric_cols:
+            return _trim_zeros(v)
+        return _trim_element_zeros(v) if i in container_cols else v
+
+    rows = tuple(tuple(trim(i, v) for i, v in enumerate(r)) for r in o.rows)
     return Outcome(o.ok, o.columns, rows, o.rowcount, o.has_rows, o.type_oids)
 
 
@@ -429,6 +462,10 @@ def _elements_sorted(o: Outcome) -> Outcome:
 
 def numeric_columns(pg: Outcome) -> list[int]:
     return [i for i, t in enumerate(pg.type_oids) if t == NUMERIC_OID]
+
+
+def container_columns(pg: Outcome) -> list[int]:
+    return [i for i, t in enumerate(pg.type_oids) if is_numeric_container(t)]
 
 
 def jsonb_text(v: str | None) -> str | None:
@@ -515,8 +552,9 @@ def classify(sql: str, pg: Outcome, mz: Outcome, diverged: set[str] | None = Non
         diff = compare_rows(sql, pg, mz)
         if diff is None:
             return Verdict(Cls.SAME)
-        num = numeric_columns(pg)
-        if num and len(pg.columns) == len(mz.columns) and compare_rows(sql, trimmed(pg, num), trimmed(mz, num)) is None:
+        num, box = numeric_columns(pg), container_columns(pg)
+        if (num or box) and len(pg.columns) == len(mz.columns) and \
+                compare_rows(sql, trimmed(pg, num, box), trimmed(mz, num, box)) is None:
             return Verdict(Cls.DOCUMENTED, "numeric trailing zeros (Materialize trims them)")
         if has_unordered_array_agg(sql) and compare_rows(sql, _elements_sorted(pg), _elements_sorted(mz)) is None:
             return Verdict(Cls.DOCUMENTED, "array_agg without ORDER BY: element order unspecified (Materialize)")

@@ -324,6 +324,24 @@ def test_numeric_trailing_zeros_are_a_documented_difference() -> None:
     assert classify("SELECT 1", whole, Outcome(True, ("n",), (("2",), ("1",)), 2, True)).cls is Cls.DIFFERENT
 
 
+def test_numeric_trailing_zeros_inside_records_and_arrays() -> None:
+    """The same rule inside a record or numeric array (PostgreSQL's type names the column), and
+    only for whole decimal elements: a different digit, or zeros inside a text column, differ."""
+    rec = Outcome(True, ("q",), (("(4,5,6.0)",), ('("(1,2.50)",-3.00)',)), 2, True, (2249,))
+    mz = Outcome(True, ("q",), (("(4,5,6)",), ('("(1,2.5)",-3)',)), 2, True)
+    assert classify("SELECT 1", rec, mz).cls is Cls.DOCUMENTED
+    assert classify("SELECT 1", rec, Outcome(True, ("q",), (("(4,5,7)",), ('("(1,2.5)",-3)',)), 2, True)).cls \
+        is Cls.DIFFERENT
+    arr = Outcome(True, ("a",), (("{1.50,2.00,NULL,10,1.05}",),), 1, True, (1231,))
+    assert classify("SELECT 1", arr, Outcome(True, ("a",), (("{1.5,2,NULL,10,1.05}",),), 1, True)).cls \
+        is Cls.DOCUMENTED
+    assert classify("SELECT 1", arr, Outcome(True, ("a",), (("{1.5,2,NULL,1,1.05}",),), 1, True)).cls \
+        is Cls.DIFFERENT
+    # text[] keeps its elements as written
+    txt = Outcome(True, ("a",), (("{1.50}",),), 1, True, (1009,))
+    assert classify("SELECT 1", txt, Outcome(True, ("a",), (("{1.5}",),), 1, True)).cls is Cls.DIFFERENT
+
+
 def test_unordered_array_agg_is_a_documented_difference() -> None:
     """array_agg without an ORDER BY of its own: the element order is unspecified (Materialize
     ignores a subquery's ORDER BY), so arrays equal up to element order are `documented`;

@@ -1,0 +1,40 @@
+"""Text functions whose Spark namesakes differ from PostgreSQL's, as Spark SQL.
+
+chr(n) is the character of code point n in UTF-8 (PostgreSQL's server encoding here); Spark's
+chr(n) is the byte n % 256 read as Latin-1 (chr(955) = '»', PostgreSQL 'λ'). The identity
+
+    chr(n) = decode(the UTF-8 bytes of n, 'UTF-8')
+
+builds the 1-4 bytes with shifts and masks. PostgreSQL's errors: n < 0 (22023), 0 (54000: no
+NUL in text), a surrogate or beyond U+10FFFF (54000).
+"""
+
+from __future__ import annotations
+
+from compute.render.spark_sql import cast, let_bind, quote, raise_error
+
+
+def _byte(lead: int, n: str, shift: int) -> str:
+    """Two hex digits of `lead | ((n >> shift) & 63)` (`lead` 0x80: a continuation byte)."""
+    mask = "" if lead != 0x80 else " & 63"
+    return f"hex({lead} | (shiftright({n}, {shift}){mask}))"
+
+
+def _failing(state: str, msg: str, n: str | None = None) -> str:
+    if n is None:
+        return raise_error(f"[{state}] {msg}")
+    return cast(f"raise_error(concat({quote(f'[{state}] {msg}: ')}, CAST({n} AS STRING)))", "string")
+
+
+def chr_text(x: str) -> str:
+    def body(n: str) -> str:
+        utf8 = (f"CASE WHEN {n} < 2048 THEN concat({_byte(0xC0, n, 6)}, {_byte(0x80, n, 0)})"
+                f" WHEN {n} < 65536 THEN concat({_byte(0xE0, n, 12)}, {_byte(0x80, n, 6)}, {_byte(0x80, n, 0)})"
+                f" ELSE concat({_byte(0xF0, n, 18)}, {_byte(0x80, n, 12)}, {_byte(0x80, n, 6)}, {_byte(0x80, n, 0)}) END")
+        return (f"CASE WHEN {n} < 0 THEN {_failing('22023', 'character number must be positive')}"
+                f" WHEN {n} = 0 THEN {_failing('54000', 'null character not permitted')}"
+                f" WHEN {n} > 1114111 THEN {_failing('54000', 'requested character too large for encoding', n)}"
+                f" WHEN {n} BETWEEN 55296 AND 57343 THEN {_failing('54000', 'requested character not valid for encoding', n)}"
+                f" WHEN {n} < 128 THEN chr({n}) ELSE decode(unhex({utf8}), 'UTF-8') END")
+
+    return let_bind(x, body)
