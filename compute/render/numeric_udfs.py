@@ -10,8 +10,9 @@ never rounded to other digits; one beyond Materialize's 39 significant digits is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import Decimal, localcontext
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -32,6 +33,17 @@ _BINARY: dict[str, Callable[[Decimal, Decimal], Decimal]] = {
     "round": lambda x, n: numeric_ops.round_to(x, int(n)),
     "trunc": lambda x, n: numeric_ops.round_to(x, int(n), truncate=True),
 }
+
+
+
+def _mul(a: Decimal, b: Decimal) -> Decimal:
+    with localcontext(numeric_ops.context()):
+        return a * b
+
+
+# computed exactly, then rounded half away from zero to the call's scale (the digits past it
+# are beyond what decimal(38, S) holds; Materialize likewise rounds to its 39 digits)
+_ROUNDED: dict[str, Callable[[Decimal, Decimal], Decimal]] = {"mul": _mul}
 FUNCTIONS = frozenset(_UNARY) | frozenset(_BINARY)
 # one-argument calls computed by the UDF (round(x) / trunc(x) are Spark's own)
 UNARY_FUNCTIONS = frozenset(_UNARY)
@@ -95,11 +107,13 @@ def _arg(v: object, keep: str) -> Decimal:
 
 
 def _udf(f: str, a: object, b: object, scale: int, keep: str) -> str | None:
-    if a is None or (f in _BINARY and b is None):
+    if a is None or ((f in _BINARY or f in _ROUNDED) and b is None):
         return None
     try:
         if f in _UNARY:
             v = _UNARY[f](_arg(a, keep[0]))
+        elif f in _ROUNDED:
+            v = numeric_ops.checked(_ROUNDED[f](_arg(a, keep[0]), _arg(b, keep[1])), scale)
         else:
             v = _BINARY[f](_arg(a, keep[0]), _arg(b, keep[1]) if f not in ("round", "trunc") else b)  # type: ignore[arg-type]
     except SqlError as e:
@@ -118,6 +132,27 @@ def call(f: str, args: list[str], types: list[SqlType]) -> str:
     b = args[1] if len(args) > 1 else "CAST(NULL AS DECIMAL(1,0))"
     keep = "".join(_keeps_scale(t) for t in types).ljust(2, "1")
     return checked(f"mz_numeric_fn('{f}', {args[0]}, {b}, {s}, '{keep}')", f"DECIMAL(38,{s})")
+
+
+_DECIMAL = re.compile(r"DECIMAL\(\d+,\s*(\d+)\)", re.IGNORECASE)
+
+
+def _spark_scale(sql: str, t: SqlType) -> int:
+    """A lower bound of the scale of the Spark decimal `sql` (of type t) evaluates to: the
+    canonical scale of t, or the largest DECIMAL(p, s) its text casts to (a numeric UDF's
+    result is decimal(38, result_scale))."""
+    return max([_scale(t), *(int(m) for m in _DECIMAL.findall(sql))])
+
+
+def exact_product(a: str, b: str, at: SqlType, bt: SqlType) -> str | None:
+    """numeric a * b computed exactly (rounded to decimal(38, 24)) when Spark's own product
+    would keep too few integer digits, else None (Spark's * is exact here). Without
+    precision loss Spark types decimal(p1, s1) * decimal(p2, s2) as decimal(38, min(s1 + s2,
+    38)): two quotients or averages (decimal(38, 24) each) multiply into decimal(38, 38), and
+    avg(x) * avg(y) = 3174 overflowed (22003) where PostgreSQL answers."""
+    if _spark_scale(a, at) + _spark_scale(b, bt) <= 38 - _DEFAULT_INT_DIGITS:
+        return None
+    return call("mul", [a, b], [at, bt])
 
 
 def register(spark: SparkSession) -> None:

@@ -486,6 +486,9 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "add" | "sub" | "mul":
             if f == "sub" and at.name == "date" and bt.name == "date":
                 return f"datediff({a}, {b})"
+            if f == "mul" and t.name == at.name == bt.name == "numeric" \
+                    and (exact := numeric_udfs.exact_product(a, b, at, bt)) is not None:
+                return exact
             e = f"({a} {'+' if f == 'add' else '-' if f == 'sub' else '*'} {b})"
             return cast(e, t) if t.name in INTS else e
         case "div":

@@ -40,6 +40,9 @@ COLUMNS = [
     "SELECT id, round(a / b, 12), round(a / b, i + 12), trunc(b / 3, i + 5) FROM nv WHERE i IS NOT NULL",
     "SELECT avg(i), avg(a), avg(b), avg(t), sum(a) / count(*) FROM nv",
     "SELECT id, avg(i) FROM nv GROUP BY id",
+    # products of quotients and averages (decimal(38, 24) each: Spark's own * overflowed)
+    "SELECT id, (b / 2) * (t / 4), (a / 4) * (b / 8), -(a / 2) * (i / 2.0) FROM nv",
+    "SELECT avg(i) * avg(t), avg(b) * 2.5 * avg(a), coalesce(-avg(i), 45) * avg(i) FROM nv",
 ]
 
 ERRORS = [
@@ -96,3 +99,18 @@ def test_results_beyond_the_computation_scale_are_refused(both: tuple[psycopg.Co
     with pytest.raises(psycopg.Error) as e:
         mz.execute("SELECT a / 810000000000000000000 FROM nv WHERE id = 3").fetchall()
     assert e.value.sqlstate in ("0A000", "22003")
+
+
+def test_products_past_24_fractional_digits_are_rounded(both: tuple[psycopg.Connection, psycopg.Connection]) -> None:
+    """A product of two quotients or averages is exact to 24 fractional digits and rounded
+    half away from zero there (decimal(38, 24)), as Materialize rounds at 39 digits; PostgreSQL
+    keeps every digit (2.77777777777777788888888888888889)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    mz, pg = both
+    sql = "SELECT avg(x) * avg(x), (1 / 3.0) * (min(b) / 7) FROM (VALUES (1), (2), (2)) v(x), nv WHERE id = 5"
+    (p1, p2), = pg.execute(sql).fetchall()
+    (m1, m2), = mz.execute(sql).fetchall()
+    q = Decimal(1).scaleb(-24)
+    assert (m1, m2) == (p1.quantize(q, ROUND_HALF_UP), p2.quantize(q, ROUND_HALF_UP))
+    assert m1 != p1  # PostgreSQL's digits past the 24th were there to round
