@@ -332,7 +332,10 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 return self._select(session, planned.bound, params, planned.param_types)
             case st.Explain(target=st.Query()) if stmt.stage == "timestamp":
                 assert planned.bound is not None
-                text = explain_timestamp(self, session, planned.bound, params, planned.param_types, stmt.format)
+                q = stmt.target
+                assert isinstance(q, st.Query)
+                at = self._as_of_determination(session, planned.bound, q.as_of, q.as_of_at_least) if q.as_of is not None else None
+                text = explain_timestamp(self, session, planned.bound, params, planned.param_types, stmt.format, at)
                 return RowsResult(prepared.columns or (), iter([[(text,)]]))
             case st.ExplainAnalyzeObject():
                 from server import explain_analyze

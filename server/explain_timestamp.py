@@ -21,8 +21,12 @@ def _shown(t: int) -> str:
     return f"{t} ({at.strftime('%Y-%m-%d %H:%M:%S')}.{at.microsecond // 1000:03d})"
 
 
-def explain_timestamp(coord: Any, session: Any, bound: BoundQuery, params: Any, param_types: Any, fmt: str) -> str:
-    ts = coord._read_ts(session)
+def explain_timestamp(coord: Any, session: Any, bound: BoundQuery, params: Any, param_types: Any, fmt: str,
+                      as_of: int | None = None) -> str:
+    """`as_of`: the timestamp of the query's AS OF [AT LEAST] (not waited for: a future one
+    cannot respond immediately)."""
+    fresh = coord._read_ts(session)  # (ticks the oracle as a read does)
+    ts = fresh if as_of is None else as_of
     m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: coord._sizes(m, ts))
     controller = coord.controller
     indexed = controller.indexed() if controller is not None else {}

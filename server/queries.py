@@ -176,11 +176,9 @@ class QueriesMixin:
             return txn.read_ts
         return self._fresh_read_ts()
 
-    def _as_of_ts(self, session: Session, bound: BoundQuery, expr: str, at_least: bool) -> int:
-        """The read timestamp of SELECT ... AS OF [AT LEAST] expr: at or after the since of
-        every storage input (else 22000); one not yet complete is waited for (strict
-        serializable: no write may land at or below it afterwards). AT LEAST: the usual
-        timestamp when it is later."""
+    def _as_of_determination(self, session: Session, bound: BoundQuery, expr: str, at_least: bool) -> int:
+        """The timestamp AS OF [AT LEAST] expr reads at (EXPLAIN TIMESTAMP shows it), checked
+        against every storage input's since (22000 below it)."""
         if session.txn is not None and not session.txn.implicit:
             raise unsupported("SELECT ... AS OF in a transaction")
         want = self._timestamp(session, expr, self.oracle.read_ts(), "AS OF")
@@ -189,6 +187,14 @@ class QueriesMixin:
             want = max(want, since, self._fresh_read_ts())
         if want < since:
             raise before_since(want, since)
+        return want
+
+    def _as_of_ts(self, session: Session, bound: BoundQuery, expr: str, at_least: bool) -> int:
+        """The read timestamp of SELECT ... AS OF [AT LEAST] expr: at or after the since of
+        every storage input (else 22000); one not yet complete is waited for (strict
+        serializable: no write may land at or below it afterwards). AT LEAST: the usual
+        timestamp when it is later."""
+        want = self._as_of_determination(session, bound, expr, at_least)
         timeout_ms = session.statement_timeout_ms()
         deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms > 0 else None
         session.cancel_reason = None

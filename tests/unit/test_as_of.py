@@ -28,3 +28,32 @@ def test_classify_keeps_the_clause() -> None:
     with pytest.raises(SqlError) as e:
         st.classify("SELECT a FROM t AS OF AT LEAST")
     assert e.value.sqlstate == "42601"
+
+
+def test_explain_timestamp_shows_the_as_of_timestamp() -> None:
+    """EXPLAIN TIMESTAMP FOR SELECT ... AS OF t determines t (AT LEAST: the usual timestamp
+    when later); a future t is reported as not answerable immediately, without waiting."""
+    import json
+    import time
+
+    from tests.golden_runner import GoldenSession
+
+    g = GoldenSession()
+    try:
+        def determination(q: str) -> dict:
+            p = g.coord.prepare(g.session, f"EXPLAIN TIMESTAMP AS JSON FOR {q}", [])
+            (text,) = next(iter(g.coord.execute(g.session, p, []).batches))[0]
+            return json.loads(text)["determination"]
+
+        p = g.coord.prepare(g.session, "CREATE TABLE t (a int)", [])
+        g.coord.execute(g.session, p, [])
+        past = determination("SELECT * FROM t AS OF 12345")
+        assert past["timestamp"] == 12345 and past["respond_immediately"] is True
+        usual = determination("SELECT * FROM t")["timestamp"]
+        assert determination("SELECT * FROM t AS OF AT LEAST 12345")["timestamp"] >= usual
+        t0 = time.monotonic()
+        future = determination(f"SELECT * FROM t AS OF {usual + 3_600_000}")
+        assert future["timestamp"] == usual + 3_600_000 and future["respond_immediately"] is False
+        assert time.monotonic() - t0 < 5
+    finally:
+        g.close()
