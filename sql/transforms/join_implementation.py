@@ -16,7 +16,10 @@ product. The order is chosen greedily (linear in the stages, never exponential i
 
 - the start is the largest input by estimated rows (it is streamed, the others are lookups,
   which Spark can broadcast when small); for a delta join every input starts one path;
-- each next input is, among those connected to the stream: one whose lookup key covers a
+- each next input is, among those connected to the stream: a filtered one estimated at most
+  1/10 of the start and no larger than any other (it shrinks the stream early: `lineitem ⋈
+  G ⋈ Filter(part)` looks up the filtered part before the per-key aggregate G), then one
+  whose lookup key covers a
   unique key of it (the stream does not grow), then one with the longest key (the most
   equalities), then the smallest estimate.
 
@@ -42,6 +45,7 @@ from sql.transforms.analysis import unique_keys
 from sql.transforms.visit import map_children
 
 UNKNOWN_ROWS = 1000.0
+SHRINK_RATIO = 10.0
 Path = tuple[tuple[int, tuple[Scalar, ...]], ...]
 
 
@@ -196,29 +200,41 @@ def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list
     ests = ests if ests is not None else [0.0] * n
     stable = stable if stable is not None else [""] * n
     keys = [unique_keys(x) for x in r.inputs]
+    # a filtered input much smaller than the start: looked up early, it shrinks the stream
+    shrinks = [_filtered(x) and ests[i] * SHRINK_RATIO <= ests[start] for i, x in enumerate(r.inputs)]
     done = {start}
     path: list[tuple[int, tuple[Scalar, ...]]] = [(start, ())]
     # the inputs sharing a class with an input: candidates once that input is joined
     near = [{j for ci in g.touching[i] for _, o in g.classes[ci] for j in o} for i in range(n)]
     frontier = set(near[start]) - done
     while len(done) < n:
-        best: tuple[tuple[int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
-        for cand in sorted(frontier):
-            _, key = g.stage_keys(done, cand)
-            if not key:
-                continue
+        best: tuple[tuple[int, int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
+        cands = [(c, g.stage_keys(done, c)[1]) for c in sorted(frontier)]
+        cands = [(c, key) for c, key in cands if key]
+        smallest = min((ests[c] for c, _ in cands), default=0.0)
+        for cand, key in cands:
             cols = {k.index for k in key if isinstance(k, Column)}
             unique = any(u <= cols for u in keys[cand])
-            rank = (0 if unique else 1, -len(key), ests[cand], stable[cand], cand)
+            first = shrinks[cand] and ests[cand] <= smallest
+            rank = (0 if first else 1, 0 if unique else 1, -len(key), ests[cand], stable[cand], cand)
             if best is None or rank < best[0]:
                 best = (rank, cand, key)
         if best is None:  # not connected (a single component never gets here)
             cand = min(set(range(n)) - done)
-            best = ((1, 0, 0.0, "", cand), cand, ())
+            best = ((1, 1, 0, 0.0, "", cand), cand, ())
         path.append((best[1], best[2]))
         done.add(best[1])
         frontier = (frontier | near[best[1]]) - done
     return tuple(path)
+
+
+def _filtered(x: mir.Mir) -> bool:
+    """Does a predicate other than IS NOT NULL filter x (under its Maps and Projects)?"""
+    while isinstance(x, (mir.Project, mir.Map, mir.ArrangeBy, mir.Filter)):
+        if isinstance(x, mir.Filter) and any(_selectivity(p) < 1.0 for p in x.predicates):
+            return True
+        x = x.input
+    return False
 
 
 def estimate(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float]) -> float:

@@ -196,3 +196,13 @@ def test_row_bounds_are_upper_bounds() -> None:
     assert row_bound(mir.Let("l0", u, mir.Get("l0", "l0", (INT4,), local=True)), sizes) == 7
     assert row_bound(mir.Get("u3", "v", (INT4,)), sizes) is None  # a size the catalog does not know
     assert row_bound(mir.Union((t, mir.Get("u3", "v", (INT4,)))), sizes) is None
+
+
+def test_selective_lookup_before_per_key_aggregate(gs: GoldenSession) -> None:
+    """TPC-H q17's shape: the filtered dimension (estimated far below the stream and below the
+    other candidates) is looked up first, before the per-key aggregate whose lookup key is
+    unique: it shrinks the stream before the aggregate's join (was: the unique key first)."""
+    plan = explain(gs, "SELECT sum(v) FROM fact, dim1 WHERE fact.d1 = dim1.id AND dim1.name = 'a' "
+                       "AND fact.v < (SELECT avg(v) FROM fact f2 WHERE f2.d1 = dim1.id)")
+    first = plan[plan.index("linear_stage[0]"):plan.index("source=")]
+    assert "lookup={ relation=1, key=[#0] }" in first, plan
