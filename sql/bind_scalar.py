@@ -549,6 +549,16 @@ def _case(binder: Binder, e: exp.Case, scope: Scope) -> HirScalar:
     return out
 
 
+def _overlay(s: exp.Expression, p: exp.Expression, start: exp.Expression, n: exp.Expression | None = None) -> exp.Expression:
+    """overlay(s PLACING p FROM start [FOR n]) = substr(s, 1, start - 1) || p || substr(s, start + n),
+    n = length(p) by default (PostgreSQL's textoverlay / byteaoverlay; every part NULL-strict)."""
+    count = n if n is not None else exp.Anonymous(this="length", expressions=[p.copy()])
+    head = exp.Anonymous(this="substr", expressions=[s.copy(), exp.Literal.number(1),
+                                                     exp.Sub(this=start.copy(), expression=exp.Literal.number(1))])
+    tail = exp.Anonymous(this="substr", expressions=[s.copy(), exp.Add(this=start.copy(), expression=count.copy())])
+    return exp.DPipe(this=exp.DPipe(this=head, expression=p.copy()), expression=tail)
+
+
 def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     written = pg_function_name(e)
     name = func_names.canonical(written)
@@ -583,6 +593,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
                 raw_args.append(v)
     if name == "timezone" and len(raw_args) == 2:
         return _at_time_zone(binder, raw_args[1], raw_args[0], scope)
+    if name == "overlay" and len(raw_args) in (3, 4):
+        return binder.scalar(_overlay(*raw_args), scope)
     if name in func_names.SESSION_FUNCTIONS and not raw_args:
         session_value = getattr(binder.catalog, "session_value", None)
         if session_value is None:

@@ -572,9 +572,10 @@ def _power(a: str, b: str, t: SqlType) -> str:
 
 
 def _substr3(a: str, b: str, n: str) -> str:
-    """Postgres substr(s, start, len): a start below 1 shortens the length."""
+    """Postgres substr(s, start, len): a start below 1 shortens the length; start + len is
+    taken in bigint (a length running past the end of the value is the rest of it, not 22003)."""
     start = f"greatest({b}, 1)"
-    length = f"greatest({b} + {n} - {start}, 0)"
+    length = f"CAST(least(greatest(CAST({b} AS BIGINT) + {n} - {start}, 0), 2147483647) AS INT)"
     return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
 
 
