@@ -670,6 +670,18 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
+    if name == "encode":
+        # encode(bytea, 'hex' | 'base64'); escape is 0A000, not approximated
+        fmt = cargs[1]
+        if not isinstance(fmt, Literal):
+            raise unsupported("encode with a format that is not a literal")
+        if fmt.value is None:
+            return Literal(None, rtype)
+        if str(fmt.value).lower() == "escape":
+            raise unsupported(f"encode(.., '{fmt.value}')")
+        if str(fmt.value).lower() not in ("hex", "base64"):
+            raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
+        cargs = (cargs[0], Literal(str(fmt.value).lower(), TEXT))
     if name == "decode":
         # decode(text, 'hex') only: base64 / escape are 0A000, not approximated
         fmt = cargs[1]
