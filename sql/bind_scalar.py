@@ -551,6 +551,16 @@ def _case(binder: Binder, e: exp.Case, scope: Scope) -> HirScalar:
     return out
 
 
+def _overlay(s: exp.Expression, p: exp.Expression, start: exp.Expression, n: exp.Expression | None = None) -> exp.Expression:
+    """overlay(s PLACING p FROM start [FOR n]) = substr(s, 1, start - 1) || p || substr(s, start + n),
+    n = length(p) by default (PostgreSQL's textoverlay / byteaoverlay; every part NULL-strict)."""
+    count = n if n is not None else exp.Anonymous(this="length", expressions=[p.copy()])
+    head = exp.Anonymous(this="substr", expressions=[s.copy(), exp.Literal.number(1),
+                                                     exp.Sub(this=start.copy(), expression=exp.Literal.number(1))])
+    tail = exp.Anonymous(this="substr", expressions=[s.copy(), exp.Add(this=start.copy(), expression=count.copy())])
+    return exp.DPipe(this=exp.DPipe(this=head, expression=p.copy()), expression=tail)
+
+
 def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     written = pg_function_name(e)
     name = func_names.canonical(written)
@@ -585,6 +595,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
                 raw_args.append(v)
     if name == "timezone" and len(raw_args) == 2:
         return _at_time_zone(binder, raw_args[1], raw_args[0], scope)
+    if name == "overlay" and len(raw_args) in (3, 4):
+        return binder.scalar(_overlay(*raw_args), scope)
     if name in func_names.SESSION_FUNCTIONS and not raw_args:
         session_value = getattr(binder.catalog, "session_value", None)
         if session_value is None:
@@ -660,6 +672,18 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
+    if name == "encode":
+        # encode(bytea, 'hex' | 'base64'); escape is 0A000, not approximated
+        fmt = cargs[1]
+        if not isinstance(fmt, Literal):
+            raise unsupported("encode with a format that is not a literal")
+        if fmt.value is None:
+            return Literal(None, rtype)
+        if str(fmt.value).lower() == "escape":
+            raise unsupported(f"encode(.., '{fmt.value}')")
+        if str(fmt.value).lower() not in ("hex", "base64"):
+            raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
+        cargs = (cargs[0], Literal(str(fmt.value).lower(), TEXT))
     if name == "decode":
         # decode(text, 'hex') only: base64 / escape are 0A000, not approximated
         fmt = cargs[1]

@@ -308,6 +308,8 @@ def unary_op(op: str, a: SqlType) -> SqlType:
 # Scalar functions: name -> (arity range, typing rule)
 # the one integer argument of these string functions (the others are text)
 _INT_ARG = {"split_part": 2, "lpad": 1, "rpad": 1}
+# sha224(bytea) .. sha512(bytea) -> bytea: the digest's bits
+SHA2_FUNCS = {"sha224": 224, "sha256": 256, "sha384": 384, "sha512": 512}
 _STRING_FUNCS_TEXT = {"lower", "upper", "btrim", "ltrim", "rtrim", "replace", "substr", "lpad", "rpad", "repeat", "reverse", "initcap", "left", "right", "split_part", "translate", "md5", "concat", "concat_ws", "chr", "to_hex"}
 _INT_FUNCS = {"length", "char_length", "character_length", "octet_length", "bit_length", "strpos", "position", "ascii"}
 
@@ -359,6 +361,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [TEXT, TEXT], BOOL
     if name == "decode" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
         return [TEXT, TEXT], BYTEA
+    if name == "encode" and n == 2 and args[0].name in ("bytea", "unknown") and (args[1].is_string or args[1].name == "unknown"):
+        return [BYTEA, TEXT], TEXT
     if name in regex.REGEX_FUNCTIONS or name == "regexp_replace":
         typed = regex.function_type(name, args)
         if typed is not None:
@@ -374,6 +378,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name == "mod" and n == 2:
         t = unify(args)
         return [t, t], t
+    if name in SHA2_FUNCS and n == 1 and args[0].name in ("bytea", "unknown"):
+        return [BYTEA], BYTEA
     if name in _INT_FUNCS:
         if all(a.is_string or a.name in ("unknown", "bytea") for a in args):
             # octet_length(character) counts the blank padding (bpcharoctetlen); the others

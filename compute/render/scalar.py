@@ -187,6 +187,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         canon = f"concat_ws('-', substr({h}, 1, 8), substr({h}, 9, 4), substr({h}, 13, 4), substr({h}, 17, 4), substr({h}, 21, 12))"
         bad = raise_error("[22P02] invalid input syntax for type uuid")
         return f"(CASE WHEN {x} IS NULL THEN NULL WHEN {ok} THEN {canon} ELSE {bad} END)"
+    if d == "bytea" and s in ("text", "varchar", "bpchar", "name"):
+        return _bytea_in(x)
     if d == "interval" and s in ("text", "varchar", "bpchar", "name"):
         # interval_in as a UDF (compute.render.text_udfs): "months days micros"
         v = fresh_var()
@@ -212,6 +214,19 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         # as results are sent (compute.render.types): without the storage scale's zeros
         return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
     return cast(x, dst)
+
+
+def _bytea_in(x: str) -> str:
+    """byteain of a computed text: '\\x' and pairs of hex digits (whitespace before a pair
+    skipped, else 22023), or text without a backslash as its UTF-8 bytes; the escape format
+    (backslash sequences) is 0A000 (was: the text's bytes, '\\x12' as 5c783132)."""
+    digits = f"substr({x}, 3)"
+    hexed = (f"(CASE WHEN {digits} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$'"
+             f" THEN unhex(regexp_replace({digits}, '[ \\t\\n\\r]', ''))"
+             f" ELSE {raise_error('[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit', 'binary')} END)")
+    escaped = raise_error("[0A000] bytea escape-format input of a computed value not yet supported", "binary")
+    return (f"(CASE WHEN {x} IS NULL THEN CAST(NULL AS BINARY) WHEN startswith({x}, {quote(chr(92) + 'x')}) THEN {hexed}"
+            f" WHEN instr({x}, {quote(chr(92))}) = 0 THEN CAST({x} AS BINARY) ELSE {escaped} END)")
 
 
 def _interval_text(x: str) -> str:
@@ -431,6 +446,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"{f}({x})"
     if f == "chr":
         return chr_text(x)
+    if f in func.SHA2_FUNCS:
+        return f"unhex(sha2({x}, {func.SHA2_FUNCS[f]}))"
     if f == "min_scale":
         return cast(numeric_udfs.call(f, [x], [xt]), t)
     if f in numeric_udfs.UNARY_FUNCTIONS and t.name == xt.name == "numeric":
@@ -506,6 +523,12 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return cast(f"div({a}, {b})", t)
         case "starts_with":
             return f"startswith({a}, {b})"
+        case "encode":
+            # the binder admits the literal formats 'hex' and 'base64' (PostgreSQL's base64
+            # breaks lines after 76 characters)
+            if "'hex'" in b:
+                return f"lower(hex({a}))"
+            return f"regexp_replace(regexp_replace(base64({a}), '[\\r\\n]', ''), '(.{{76}})(?=.)', '$1\\n')"
         case "decode":
             # decode(text, 'hex') (the binder admits only 'hex'): pairs of hex digits, with
             # whitespace before a pair skipped, else PostgreSQL's 22023
@@ -575,9 +598,10 @@ def _power(a: str, b: str, t: SqlType) -> str:
 
 
 def _substr3(a: str, b: str, n: str) -> str:
-    """Postgres substr(s, start, len): a start below 1 shortens the length."""
+    """Postgres substr(s, start, len): a start below 1 shortens the length; start + len is
+    taken in bigint (a length running past the end of the value is the rest of it, not 22003)."""
     start = f"greatest({b}, 1)"
-    length = f"greatest({b} + {n} - {start}, 0)"
+    length = f"CAST(least(greatest(CAST({b} AS BIGINT) + {n} - {start}, 0), 2147483647) AS INT)"
     return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
 
 

@@ -307,11 +307,28 @@ QUERIES += [*WIDTH_BUCKET_ERRORS, "SELECT width_bucket('Infinity'::float8, 1, 10
 # was '»'), over each UTF-8 length's bounds; 0, negatives, surrogates and beyond U+10FFFF fail
 QUERIES.append("SELECT i, chr(i) FROM unnest(ARRAY[65, 127, 128, 255, 256, 955, 2047, 2048, 55295, 57344, 65535, 65536,"
                " 128512, 1114111, NULL]) AS t(i)")
+# substr's start + length is taken in bigint: past the end is the rest of the value (was 22003)
+QUERIES.append("SELECT s, substring(s FROM 2 FOR 2147483646), substr(s, -2147483647, 2147483647), substr(s, 2147483647, 2147483647),"
+               " substring(s::bytea FROM 2 FOR 2147483646) FROM fa")
+# OVERLAY(s PLACING p FROM n [FOR m]) (was 42883: function overlay does not exist)
+QUERIES += ["SELECT s, overlay(s PLACING 'xy' FROM 2), overlay(s PLACING 'xy' FROM 2 FOR 0), overlay(s PLACING 'xy' FROM 1 FOR -2),"
+            " overlay(s PLACING 'xy' FROM 10), overlay(s PLACING NULL FROM 1), overlay(s PLACING 'x' FROM i4) FROM fa",
+            "SELECT overlay('abc' PLACING 'xy' FROM 0) FROM one"]
+# sha224 .. sha512 of bytea (was 42883)
+QUERIES.append("SELECT s, sha224(s::bytea), sha256(s::bytea), sha384(s::bytea), sha512(s::bytea), sha256('') FROM fa")
+# encode(bytea, 'hex' | 'base64') (was 42883; base64 lines of 76 characters); a computed text
+# cast to bytea is byteain: '\x' + hex digits are bytes (was: the text's own bytes, a wrong answer)
+QUERIES += ["SELECT s, encode(s::bytea, 'hex'), encode(('\\x' || repeat('1234567890abcdef0001', 7))::bytea, 'base64'),"
+            " encode(('\\x' || repeat('00ff', i4))::bytea, 'BASE64'), encode(NULL::bytea, 'hex') FROM fa",
+            "SELECT s, ('\\x' || repeat('0a 1B', i4))::bytea, (s || 'x')::bytea,"
+            " decode(encode(('\\x' || repeat('1234567890abcdef0001', 7))::bytea, 'hex'), 'hex') FROM fa"]
+BYTEA_ERRORS = ["SELECT ('\\x' || s)::bytea FROM fa WHERE s = 'a'", "SELECT encode(s::bytea, 'foo') FROM fa"]
+QUERIES += BYTEA_ERRORS
 CHR_ERRORS = ["SELECT chr(0) FROM one", "SELECT chr(-1) FROM one", "SELECT chr(55296) FROM one", "SELECT chr(1114112) FROM one"]
 QUERIES += CHR_ERRORS
 
 # queries that fail in both (the same SQLSTATE is expected)
-EXPECTED_ERRORS = {*POWER_ERRORS, *WIDTH_BUCKET_ERRORS, *CHR_ERRORS, *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
+EXPECTED_ERRORS = {*POWER_ERRORS, *WIDTH_BUCKET_ERRORS, *CHR_ERRORS, *BYTEA_ERRORS, "SELECT overlay('abc' PLACING 'xy' FROM 0) FROM one", *UNICODE_ERRORS, *REGEX_ERRORS, "SELECT s::uuid FROM uubad", "SELECT id FROM arr WHERE generate_series(1, 2) > id"}
 
 
 def _norm(v: object) -> object:
