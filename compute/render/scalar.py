@@ -496,6 +496,10 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         if (iv := interval_arith(f, a, b, at, bt, t)) is not None:
             return iv
     if f in COMPARISONS:
+        if at.name == bt.name == "bpchar":
+            # char(n) compares with trailing blanks insignificant (bpcharcmp): a padded value
+            # equals the unpadded literal it was written as (c = 'cd' for char(5) 'cd   ')
+            return f"(rtrim({a}) {COMPARISONS[f]} rtrim({b}))"
         return f"({a} {COMPARISONS[f]} {b})"
     match f:
         case "timezone":
