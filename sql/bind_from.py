@@ -58,9 +58,13 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
             # joined onto them (`a, b JOIN LATERAL f(a, b) ON p` = `(a × b) JOIN LATERAL
             # f(a, b) ON p`, which holds for inner and LEFT joins only)
             _check_lateral_tree(joins)
+            left = scope
             rel, scope = HJoin(rel, r2, TRUE, "inner"), concat(scope, s2)
-            for j in joins:
-                rel, scope = bind_join(binder, rel, scope, j)
+            try:
+                for j in joins:
+                    rel, scope = bind_join(binder, rel, scope, j, hide=len(left.columns))
+            except SqlError as e:
+                raise _sibling_reference(e, left) from None
             continue
         try:
             for j in joins:
@@ -110,7 +114,9 @@ def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) 
     return HJoin(rel, r2, TRUE, "inner", True), concat(scope, s2)
 
 
-def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[HirRel, Scope]:
+def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int = 0) -> tuple[HirRel, Scope]:
+    """`rel` JOIN j. `hide`: the first `hide` columns of `scope` are earlier FROM items a
+    LATERAL item of this tree may read, but its ON clauses may not (PostgreSQL: 42P01)."""
     side = (j.args.get("side") or "").lower()
     if _is_table_function(j.this) and not side and j.args.get("on") is None:
         return table_function(binder, j.this, rel, scope)
@@ -148,7 +154,9 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join) -> tuple[H
         right_names = {s2.columns[i].name for i in s2.star_positions()}
         using = [n for n in dict.fromkeys(scope.columns[i].name for i in scope.star_positions()) if n in right_names]
     if on is not None:
-        pred = binder._predicate(on, joined, "JOIN/ON")
+        on_scope = joined if not hide else Scope(
+            [replace(c, name="", table="", hidden=True) if i < hide else c for i, c in enumerate(joined.columns)], joined.star)
+        pred = binder._predicate(on, on_scope, "JOIN/ON")
     elif using:
         return _using_join(binder, rel, scope, r2, s2, using, join_kind, lateral)
     else:

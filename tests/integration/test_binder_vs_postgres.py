@@ -103,6 +103,11 @@ QUERIES = [
     "SELECT * FROM l, r LEFT JOIN LATERAL (SELECT s.z FROM s WHERE s.c = l.c AND s.z > r.y - 300) t ON true",
     "SELECT * FROM l, r JOIN LATERAL (SELECT l.x + r.y AS q) t ON q > 100 JOIN s ON s.c = r.c",
     "SELECT * FROM LATERAL (SELECT 1 AS k) t RIGHT JOIN l ON l.c = t.k",
+    # ... but the tree's ON clauses do not (was: accepted, reading ta / l)
+    "SELECT * FROM ta, tb JOIN LATERAL (SELECT tb.b AS q) t ON ta.a = t.q",
+    "SELECT * FROM ta, tb JOIN LATERAL (SELECT tb.b AS q) t ON t.q IN (SELECT ta.a)",
+    "SELECT * FROM l, r LEFT JOIN LATERAL (SELECT l.x AS q) t ON true JOIN s ON s.c = l.c",
+    "SELECT * FROM l, r JOIN LATERAL (SELECT l.x AS q, r.y) t ON c = t.y",
     # 4. WITH scoping: an inner WITH shadows only inside its query; correlated CTEs
     "WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
     "UNION ALL (SELECT * FROM foo))",
