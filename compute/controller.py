@@ -563,9 +563,10 @@ class Controller:
             for i in m.inputs:
                 lease = self.catalog.lease_batches(i.shard_id, upper)
                 leases.append(lease)
-                paths = [b.path for b in lease.batches if b.max_time >= m.frontier]
-                if paths:
-                    deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, m.frontier - 1, upper)
+                batches = [b for b in lease.batches if b.max_time >= m.frontier]
+                if batches:
+                    deltas[i.id] = oneshot.read_shard_range(spark, [b.path for b in batches], i.types, m.frontier - 1, upper,
+                                                            any(b.has_retractions for b in batches))
             new_state = None
             if deltas or m.error is not None or (m.temporal and due_at(m.renderer, upper)):
                 out = m.renderer.step(deltas, time=upper)

@@ -371,9 +371,10 @@ class Subscribes:
             for i in s.inputs:
                 lease = cat.lease_batches(i.shard_id, t)
                 leases.append(lease)
-                paths = [b.path for b in lease.batches if b.max_time >= s.frontier]
-                if paths:
-                    deltas[i.id] = oneshot.read_shard_range(spark, paths, i.types, s.frontier - 1, t)
+                batches = [b for b in lease.batches if b.max_time >= s.frontier]
+                if batches:
+                    deltas[i.id] = oneshot.read_shard_range(spark, [b.path for b in batches], i.types, s.frontier - 1, t,
+                                                            any(b.has_retractions for b in batches))
             rows = []
             if deltas or (s.temporal and due_at(s.renderer, t)):
                 out = s.renderer.step(deltas, time=t)

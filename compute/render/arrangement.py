@@ -30,6 +30,9 @@ HASH = "__h"
 MAX_LITERAL_KEYS = 400
 # a stored delta of at most this many rows brings its key hashes back with it
 HASH_ROWS = 4 * MAX_LITERAL_KEYS
+# a step's piece of at most this many rows is held as a local relation (its rows in the
+# driver's plan, no cache, no lineage): a step's small pieces cost one collect each
+LOCAL_ROWS = 1000
 # merge the batches into the base when they hold more than this fraction of the base's rows
 MERGE_FRACTION = 0.25
 # ... or when there are more batches than this (every read unions them all)
@@ -96,26 +99,33 @@ class Stored:
     hashes: tuple[int, ...] | None = None
     # (least, greatest) `__h`, when asked for (pieces keyed by time: compute.render.temporal)
     bounds: tuple[int, int] | None = None
+    local: bool = False  # a local relation (store_local): nothing cached
 
     @property
     def sql(self) -> str:
         return f"SELECT * FROM global_temp.{self.view}"
 
     def free(self, spark: SparkSession) -> None:
-        self.cached.unpersist()
+        if not self.local:
+            self.cached.unpersist()
         spark.catalog.dropGlobalTempView(self.view)
 
 
 def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
-          bounds: bool = False, tag: str | None = None, sort: bool = True) -> Stored:
+          bounds: bool = False, tag: str | None = None, sort: bool = True, local: bool = False) -> Stored:
     """Compute `sql` (columns c0.., diff, __h) now and cache it, sorted by `__h` within
     partitions (range-partitioned by `__h` into `base_partitions` for a base). One Spark job
     computes it (any error of the query is raised here) and counts its rows; with `hashes`,
     the same job brings back the rows' key hashes if there are at most HASH_ROWS; with
     `bounds`, their least and greatest `__h`. `tag` (without `hashes` / `bounds`): that job
     carries it (hydration reporting, compute.render.listener); `sort=False`: a scratch piece
-    read whole (no sort within partitions)."""
+    read whole (no sort within partitions); `local`: a result of at most LOCAL_ROWS rows is
+    held as a local relation (`store_local`), a larger one is computed again and cached."""
     df = spark.sql(sql)
+    if local and tag is None and LOCAL_ROWS > 0:
+        small = store_local(spark, df, arity, hashes, bounds)
+        if small is not None:
+            return small
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
     df = (df.sortWithinPartitions(HASH) if sort else df).persist()
@@ -143,6 +153,26 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     view = f"mzd_{uuid.uuid4().hex}"
     leaf.createOrReplaceGlobalTempView(view)
     return Stored(leaf, df, view, rows, arity, got, extent)
+
+
+def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = False, bounds: bool = False) -> Stored | None:
+    """`df` computed now by one collect of at most LOCAL_ROWS + 1 rows: if it has at most
+    LOCAL_ROWS, a piece over a local relation of them (the rows stay in the JVM driver, typed
+    exactly as computed; reads of it are folded by the optimizer without a Spark job), else
+    None. A step's pieces are mostly this small: no cache, sort or lineage to keep."""
+    jrows = df._jdf.limit(LOCAL_ROWS + 1).collectAsList()
+    if jrows.size() > LOCAL_ROWS:
+        return None
+    local = DataFrame(spark._jsparkSession.createDataFrame(jrows, df._jdf.schema()), spark)
+    got: tuple[int, ...] | None = None
+    extent: tuple[int, int] | None = None
+    if hashes or bounds:
+        hs = [r[0] for r in local.select(HASH).collect()]  # a local scan: no Spark job
+        got = tuple(hs) if hashes else None
+        extent = (min(hs), max(hs)) if bounds and hs else (0, 0) if bounds else None
+    view = f"mzd_{uuid.uuid4().hex}"
+    local.createOrReplaceGlobalTempView(view)
+    return Stored(local, local, view, jrows.size(), arity, got, extent, local=True)
 
 
 def _truncate_lineage(df: DataFrame) -> None:
@@ -221,7 +251,8 @@ class Spine:
             sums = [f"SUM({c}) AS {c}" for c in cols[m:]]
             q = (f"SELECT {', '.join([*cols[:m], *sums, f'CAST(1 AS BIGINT) AS {DIFF}', HASH])} FROM ({union}) AS _u"
                  f" GROUP BY {', '.join([*cols[:m], HASH])} HAVING SUM({cols[m]}) <> 0")
-        s = store(spark, q, self.arity, partitions if decision == "base" else None)
+        small = sum(p.rows for p in pieces) <= LOCAL_ROWS
+        s = store(spark, q, self.arity, partitions if decision == "base" else None, local=small)
         if decision == "base":
             return Spine(self.arity, s, [], self.sums_after), pieces, [s]
         return Spine(self.arity, self.base, [*self.batches[:-k], s], self.sums_after), pieces, [s]

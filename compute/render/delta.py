@@ -320,7 +320,7 @@ class DeltaDataflow:
                 schema = st.spark.sql(q).drop(HASH).schema
                 result = st.spark.createDataFrame([], schema)
             else:
-                self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id))
+                self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id), local=not st.initial)
                 self.actions += 1
                 result = self.output.df.drop(HASH)
             dropped = st.merge()
@@ -378,7 +378,7 @@ class _Step:
         bring back its key hashes, `bounds` its least and greatest (see arrangement.store);
         `observe`: the node whose output `sql` is (hydration reporting)."""
         s = store(self.spark, sql, arity, self.flow.partitions if base else None, hashes=hashes and not self.initial,
-                  bounds=bounds, tag=self.tag(observe), sort=sort)
+                  bounds=bounds, tag=self.tag(observe), sort=sort, local=not self.initial)
         self.flow.actions += 1
         (self.temps if temp else self.created).append(s)
         return s

@@ -571,9 +571,11 @@ def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...]
     return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
 
 
-def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int, upto: int) -> DataFrame:
+def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int, upto: int,
+                     has_retractions: bool = True) -> DataFrame:
     """A shard's updates with `after < time <= upto` (a maintained dataflow's step input),
-    untimed and consolidated."""
+    untimed; consolidated only when the batches hold retractions (as `read_shard`: every
+    rendering takes an insert-only input's duplicate rows as they are)."""
     if not paths:
         return constant_df(spark, (), types)
     schema = T.StructType(
@@ -582,6 +584,8 @@ def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType
     )
     t = F.col("time")
     df = spark.read.schema(schema).parquet(*paths).where((t > F.lit(after)) & (t <= F.lit(upto))).drop("time")
+    if not has_retractions:
+        return df
     cols = [c for c in df.columns if c != DIFF]
     return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
 

@@ -380,3 +380,47 @@ def test_state_lost_with_its_executor_is_recognized(env: dict[str, Any]) -> None
         assert state_lost(e.value), str(e.value)[:500]
     finally:
         flow.close()
+
+
+def test_small_step_pieces_are_local_and_large_ones_cached(env: dict[str, Any]) -> None:
+    """A step's pieces of at most LOCAL_ROWS rows are local relations (no Spark cache is made
+    by a 1-row step), a larger one is cached; the output is right either way."""
+    from compute.render import oneshot
+    from compute.render.arrangement import LOCAL_ROWS
+    from compute.render.delta import DeltaDataflow
+
+    sql = QUERIES["inner_join_reduce"]
+    spark = env["spark"]
+    df = maintained_plan(env["gs"], sql)
+    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
+    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
+    by_name = {v: k for k, v in ids.items()}
+    inputs = Inputs(23, types)
+    flow = DeltaDataflow(spark, df)
+
+    def cached() -> int:
+        return int(spark.sparkContext._jsc.getPersistentRDDs().size())
+
+    def pieces() -> dict[int, Any]:
+        return {id(p): p for s in flow.spines.values() for p in s.pieces()}
+
+    try:
+        out = as_bag(oneshot.arrow_rows(flow.hydrate({by_name[t]: oneshot.constant_df(spark, inputs.batch(t, 20, 0), types[by_name[t]])
+                                                      for t in ("t1", "t2")}).toArrow(), df.types))
+        assert all(not p.local for p in pieces().values())  # hydration caches its pieces
+        for size in (1, 1, LOCAL_ROWS + 200):
+            before, held = cached(), pieces()
+            delta = {by_name["t1"]: oneshot.constant_df(spark, inputs.batch("t1", size, 0), types[by_name["t1"]])}
+            for key, v in as_bag(oneshot.arrow_rows(flow.step(delta).toArrow(), df.types)).items():
+                out[key] = out.get(key, 0) + v
+            made = [p for k, p in pieces().items() if k not in held]
+            assert made, size
+            if size == 1:
+                assert all(p.local for p in made) and cached() <= before, (size, [p.rows for p in made])
+            else:
+                # (its 1,200-row batch was cached, then merged with the base into a cached base)
+                assert any(not p.local for p in made), [(p.local, p.rows) for p in made]
+        out = {key: v for key, v in out.items() if v}
+        assert out == pg_rows(env["pg"], sql, inputs)
+    finally:
+        flow.close()
