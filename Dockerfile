@@ -1,8 +1,8 @@
 # mzspark: the server (Spark driver, local master by default) in one image.
 #   docker build -t mzspark .
 #   docker run -p 6875:6875 -v mzdata:/mzdata mzspark
-# On a Spark standalone cluster (server + master + 2 workers, one data volume): docker-compose.yml
 #   psql -h 127.0.0.1 -p 6875 -U materialize materialize
+# On a Spark standalone cluster (server + master + 2 workers, one data volume): docker-compose.yml
 FROM python:3.11-slim-bookworm
 
 # (slim images lack the man dir the JRE post-install links into)

@@ -48,7 +48,7 @@ BIG_ROWS = 600_000
 HYDRATED_TIMEOUT_S = 120.0
 
 # (corpus file, first N records) of the CI subset
-SLT_SLICE = [("select1.test", 30), ("evidence/slt_lang_aggfunc.test", None), ("index/delete/1/slt_good_0.test", 60)]
+SLT_SLICE = [("select1.test", 45), ("evidence/slt_lang_aggfunc.test", None), ("index/delete/1/slt_good_0.test", 25)]
 
 
 class Cluster:
@@ -64,6 +64,11 @@ class Cluster:
 
     def pid(self, name: str) -> int:
         return int((self.run_dir / f"{name}.pid").read_text())
+
+    def tasks_started(self, worker: int) -> int:
+        """Tasks the executors of worker `worker` have started (their logs' "Running task")."""
+        return sum(f.read_text(errors="replace").count("Running task")
+                   for f in (self.run_dir / f"work-{worker}").glob("*/*/stderr"))
 
     def logs(self) -> str:
         return "\n".join(f"--- {f.name}\n" + "\n".join(f.read_text(errors="replace").splitlines()[-20:])
@@ -215,10 +220,16 @@ def test_worker_killed_mid_query(cluster: Cluster, server: MzServer, pg: psycopg
                 result["error"] = e
 
         log_before = server.log_path.read_bytes().count(b"Lost executor")
+        tasks_before = cluster.tasks_started(1)
         q = threading.Thread(target=run)
         q.start()
-        time.sleep(3.0)
+        # kill once worker 1's executor runs a task of the query (so it really loses work)
+        deadline = time.monotonic() + 120
+        while cluster.tasks_started(1) == tasks_before and q.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
         assert q.is_alive(), f"the query finished before the kill: {result}"
+        assert cluster.tasks_started(1) > tasks_before, "worker 1's executor ran no task of the query"
         victim = cluster.pid("worker-1")
         os.killpg(victim, signal.SIGKILL)  # the worker JVM, its executor JVM, their Python workers
         q.join(300)
