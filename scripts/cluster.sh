@@ -46,9 +46,15 @@ spark_home() {
   "$PYTHON" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'
 }
 
-alive() {  # alive NAME: the daemon's pid file names a running process
-  local f="$CLUSTER_DIR/$1.pid"
-  [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+spark_group() {  # spark_group PGID: the process group exists and runs Spark (never a reused pid)
+  ps -eo pgid=,args= | awk -v g="$1" '$1 == g && /org\.apache\.spark|pyspark/ {found = 1} END {exit !found}'
+}
+
+alive() {  # alive NAME: the daemon's pid file names a running Spark daemon
+  local f="$CLUSTER_DIR/$1.pid" pid
+  [ -f "$f" ] || return 1
+  pid=$(cat "$f")
+  kill -0 "$pid" 2>/dev/null && ps -o args= -p "$pid" | grep -q 'org\.apache\.spark\.deploy'
 }
 
 launch() {  # launch NAME CLASS ARGS...: spark-class execs the JVM, so $! is the JVM's pid
@@ -120,10 +126,10 @@ stop_one() {  # stop_one NAME: SIGTERM to the daemon's process group (a worker's
   local f="$CLUSTER_DIR/$1.pid" pid
   [ -f "$f" ] || return 0
   pid=$(cat "$f")
-  if kill -0 -- "-$pid" 2>/dev/null; then
+  if spark_group "$pid"; then
     kill -- "-$pid" 2>/dev/null || true
-    for _ in $(seq 1 40); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.5; done
-    if kill -0 -- "-$pid" 2>/dev/null; then kill -9 -- "-$pid" 2>/dev/null || true; fi
+    for _ in $(seq 1 40); do spark_group "$pid" || break; sleep 0.5; done
+    if spark_group "$pid"; then kill -9 -- "-$pid" 2>/dev/null || true; fi
     echo "$1 stopped (process group $pid)"
   fi
   rm -f "$f"
