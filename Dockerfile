@@ -2,6 +2,7 @@
 #   docker build -t mzspark .
 #   docker run -p 6875:6875 -v mzdata:/mzdata mzspark
 #   psql -h 127.0.0.1 -p 6875 -U materialize materialize
+# On a Spark standalone cluster (server + master + 2 workers, one data volume): docker-compose.yml
 FROM python:3.11-slim-bookworm
 
 # (slim images lack the man dir the JRE post-install links into)

@@ -11,6 +11,8 @@
 #   make ivm-oracle IVM_SEEDS=0:200 IVM_OBJECTS=4 IVM_WRITES=8  # maintained objects after every write vs PostgreSQL 15
 #   make slt-auto-index  # the sqllogictest corpus, each SELECT also through an indexed view
 #   make test-hydration-5m  # operator hydration statuses and the plan page at 5M rows (slow)
+#   make cluster        # a Spark standalone master + 2 workers on this machine (scripts/cluster.sh)
+#   make cluster-stop   # stop them; then: make run MASTER=spark://127.0.0.1:17077 DATA=$$PWD/mzdata
 #
 # Overridable: make run LISTEN=0.0.0.0:6875 DATA=/var/lib/mzdata MASTER=spark://host:7077
 
@@ -36,7 +38,7 @@ PYTEST_ARGS ?=
 # WebDriver for the plan page's browser test).
 JDBC_JAR := /usr/share/java/postgresql.jar
 
-.PHONY: run test lint install deps-test clean test-hydration-5m
+.PHONY: run test lint install deps-test clean test-hydration-5m cluster cluster-stop cluster-status
 
 # (Re)create the venv when it is missing, its interpreter does not run (e.g. a venv copied
 # from another machine) or it has no pip (venv creation interrupted); reinstall only when
@@ -79,6 +81,17 @@ test: $(STAMP) deps-test
 # issue 12's acceptance size: the hydration-status test over 5M rows (CI runs 200k)
 test-hydration-5m: $(STAMP) deps-test
 	MZSPARK_HYDRATION_ROWS=5000000 $(PY) -m pytest -p no:cacheprovider --timeout=3600 tests/integration/test_hydration_status.py tests/integration/test_plan_page.py
+
+# A Spark standalone cluster from the venv's PySpark (settings: see scripts/cluster.sh, e.g.
+# make cluster WORKERS=3 WORKER_MEMORY=2g MASTER_PORT=7077); idempotent, waits until ready.
+cluster: $(STAMP)
+	PYTHON=$(PY) scripts/cluster.sh start
+
+cluster-stop:
+	PYTHON=$(PY) scripts/cluster.sh stop
+
+cluster-status:
+	PYTHON=$(PY) scripts/cluster.sh status
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

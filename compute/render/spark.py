@@ -14,6 +14,7 @@ from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.render import jsonb, numeric_stats, numeric_udfs, numfmt_udfs, text_udfs
+from compute.render.cluster import cluster_conf
 
 log = logging.getLogger("mzspark.spark")
 
@@ -88,7 +89,7 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.scheduler.mode", "FAIR")
             .config("spark.scheduler.allocation.file", str(FAIR_POOLS))
         )
-        for k, v in (conf or {}).items():
+        for k, v in {**cluster_conf(master, root), **(conf or {})}.items():
             b = b.config(k, v)
         _spark = b.getOrCreate()
         register_functions(_spark)
