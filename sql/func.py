@@ -357,6 +357,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name == "width_bucket" and n == 4 and all(a.name in _NUM_RANK or a.name == "unknown" for a in args[:3]):
         t = NUMERIC if any(a.name == "numeric" for a in args[:3]) else FLOAT8
         return [t, t, t, INT4], INT4
+    if name == "unistr" and n == 1 and (args[0].is_string or args[0].name == "unknown"):
+        return [TEXT], TEXT
     if name == "starts_with" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
         return [TEXT, TEXT], BOOL
     if name == "decode" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):

@@ -477,6 +477,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
             return cast(f"(CASE WHEN {x} >= 0 THEN floor({x}) ELSE ceil({x}) END)", t)
         case "to_hex":
             return f"lower(hex({x}))"
+        case "unistr":
+            return checked(f"mz_unistr({x})")
     raise unsupported(f"function {f}")
 
 
