@@ -280,3 +280,36 @@ def rewrite_unicode_literals(sql: str) -> str:
             raise SqlError(SYNTAX_ERROR, 'zero-length delimited identifier at or near "U&""""', position=s - 1)
         out.append(quote + value.replace(quote, quote * 2) + quote)
     return "".join(out)
+
+
+_SUBSTRING_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*|[()]")
+
+
+def rewrite_substring_similar(sql: str) -> str:
+    """`SUBSTRING(s SIMILAR p ESCAPE e)` (SQL:2003) as the equivalent `SUBSTRING(s FROM p FOR e)`
+    (which the parser reads), the keywords blank-padded so every position stays the same."""
+    if not re.search(r"similar", sql, re.IGNORECASE) or not re.search(r"substring", sql, re.IGNORECASE):
+        return sql
+    out = list(sql)
+    depth, frames = 0, []  # frames: depths of the open SUBSTRING( parentheses
+    prev = ""
+    for kind, s, e in _segments(sql):
+        if kind != "code":
+            prev = ""
+            continue
+        for m in _SUBSTRING_WORDS.finditer(sql, s, e):
+            w = m.group(0).lower()
+            if w == "(":
+                depth += 1
+                if prev == "substring":
+                    frames.append(depth)
+            elif w == ")":
+                if frames and frames[-1] == depth:
+                    frames.pop()
+                depth -= 1
+            elif frames and frames[-1] == depth and w in ("similar", "escape"):
+                nxt = _SUBSTRING_WORDS.search(sql, m.end(), e)
+                if w == "escape" or nxt is None or nxt.group(0).lower() != "to":
+                    out[m.start():m.end()] = list(("FROM" if w == "similar" else "FOR").ljust(len(w)))
+            prev = w
+    return "".join(out)

@@ -567,6 +567,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return f"substr({a}, greatest({b}, 1))"
         case "regex_full_match":
             return f"regexp_like({a}, {b})"
+        case "similar_substring":  # b: a literal Java regex whose group 1 is the result
+            return f"(CASE WHEN regexp_like({a}, {b}) THEN regexp_extract({a}, {b}, 1) END)"
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
