@@ -153,6 +153,18 @@ def normalize_intervalstyle(value: str) -> str:
                    hint='Available values: postgres, postgres_verbose, sql_standard, iso_8601.')
 
 
+def normalize_standard_conforming_strings(value: str) -> str:
+    """standard_conforming_strings: only on (a backslash in '..' is itself; E'..' takes
+    escapes). off would change how every literal reads: refused (0A000), not ignored."""
+    v = value.strip().strip("'").lower()
+    if v in ("on", "true", "yes", "1"):
+        return "on"
+    if v in ("off", "false", "no", "0"):
+        raise SqlError(FEATURE_NOT_SUPPORTED, "standard_conforming_strings = off is not supported",
+                       hint="Backslashes in ordinary string literals are always literal; write E'..' for escapes.")
+    raise SqlError(INVALID_PARAMETER_VALUE, 'parameter "standard_conforming_strings" requires a Boolean value')
+
+
 def parse_duration_ms(value: str) -> int:
     v = value.strip().lower()
     m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(ms|s|sec|min|h|us)?", v)
@@ -236,6 +248,8 @@ class Session:
                     v = normalize_datestyle(v, self.vars[key])
                 elif key == "intervalstyle":
                     v = normalize_intervalstyle(v)
+                elif key == "standard_conforming_strings":
+                    v = normalize_standard_conforming_strings(v)
                 self.vars[key] = v
                 self.defaults[key] = v
         self.vars["is_superuser"] = "on" if user in ("materialize", "mz_system") else "off"
@@ -340,6 +354,8 @@ class Session:
             value = normalize_datestyle(value, self.vars["datestyle"])
         elif key == "intervalstyle":
             value = normalize_intervalstyle(value)
+        elif key == "standard_conforming_strings":
+            value = normalize_standard_conforming_strings(value)
         elif key == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
             raise SqlError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
         self.vars[key] = value

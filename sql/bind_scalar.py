@@ -37,6 +37,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.func_names import pg_function_name
+from sql.func_similar import similar_substring_regex
 from sql.hir import (
     Exists,
     HFilter,
@@ -561,6 +562,34 @@ def _overlay(s: exp.Expression, p: exp.Expression, start: exp.Expression, n: exp
     return exp.DPipe(this=exp.DPipe(this=head, expression=p.copy()), expression=tail)
 
 
+_TEXTUAL = frozenset({"text", "varchar", "bpchar", "unknown"})
+
+
+def _substring_regex(source: exp.Expression, pattern: HirScalar) -> exp.Expression:
+    """substring(s FROM p) with a text p (PostgreSQL's textregexsubstr; an unknown literal is
+    text, so substring('abc' FROM '2') is a regex too) = regexp_substr(s, p, 1, 1, '', k), k = 1
+    when p has a parenthesized subexpression (its match, NULL when it took no part), else 0
+    (the whole match); NULL without a match."""
+    if not isinstance(pattern, Literal):
+        raise unsupported("substring(.. FROM pattern) with a pattern that is not a literal")
+    if pattern.value is None:
+        return exp.Null()
+    k = 1 if regex.body(str(pattern.value)).groups else 0
+    return exp.Anonymous(this="regexp_substr", expressions=[
+        source.copy(), exp.Literal.string(str(pattern.value)), exp.Literal.number(1), exp.Literal.number(1),
+        exp.Literal.string(""), exp.Literal.number(k)])
+
+
+def _substring_similar(source: HirScalar, pattern: HirScalar, escape: HirScalar) -> HirScalar:
+    """substring(s SIMILAR p ESCAPE e) = substring(s FROM p FOR e): group 1 of the full match of
+    sql.func_similar.similar_substring_regex(p, e), NULL without a match (p, e literals)."""
+    if not (isinstance(pattern, Literal) and isinstance(escape, Literal)):
+        raise unsupported("SUBSTRING(.. SIMILAR ..) with a pattern or escape that is not a literal")
+    if pattern.value is None or escape.value is None:
+        return Literal(None, TEXT)
+    return CallBinary("similar_substring", source, Literal(similar_substring_regex(pattern.value, escape.value), TEXT), TEXT)
+
+
 def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
     written = pg_function_name(e)
     name = func_names.canonical(written)
@@ -618,6 +647,10 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         fixed = [binder.scalar(a, scope) for a in raw_args[:-1]]
         return jsonb_variadic(binder, name, fixed, binder.scalar(raw_args[-1].this, scope))
     args = [binder.scalar(a, scope) for a in raw_args]
+    if written == "substring" and len(args) == 2 and args[0].typ.name in _TEXTUAL and args[1].typ.name in _TEXTUAL:
+        return binder.scalar(_substring_regex(raw_args[0], args[1]), scope)
+    if written == "substring" and len(args) == 3 and all(a.typ.name in _TEXTUAL for a in args):
+        return _substring_similar(binder.coerce(args[0], TEXT), args[1], args[2])
     if name == "make_timestamptz" and len(args) == 7:
         return make_timestamptz_at(binder, args)
     if name == "pg_typeof" and len(args) == 1:

@@ -199,6 +199,8 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
             return t, t, BOOL
         raise op_error(op, a, b)
     if op == "concat":
+        if {a.name, b.name} in ({"bytea"}, {"bytea", "unknown"}):
+            return BYTEA, BYTEA, BYTEA  # byteacat
         if a.is_string or b.is_string:
             return TEXT, TEXT, TEXT
         raise op_error(op, a, b)
@@ -357,6 +359,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
     if name == "width_bucket" and n == 4 and all(a.name in _NUM_RANK or a.name == "unknown" for a in args[:3]):
         t = NUMERIC if any(a.name == "numeric" for a in args[:3]) else FLOAT8
         return [t, t, t, INT4], INT4
+    if name == "unistr" and n == 1 and (args[0].is_string or args[0].name == "unknown"):
+        return [TEXT], TEXT
     if name == "starts_with" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
         return [TEXT, TEXT], BOOL
     if name == "decode" and n == 2 and all(a.is_string or a.name == "unknown" for a in args):
@@ -386,6 +390,8 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             # see char(n) as text, without trailing blanks (length(character) is bpcharlen)
             keep = ("bytea", "bpchar") if name == "octet_length" else ("bytea",)
             return [a if a.name in keep else TEXT for a in args], INT4
+    if (typed := _bytea_function(name, args)) is not None:
+        return typed
     if name in _STRING_FUNCS_TEXT and any(a.name == "bytea" for a in args):
         # Postgres has no implicit bytea -> text cast: only the bytea versions apply
         if name == "md5" and n == 1:
@@ -423,6 +429,26 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         f"function {name}({', '.join(a.pg_format() for a in args)}) does not exist",
         hint="No function matches the given name and argument types. You might need to add explicit type casts.",
     )
+
+
+# PostgreSQL's bytea functions: name -> (parameter types, result type)
+BYTEA_FUNCS: dict[str, tuple[tuple[SqlType, ...], SqlType]] = {
+    "get_byte": ((BYTEA, INT4), INT4), "set_byte": ((BYTEA, INT4, INT4), BYTEA), "get_bit": ((BYTEA, INT8), INT4),
+    "set_bit": ((BYTEA, INT8, INT4), BYTEA), "bit_count": ((BYTEA,), INT8), "btrim": ((BYTEA, BYTEA), BYTEA),
+    "ltrim": ((BYTEA, BYTEA), BYTEA), "rtrim": ((BYTEA, BYTEA), BYTEA)}
+# implicit casts of an argument to a bytea function's parameter
+_IMPLICIT_TO = {"bytea": ("bytea", "unknown"), "int4": ("int2", "int4", "unknown"), "int8": ("int2", "int4", "int8", "unknown")}
+
+
+def _bytea_function(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlType] | None:
+    """Typing of BYTEA_FUNCS (the trims only where an argument is bytea: else the text ones);
+    42883 for other argument types (no implicit bigint -> integer: get_byte(b, 1::int8))."""
+    if name not in BYTEA_FUNCS or name in ("btrim", "ltrim", "rtrim") and all(a.name != "bytea" for a in args):
+        return None
+    params, result = BYTEA_FUNCS[name]
+    if len(args) != len(params) or any(a.name not in _IMPLICIT_TO[p.name] for a, p in zip(args, params, strict=False)):
+        raise _no_function(name, args)
+    return list(params), result
 
 
 _ARRAY_FUNCS = {"array_length", "cardinality", "array_to_string", "array_position", "array_cat", "array_append",
@@ -751,6 +777,6 @@ SCALAR_FUNCTIONS = frozenset(
     {"abs", "round", "trunc", "ceil", "ceiling", "floor", "sign", "sqrt", "exp", "ln", "log", "log10", "cbrt", "sin",
      "cos", "tan", "asin", "acos", "atan", "atan2", "radians", "degrees", "gcd", "lcm", "div", "mod", "power", "pow",
      "width_bucket", "starts_with", "regexp_replace", "regexp_match", "greatest", "least", "jsonb_typeof",
-     "jsonb_array_length", "now", "mz_now", "substring"}
-    | regex.REGEX_FUNCTIONS | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS
+     "jsonb_array_length", "now", "mz_now", "substring", "unistr"}
+    | regex.REGEX_FUNCTIONS | _INT_FUNCS | _STRING_FUNCS_TEXT | _ARRAY_FUNCS | _DATETIME_FUNCS | set(BYTEA_FUNCS)
 )

@@ -243,3 +243,73 @@ QNAME = rf"{IDENT}(?:\s*\.\s*{IDENT})*"
 def qname(s: str) -> tuple[str, ...]:
     """The names of a dotted name as written (`a."B".c`)."""
     return tuple(ident(p) for p in re.findall(IDENT, s))
+
+
+_UESCAPE = re.compile(r"\s*uescape\s*", re.IGNORECASE)
+
+
+def rewrite_unicode_literals(sql: str) -> str:
+    """`sql` with every U&'..' constant written as the standard '..' literal of its value and
+    every U&".." identifier as the quoted identifier of its name, each with its UESCAPE 'c'
+    clause, if any, consumed (sql.unicode_escapes)."""
+    if "&" not in sql or not re.search(r"[uU]&['\"]", sql):
+        return sql
+    from sql.unicode_escapes import check_escape_character, decode
+
+    segs = list(_segments(sql))
+    out: list[str] = []
+    k = 0
+    while k < len(segs):
+        kind, s, e = segs[k]
+        piece = sql[s:e]
+        k += 1
+        if not (kind == "string" and piece[0] in "'\"" and s >= 2 and sql[s - 2:s] in ("U&", "u&") and out
+                and (s < 3 or not (sql[s - 3].isalnum() or sql[s - 3] in "_$"))):
+            out.append(piece)
+            continue
+        out[-1] = out[-1][:-2]  # the U& prefix ends the preceding code segment
+        esc = "\\"
+        if k + 1 < len(segs) and segs[k][0] == "code" and _UESCAPE.fullmatch(sql[segs[k][1]:segs[k][2]]) \
+                and segs[k + 1][0] == "string" and sql[segs[k + 1][1]] == "'":
+            es, ee = segs[k + 1][1], segs[k + 1][2]
+            esc = check_escape_character(sql[es + 1:ee - 1].replace("''", "'"), es + 1)
+            k += 2
+        quote = piece[0]
+        value = decode(piece[1:-1].replace(quote * 2, quote), esc, s + 2)
+        if quote == '"' and not value:
+            raise SqlError(SYNTAX_ERROR, 'zero-length delimited identifier at or near "U&""""', position=s - 1)
+        out.append(quote + value.replace(quote, quote * 2) + quote)
+    return "".join(out)
+
+
+_SUBSTRING_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*|[()]")
+
+
+def rewrite_substring_similar(sql: str) -> str:
+    """`SUBSTRING(s SIMILAR p ESCAPE e)` (SQL:2003) as the equivalent `SUBSTRING(s FROM p FOR e)`
+    (which the parser reads), the keywords blank-padded so every position stays the same."""
+    if not re.search(r"similar", sql, re.IGNORECASE) or not re.search(r"substring", sql, re.IGNORECASE):
+        return sql
+    out = list(sql)
+    depth, frames = 0, []  # frames: depths of the open SUBSTRING( parentheses
+    prev = ""
+    for kind, s, e in _segments(sql):
+        if kind != "code":
+            prev = ""
+            continue
+        for m in _SUBSTRING_WORDS.finditer(sql, s, e):
+            w = m.group(0).lower()
+            if w == "(":
+                depth += 1
+                if prev == "substring":
+                    frames.append(depth)
+            elif w == ")":
+                if frames and frames[-1] == depth:
+                    frames.pop()
+                depth -= 1
+            elif frames and frames[-1] == depth and w in ("similar", "escape"):
+                nxt = _SUBSTRING_WORDS.search(sql, m.end(), e)
+                if w == "escape" or nxt is None or nxt.group(0).lower() != "to":
+                    out[m.start():m.end()] = list(("FROM" if w == "similar" else "FOR").ljust(len(w)))
+            prev = w
+    return "".join(out)

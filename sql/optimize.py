@@ -2,7 +2,7 @@
 each pipeline run to a fixpoint with a limit. Names and order mirror Materialize's:
 
 1. logical: normalize lets, fusion, non-null requirements, predicate pushdown, projection pushdown, fold constants,
-   reduce elision, threshold elision, union-negate fusion, literal lifting, redundant join;
+   fold letrec (closed recursions), reduce elision, threshold elision, union-negate fusion, literal lifting, redundant join;
 2. the global dataflow pass has nothing to do here: views are inlined into the query when it
    is bound, so there is no cross-view demand or filter to push;
 3. physical: JoinImplementation, CanonicalizeMfp, RelationCSE;
@@ -20,6 +20,7 @@ from functools import partial
 from sql import mir
 from sql.transforms.canonicalize_mfp import canonicalize_mfp
 from sql.transforms.fold_constants import fold_constants
+from sql.transforms.fold_letrec import fold_letrec
 from sql.transforms.fusion import fusion
 from sql.transforms.join_implementation import join_implementation
 from sql.transforms.literal_lifting import literal_lifting
@@ -43,6 +44,7 @@ LOGICAL: tuple[Transform, ...] = (
     predicate_pushdown,
     projection_pushdown,
     fold_constants,
+    fold_letrec,
     reduce_elision,
     threshold_elision,
     union_negate,

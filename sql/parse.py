@@ -13,7 +13,12 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from sql.errors import SYNTAX_ERROR, SqlError, unsupported
-from sql.lex import rewrite_escape_strings, separate_exponent_signs
+from sql.lex import (
+    rewrite_escape_strings,
+    rewrite_substring_similar,
+    rewrite_unicode_literals,
+    separate_exponent_signs,
+)
 from sql.wmr_syntax import attach_wmr, rewrite_wmr
 
 
@@ -213,7 +218,7 @@ class PostgresDialect(Postgres):
 
 
 def _parse_sqlglot(sql: str) -> exp.Expression:
-    sql = separate_exponent_signs(rewrite_escape_strings(sql))
+    sql = rewrite_substring_similar(separate_exponent_signs(rewrite_escape_strings(rewrite_unicode_literals(sql))))
     try:
         parsed = sqlglot.parse(sql, read=PostgresDialect)
     except (ParseError, TokenError) as e:

@@ -181,6 +181,15 @@ def nullable(text: str) -> bool:
         return True
 
 
+def mandatory(b: Body, k: int) -> bool:
+    """Does group k (1-based) take part in every match of B? (conservative: B has no
+    alternation, and neither the group nor one around it is quantified)."""
+    if "|" in b.text:
+        return False
+    s, e = b.groups[k - 1]
+    return not any(gs <= s and e <= ge and b.text[ge + 1:ge + 2] in ("?", "*", "+", "{") for gs, ge in b.groups)
+
+
 def mode(flags: str) -> str:
     """Java inline flags: Postgres' default `.` matches newlines (DOTALL); i / c: the last wins."""
     return "(?siu)" if flags.rfind("i") > flags.rfind("c") else "(?s)"
@@ -239,7 +248,7 @@ def check(name: str, a: RegexArgs) -> Body:
                 raise unsupported("regexp_instr of a parenthesized subexpression")
             if a.subexpr and a.subexpr <= len(b.groups):
                 s, e = b.groups[a.subexpr - 1]
-                if nullable(b.text[s:e]):
+                if nullable(b.text[s:e]) and not mandatory(b, a.subexpr):
                     raise unsupported("regexp_substr of a subexpression that can match the empty string")
         case "regexp_replace_from":
             if a.n == 0:

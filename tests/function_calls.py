@@ -55,6 +55,11 @@ CALLS: list[tuple[str, list[str]]] = [
     ("justify_days", ["'35 days'::interval"]), ("justify_hours", ["'27 hours'::interval"]),
     ("justify_interval", ["'1 mon -1 hour'::interval"]), ("to_char", ["'2020-05-06 07:08:09'::timestamp", "'YYYY-MM-DD'::text"]),
     ("age", ["'2020-05-06'::timestamp", "'2020-05-01 12:00'::timestamp"]),
+    ("get_byte", ["'\\x1234'::bytea", "1::int"]), ("set_byte", ["'\\x1234'::bytea", "0::int", "255::int"]),
+    ("get_bit", ["'\\x1234'::bytea", "3::int8"]), ("set_bit", ["'\\x1234'::bytea", "3::int8", "1::int"]),
+    ("bit_count", ["'\\x1234'::bytea"]), ("btrim", ["'\\x001200'::bytea", "'\\x00'::bytea"]),
+    ("ltrim", ["'\\x001200'::bytea", "'\\x00'::bytea"]), ("rtrim", ["'\\x001200'::bytea", "'\\x00'::bytea"]),
+    ("unistr", ["'d\\0061t\\+000061'::text"]),
 ]
 
 # functions of the table a call cannot write with ordinary argument syntax (EXTRACT(f FROM x)),

@@ -39,7 +39,7 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
 
             def substr(v: str) -> str:
                 got = f"regexp_extract({v}, {quote(pat)}, {g + a.subexpr})"
-                if a.subexpr:
+                if a.subexpr and not regex.mandatory(b, a.subexpr):
                     got = f"nullif({got}, '')"  # a subexpression that cannot match '' matched nothing
                 return f"CASE WHEN regexp_like({v}, {quote(pat)}) THEN {got} END"
             return let_bind(x, substr)

@@ -12,11 +12,10 @@ from pyspark.sql import DataFrame, SparkSession
 from compute.plan import lir
 from compute.render.scalar import render_scalar
 from compute.render.spark_sql import raise_error
+from sql.recursion import MAX_ITERATIONS
 from sql.types import SqlType
 
 DIFF = "diff"
-# iterations of a WITH MUTUALLY RECURSIVE block without a recursion limit before we give up
-MAX_ITERATIONS = 10_000
 # an expression longer than this is computed once as a column (mfp_columns)
 MAX_INLINE_EXPR = 10_000
 

@@ -13,6 +13,7 @@ from typing import assert_never
 from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
+from compute.render.scalar_bytea import render_bytea
 from compute.render.scalar_datetime import (
     at_time_zone,
     fit_typmod,
@@ -26,7 +27,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
-from compute.render.scalar_text import chr_text
+from compute.render.scalar_text import chr_text, trim_chars
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -444,6 +445,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return f"(CASE WHEN size({x}) > 0 THEN 1 END)"
     if f in _SAME_NAME_UNARY:
         return f"{f}({x})"
+    if xt.name == "bytea" and f in func.BYTEA_FUNCS and (out := render_bytea(f, [x])) is not None:
+        return out
     if f == "chr":
         return chr_text(x)
     if f in func.SHA2_FUNCS:
@@ -477,12 +480,16 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
             return cast(f"(CASE WHEN {x} >= 0 THEN floor({x}) ELSE ceil({x}) END)", t)
         case "to_hex":
             return f"lower(hex({x}))"
+        case "unistr":
+            return checked(f"mz_unistr({x})")
     raise unsupported(f"function {f}")
 
 
 
 
 def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str:
+    if at.name == "bytea" and f in func.BYTEA_FUNCS and (out := render_bytea(f, [a, b])) is not None:
+        return out
     if (j := _jsonb_binary(f, a, b, at)) is not None:
         return j
     if f in numeric_udfs.FUNCTIONS and f not in ("round", "trunc") and t.name == "numeric" and at.name == "numeric" \
@@ -560,6 +567,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return f"substr({a}, greatest({b}, 1))"
         case "regex_full_match":
             return f"regexp_like({a}, {b})"
+        case "similar_substring":  # b: a literal Java regex whose group 1 is the result
+            return f"(CASE WHEN regexp_like({a}, {b}) THEN regexp_extract({a}, {b}, 1) END)"
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":
@@ -575,11 +584,11 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
-            return _trim_chars(a, b, leading=True, trailing=True)
+            return trim_chars(a, b, leading=True, trailing=True)
         case "ltrim":
-            return _trim_chars(a, b, leading=True, trailing=False)
+            return trim_chars(a, b, leading=True, trailing=False)
         case "rtrim":
-            return _trim_chars(a, b, leading=False, trailing=True)
+            return trim_chars(a, b, leading=False, trailing=True)
         case "raise_error":
             # a [SQLSTATE] prefix lets compute.render.errors recover the state
             return cast(f"raise_error(concat('[', {a}, '] ', {b}))", t)
@@ -609,21 +618,9 @@ def _substr3(a: str, b: str, n: str) -> str:
     return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
 
 
-_CLASS_SPECIALS = quote(r"([\\\]\[\^\-])")
-_ESCAPE_GROUP = quote(r"\\$1")
-
-
-def _trim_chars(a: str, chars: str, leading: bool, trailing: bool) -> str:
-    cls = f"concat('[', regexp_replace({chars}, {_CLASS_SPECIALS}, {_ESCAPE_GROUP}), ']+')"
-    out = a
-    if leading:
-        out = f"regexp_replace({out}, concat('^', {cls}), '')"
-    if trailing:
-        out = f"regexp_replace({out}, concat({cls}, '$'), '')"
-    return out
-
-
 def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
+    if ts and ts[0].name == "bytea" and f in func.BYTEA_FUNCS and (out := render_bytea(f, xs)) is not None:
+        return out
     match f:
         case "row":
             return "named_struct(" + ", ".join(f"'f{i}', {x}" for i, x in enumerate(xs)) + ")"

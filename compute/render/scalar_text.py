@@ -38,3 +38,20 @@ def chr_text(x: str) -> str:
                 f" WHEN {n} < 128 THEN chr({n}) ELSE decode(unhex({utf8}), 'UTF-8') END")
 
     return let_bind(x, body)
+
+
+_CLASS_SPECIALS = quote(r"([\\\]\[\^\-])")
+_ESCAPE_GROUP = quote(r"\\$1")
+_END = quote(r"\z")
+
+
+def trim_chars(a: str, chars: str, leading: bool, trailing: bool) -> str:
+    """btrim / ltrim / rtrim(a, chars): the longest prefix / suffix of characters in `chars` removed."""
+    cls = f"concat('[', regexp_replace({chars}, {_CLASS_SPECIALS}, {_ESCAPE_GROUP}), ']+')"
+    out = a
+    if leading:
+        out = f"regexp_replace({out}, concat('^', {cls}), '')"
+    if trailing:
+        # \z: the end of the text (Java's $ also matches before a final line terminator)
+        out = f"regexp_replace({out}, concat({cls}, {_END}), '')"
+    return f"(CASE WHEN length({chars}) = 0 THEN {a} ELSE {out} END)"  # (no empty class [])

@@ -6,7 +6,7 @@ the shortest round-trip digits in printf-like notation ("-1", "1e+20"), as `sql.
 of Postgres' interval syntax: a computed text cast to interval calls mz_interval_in
 (sql.interval.parse_interval), which returns "months days micros" or an ERR-tagged error
 (compute.render.jsonb.checked); an interval cast to text calls mz_interval_out
-(sql.interval_text, IntervalStyle postgres).
+(sql.interval_text, IntervalStyle postgres); unistr(text) calls mz_unistr (sql.unicode_escapes).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sql.interval import parse_interval
 from sql.interval_text import format_interval
 from sql.literal import format_float
 from sql.types import FLOAT4, Interval
+from sql.unicode_escapes import decode
 
 
 def _float8_text(v: float | None) -> str | None:
@@ -47,8 +48,18 @@ def _interval_out(months: int | None, days: int | None, micros: int | None) -> s
     return format_interval(Interval(int(months), int(days), int(micros)), "postgres")
 
 
+def _unistr(v: str | None) -> str | None:
+    """unistr(text) (sql.unicode_escapes), or an ERR-tagged error."""
+    if v is None:
+        return None
+    try:
+        return decode(v, unistr=True)
+    except SqlError as e:
+        return f"{ERR}[{e.sqlstate}] {e.message}"
+
+
 UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in,
-        "mz_interval_out": _interval_out}
+        "mz_interval_out": _interval_out, "mz_unistr": _unistr}
 
 
 def register(spark: SparkSession) -> None:

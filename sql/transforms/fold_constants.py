@@ -30,8 +30,8 @@ from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal,
 from sql.transforms.visit import map_children
 
 
-class _NotFoldable(Exception):
-    pass
+class NotFoldable(Exception):
+    """An evaluation the folder leaves to the renderer (unsupported, or it would fail)."""
 
 
 # numeric operators and functions: name -> exact evaluation (sql.numeric_ops)
@@ -79,7 +79,7 @@ _INT_RANGE = {"int2": 1 << 15, "int4": 1 << 31, "int8": 1 << 63}
 def _int_div(a: int, b: int) -> int:
     """Integer division truncating toward zero (Postgres), not flooring (Python)."""
     if b == 0:
-        raise _NotFoldable
+        raise NotFoldable
     q = abs(a) // abs(b)
     return q if (a < 0) == (b < 0) else -q
 
@@ -87,7 +87,7 @@ def _int_div(a: int, b: int) -> int:
 def _int_mod(a: int, b: int) -> int:
     """The remainder takes the dividend's sign (Postgres)."""
     if b == 0:
-        raise _NotFoldable
+        raise NotFoldable
     return a - _int_div(a, b) * b
 
 
@@ -118,72 +118,74 @@ def _compare_call(s: Scalar) -> bool:
 def _in_range(v: int, typ: str) -> int:
     bound = _INT_RANGE[typ]
     if not -bound <= v < bound:
-        raise _NotFoldable  # the renderer raises Postgres' "... out of range"
+        raise NotFoldable  # the renderer raises Postgres' "... out of range"
     return v
 
 
-def _eval(s: Scalar, row: tuple[Any, ...], types) -> Any:
+def eval_scalar(s: Scalar, row: tuple[Any, ...], types) -> Any:
+    """s over one row, with Postgres' semantics; raises NotFoldable where it cannot."""
     match s:
         case Literal(value=v):
             return v
         case Column(index=i):
             return row[i]
         case CallUnary(func="cast", expr=x, typ=t):
-            return cast_value(_eval(x, row, types), x.typ, t)
+            return cast_value(eval_scalar(x, row, types), x.typ, t)
         case CallBinary(func=f, expr1=a, expr2=b) if _numeric_call(s):
-            va, vb = _eval(a, row, types), _eval(b, row, types)
+            va, vb = eval_scalar(a, row, types), eval_scalar(b, row, types)
             return None if va is None or vb is None else _NUMERIC_BINARY[f](va, vb)
         case CallUnary(func=f, expr=x) if _numeric_call(s):
-            v = _eval(x, row, types)
+            v = eval_scalar(x, row, types)
             return None if v is None else _NUMERIC_UNARY[f](v)
         case CallBinary(func=f, expr1=a, expr2=b, typ=t) if _int_call(s):
-            va, vb = _eval(a, row, types), _eval(b, row, types)
+            va, vb = eval_scalar(a, row, types), eval_scalar(b, row, types)
             return None if va is None or vb is None else _in_range(_INT_BINARY[f](va, vb), t.name)
         case CallUnary(func="neg", expr=x, typ=t) if _int_call(s):
-            v = _eval(x, row, types)
+            v = eval_scalar(x, row, types)
             return None if v is None else _in_range(-v, t.name)
         case CallBinary(func=f, expr1=a, expr2=b) if _compare_call(s):
-            va, vb = _eval(a, row, types), _eval(b, row, types)
+            va, vb = eval_scalar(a, row, types), eval_scalar(b, row, types)
             if va is None or vb is None:
                 return None
             if any(isinstance(v, Decimal) and v.is_nan() for v in (va, vb)):
-                raise _NotFoldable  # NaN orders above every number in Postgres
+                raise NotFoldable  # NaN orders above every number in Postgres
             return _COMPARE[f](va, vb)
         case CallUnary(func="not", expr=x):
-            v = _eval(x, row, types)
+            v = eval_scalar(x, row, types)
             return None if v is None else not v
         case CallUnary(func="is_null", expr=x):
-            return _eval(x, row, types) is None
+            return eval_scalar(x, row, types) is None
         case CallVariadic(func="and", exprs=xs):
-            vs = [_eval(x, row, types) for x in xs]
+            vs = [eval_scalar(x, row, types) for x in xs]
             return False if any(v is False for v in vs) else (None if any(v is None for v in vs) else True)
         case CallVariadic(func="or", exprs=xs):
-            vs = [_eval(x, row, types) for x in xs]
+            vs = [eval_scalar(x, row, types) for x in xs]
             return True if any(v is True for v in vs) else (None if any(v is None for v in vs) else False)
         case If(cond=c, then=a, els=b):
-            return _eval(a, row, types) if _eval(c, row, types) is True else _eval(b, row, types)
+            return eval_scalar(a, row, types) if eval_scalar(c, row, types) is True else eval_scalar(b, row, types)
         case _:
-            raise _NotFoldable
+            raise NotFoldable
 
 
-def _foldable(s: Scalar) -> bool:
+def foldable(s: Scalar) -> bool:
+    """Is s built only from what eval_scalar evaluates?"""
     match s:
         case Literal() | Column():
             return True
         case CallUnary(func="cast", expr=x):
-            return _foldable(x)
+            return foldable(x)
         case CallBinary(expr1=a, expr2=b) if _numeric_call(s):
-            return _foldable(a) and _foldable(b)
+            return foldable(a) and foldable(b)
         case CallUnary(expr=x) if _numeric_call(s) or _int_call(s):
-            return _foldable(x)
+            return foldable(x)
         case CallBinary(expr1=a, expr2=b) if _int_call(s) or _compare_call(s):
-            return _foldable(a) and _foldable(b)
+            return foldable(a) and foldable(b)
         case CallUnary(func="not" | "is_null", expr=x, typ=t) if t.name == "bool":
-            return _foldable(x)
+            return foldable(x)
         case CallVariadic(func="and" | "or", exprs=xs, typ=t) if t.name == "bool":
-            return all(_foldable(x) for x in xs)
+            return all(foldable(x) for x in xs)
         case If(cond=c, then=a, els=b):
-            return _foldable(c) and _foldable(a) and _foldable(b)
+            return foldable(c) and foldable(a) and foldable(b)
         case _:
             return False
 
@@ -205,25 +207,25 @@ def fold_constants(r: mir.Mir) -> mir.Mir:
         case mir.Map(input=x) | mir.Filter(input=x) | mir.FlatMap(input=x) | mir.Reduce(input=x) | mir.TopK(input=x) \
                 | mir.Negate(input=x) | mir.Threshold(input=x) if _is_empty(x):
             return mir.Constant((), mir.mir_types(r))
-        case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(_foldable(s) for s in ss):
+        case mir.Map(input=mir.Constant(rows=rows, types=ts), scalars=ss) if all(foldable(s) for s in ss):
             out = []
             try:
                 for row, d in rows:
                     full = row
                     for s in ss:
-                        full = full + (_eval(s, full, ts),)
+                        full = full + (eval_scalar(s, full, ts),)
                     out.append((full, d))
-            except _NotFoldable:
+            except NotFoldable:
                 return r
             return mir.Constant(tuple(out), ts + tuple(s.typ for s in ss))
         case mir.Project(input=mir.Constant(rows=rows, types=ts), outputs=o):
             return mir.Constant(tuple((tuple(row[i] for i in o), d) for row, d in rows), tuple(ts[i] for i in o))
         case mir.Negate(input=mir.Constant(rows=rows, types=ts)):
             return mir.Constant(tuple((row, -d) for row, d in rows), ts)
-        case mir.Filter(input=mir.Constant(rows=rows, types=ts), predicates=ps) if ps and all(_foldable(p) for p in ps):
+        case mir.Filter(input=mir.Constant(rows=rows, types=ts), predicates=ps) if ps and all(foldable(p) for p in ps):
             try:
-                kept = tuple((row, d) for row, d in rows if all(_eval(p, row, ts) is True for p in ps))
-            except _NotFoldable:
+                kept = tuple((row, d) for row, d in rows if all(eval_scalar(p, row, ts) is True for p in ps))
+            except NotFoldable:
                 return r
             return mir.Constant(kept, ts)
         case mir.Filter(input=x, predicates=ps):

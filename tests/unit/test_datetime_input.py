@@ -559,7 +559,7 @@ def test_set_refuses_output_styles_it_does_not_implement() -> None:
 
     s = Session("materialize", "materialize", {})
     for name, value in (("DateStyle", "German"), ("DateStyle", "Postgres, MDY"), ("DateStyle", "SQL, DMY"),
-                        ("IntervalStyle", "sql_standard")):
+                        ("IntervalStyle", "sql_standard"), ("standard_conforming_strings", "off")):
         with pytest.raises(SqlError) as e:
             s.set(name, value)
         assert e.value.sqlstate == "0A000"
@@ -573,3 +573,9 @@ def test_set_refuses_output_styles_it_does_not_implement() -> None:
     assert s.get("DateStyle") == "ISO, DMY"
     s.set("IntervalStyle", "ISO_8601")
     assert s.get("IntervalStyle") == "iso_8601"
+    # backslashes in '..' are always literal: off is refused, not ignored (was: accepted)
+    s.set("standard_conforming_strings", "true")
+    assert s.get("standard_conforming_strings") == "on"
+    with pytest.raises(SqlError) as e:
+        s.set("standard_conforming_strings", "maybe")
+    assert e.value.sqlstate == "22023"

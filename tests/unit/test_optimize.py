@@ -11,7 +11,7 @@ from tests.golden_runner import GoldenSession
 
 def test_pipeline_order() -> None:
     assert [t.__name__ for t in opt.LOGICAL] == [
-        "normalize_lets", "fusion", "non_null_requirements", "predicate_pushdown", "projection_pushdown", "fold_constants",
+        "normalize_lets", "fusion", "non_null_requirements", "predicate_pushdown", "projection_pushdown", "fold_constants", "fold_letrec",
         "reduce_elision", "threshold_elision", "union_negate", "literal_lifting", "redundant_join",
     ]
     assert [t.__name__ for t in opt.PHYSICAL] == ["join_implementation", "canonicalize_mfp", "relation_cse"]
