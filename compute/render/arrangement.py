@@ -33,6 +33,7 @@ HASH_ROWS = 4 * MAX_LITERAL_KEYS
 # a step's piece of at most this many rows is held as a local relation (its rows in the
 # driver's plan, no cache, no lineage): a step's small pieces cost one collect each
 LOCAL_ROWS = 1000
+COALESCE_READS = True
 # merge the batches into the base when they hold more than this fraction of the base's rows
 MERGE_FRACTION = 0.25
 # ... or when there are more batches than this (every read unions them all)
@@ -224,7 +225,11 @@ class Spine:
             sel = [*cnames(self.arity), DIFF] + ([f"CAST(0 AS BIGINT) AS {HASH}"] if with_hash else [])
             return Rel(f"SELECT {', '.join(sel)} FROM ({template.sql}) AS _e WHERE FALSE", self.arity)
         parts = [f"SELECT {', '.join(cols)} FROM global_temp.{p.view}{where}" for p in pieces]
-        return Rel(" UNION ALL ".join(parts), self.arity)
+        sql = " UNION ALL ".join(parts)
+        if restriction is not None and restriction.hashes is not None and COALESCE_READS:
+            # a few keys' rows: one partition, so the operators above need no shuffle
+            sql = f"SELECT /*+ COALESCE(1) */ * FROM ({sql}) AS _s"
+        return Rel(sql, self.arity)
 
     def appended(self, batch: Stored) -> Spine:
         """The spine with `batch` added (the merge, if due, is done by `merged`); the first
