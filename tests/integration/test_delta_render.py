@@ -326,6 +326,14 @@ def _last_job_stages(spark: Any) -> int:
     return len(job.stageIds)
 
 
+def _join_reduce_flow(env: dict[str, Any], sql: str) -> tuple[lir.Dataflow, dict[str, tuple], dict[str, str]]:
+    """The maintained plan of `sql`, its sources' column types and their ids by table name."""
+    df = maintained_plan(env["gs"], sql)
+    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
+    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
+    return df, types, {v: k for k, v in ids.items()}
+
+
 def test_a_steps_jobs_do_not_grow_with_the_steps_taken(env: dict[str, Any]) -> None:
     """Each stored piece's lineage is cut when it is computed: the Spark job of the 20th step
     has as many stages as the 3rd (without it, the scheduler walks every earlier step's
@@ -335,10 +343,7 @@ def test_a_steps_jobs_do_not_grow_with_the_steps_taken(env: dict[str, Any]) -> N
 
     sql = QUERIES["inner_join_reduce"]
     spark = env["spark"]
-    df = maintained_plan(env["gs"], sql)
-    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
-    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
-    by_name = {v: k for k, v in ids.items()}
+    df, types, by_name = _join_reduce_flow(env, sql)
     inputs = Inputs(11, types)
     flow = DeltaDataflow(spark, df)
     stages = []
@@ -391,10 +396,7 @@ def test_small_step_pieces_are_local_and_large_ones_cached(env: dict[str, Any]) 
 
     sql = QUERIES["inner_join_reduce"]
     spark = env["spark"]
-    df = maintained_plan(env["gs"], sql)
-    ids = {sid: qn.split(".")[-1] for sid, qn in df.sources}
-    types = {sid: tuple(c.type for c in env["gs"].coord.catalog.get_item_by_id(sid).columns) for sid in ids}
-    by_name = {v: k for k, v in ids.items()}
+    df, types, by_name = _join_reduce_flow(env, sql)
     inputs = Inputs(23, types)
     flow = DeltaDataflow(spark, df)
 
