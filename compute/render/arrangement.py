@@ -33,7 +33,6 @@ HASH_ROWS = 4 * MAX_LITERAL_KEYS
 # a step's piece of at most this many rows is held as a local relation (its rows in the
 # driver's plan, no cache, no lineage): a step's small pieces cost one collect each
 LOCAL_ROWS = 1000
-COALESCE_READS = True
 # merge the batches into the base when they hold more than this fraction of the base's rows
 MERGE_FRACTION = 0.25
 # ... or when there are more batches than this (every read unions them all)
@@ -85,6 +84,14 @@ def merge_decision(base_rows: int, batch_rows: list[int], fraction: float = MERG
     while k < len(batch_rows) and batch_rows[-(k + 1)] <= sum(batch_rows[-k:]):
         k += 1
     return ("batches", k)
+
+
+def few_keys(r: Rel, restriction: Restriction | None) -> Rel:
+    """`r` in one partition when it holds only a few keys' rows (a literal restriction), so
+    the aggregates and consolidations above it need no shuffle (a partitioning choice only)."""
+    if restriction is None or restriction.hashes is None:
+        return r
+    return Rel(f"SELECT /*+ COALESCE(1) */ * FROM ({r.sql}) AS _s", r.arity)
 
 
 @dataclass(eq=False)
@@ -159,8 +166,8 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
 def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = False, bounds: bool = False) -> Stored | None:
     """`df` computed now by one collect of at most LOCAL_ROWS + 1 rows: if it has at most
     LOCAL_ROWS, a piece over a local relation of them (the rows stay in the JVM driver, typed
-    exactly as computed; reads of it are folded by the optimizer without a Spark job), else
-    None. A step's pieces are mostly this small: no cache, sort or lineage to keep."""
+    exactly as computed; filters and projections over it are folded by the optimizer, with
+    no Spark job), else None. A step's pieces are mostly this small: no cache, sort or lineage to keep."""
     jrows = df._jdf.limit(LOCAL_ROWS + 1).collectAsList()
     if jrows.size() > LOCAL_ROWS:
         return None
@@ -225,11 +232,7 @@ class Spine:
             sel = [*cnames(self.arity), DIFF] + ([f"CAST(0 AS BIGINT) AS {HASH}"] if with_hash else [])
             return Rel(f"SELECT {', '.join(sel)} FROM ({template.sql}) AS _e WHERE FALSE", self.arity)
         parts = [f"SELECT {', '.join(cols)} FROM global_temp.{p.view}{where}" for p in pieces]
-        sql = " UNION ALL ".join(parts)
-        if restriction is not None and restriction.hashes is not None and COALESCE_READS:
-            # a few keys' rows: one partition, so the operators above need no shuffle
-            sql = f"SELECT /*+ COALESCE(1) */ * FROM ({sql}) AS _s"
-        return Rel(sql, self.arity)
+        return few_keys(Rel(" UNION ALL ".join(parts), self.arity), restriction)
 
     def appended(self, batch: Stored) -> Spine:
         """The spine with `batch` added (the merge, if due, is done by `merged`); the first

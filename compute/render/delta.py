@@ -32,7 +32,6 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.plan import lir
-from compute.render import arrangement
 from compute.render.arrangement import (
     HASH,
     HASH_ROWS,
@@ -40,6 +39,7 @@ from compute.render.arrangement import (
     Restriction,
     Spine,
     Stored,
+    few_keys,
     key_hash,
     store,
 )
@@ -126,14 +126,6 @@ def _accumulators(key: tuple[Scalar, ...], aggs: tuple) -> bool:
     """Whether a Reduce::Accumulable keeps per-key accumulators (a jsonb key's value and an
     interval sum's fields are not plain sums: those recompute the touched groups)."""
     return all(k.typ.name != "jsonb" for k in key) and all(a.typ.name != "interval" for a in aggs)
-
-
-def _single(r: Rel, restriction: Restriction | None, ctx: RenderContext) -> Rel:
-    """`r` in one partition when it holds only a few keys' rows (a literal restriction), so
-    the consolidation above it needs no shuffle (a partitioning choice: same rows)."""
-    if restriction is None or restriction.hashes is None or not arrangement.COALESCE_READS:
-        return r
-    return Rel(f"SELECT /*+ COALESCE(1) */ * FROM {ctx.sub(r)}", r.arity)
 
 
 @dataclass(frozen=True, slots=True)
@@ -582,7 +574,7 @@ class _Step:
             self.spines[in_name] = new_spine
             new_in = new_spine.read(restr, dview)
         new_out = f(new_in)
-        dout = consolidate(_single(union([new_out, negate(old_out.read(restr, new_out), ctx)], False, ctx), restr, ctx), ctx)
+        dout = consolidate(few_keys(union([new_out, negate(old_out.read(restr, new_out), ctx)], False, ctx), restr), ctx)
         out_q = f"SELECT {', '.join([*cnames(oa), DIFF])}, {key_hash(out_key)} AS {HASH} FROM {ctx.sub(dout)}"
         out = self.store(out_q, oa, base=old_out.empty(), observe=nid)
         if out.rows == 0:
@@ -627,7 +619,7 @@ class _Step:
         self.spines[name] = new_spine
         new = outputs(new_spine.read(restr, empty))
         # computed by its reader (no state keeps it)
-        return _Delta(consolidate(_single(union([new, negate(old, ctx)], False, ctx), restr, ctx), ctx), False, True)
+        return _Delta(consolidate(few_keys(union([new, negate(old, ctx)], False, ctx), restr), ctx), False, True)
 
     def join(self, nid: int, n: lir.Join, ds: list[_Delta]) -> _Delta:
         """Σ_i A1' ⋈ … ⋈ A(i-1)' ⋈ ΔAi ⋈ A(i+1) ⋈ … ⋈ An (see the module docstring)."""

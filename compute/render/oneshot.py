@@ -556,26 +556,16 @@ def finish(r: Rel, fin: lir.Finishing | None, ctx: RenderContext) -> str:
 
 
 def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], as_of: int, has_retractions: bool) -> DataFrame:
-    """A table's contents at `as_of`: Parquet batches filtered to time <= as_of (pushed down
-    to the Parquet reader); consolidated only when the shard holds retractions."""
-    if not paths:
-        return constant_df(spark, (), types)
-    schema = T.StructType(
-        [T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)]
-        + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
-    )
-    df = spark.read.schema(schema).parquet(*paths).where(F.col("time") <= F.lit(as_of)).drop("time")
-    if not has_retractions:
-        return df
-    cols = [c for c in df.columns if c != DIFF]
-    return df.groupBy(*cols).agg(F.sum(DIFF).alias(DIFF)).where(F.col(DIFF) != 0)
+    """A table's contents at `as_of`: its updates at times <= as_of (filters pushed down to the
+    Parquet reader); consolidated only when the shard holds retractions."""
+    return read_shard_range(spark, paths, types, None, as_of, has_retractions)
 
 
-def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int, upto: int,
+def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int | None, upto: int,
                      has_retractions: bool = True) -> DataFrame:
-    """A shard's updates with `after < time <= upto` (a maintained dataflow's step input),
-    untimed; consolidated only when the batches hold retractions (as `read_shard`: every
-    rendering takes an insert-only input's duplicate rows as they are)."""
+    """A shard's updates with `after < time <= upto` (`after` None: no lower bound; a
+    maintained dataflow's step input), untimed; consolidated only when the batches hold
+    retractions (every rendering takes an insert-only input's duplicate rows as they are)."""
     if not paths:
         return constant_df(spark, (), types)
     schema = T.StructType(
@@ -583,7 +573,8 @@ def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType
         + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
     )
     t = F.col("time")
-    df = spark.read.schema(schema).parquet(*paths).where((t > F.lit(after)) & (t <= F.lit(upto))).drop("time")
+    within = t <= F.lit(upto) if after is None else (t > F.lit(after)) & (t <= F.lit(upto))
+    df = spark.read.schema(schema).parquet(*paths).where(within).drop("time")
     if not has_retractions:
         return df
     cols = [c for c in df.columns if c != DIFF]
