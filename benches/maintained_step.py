@@ -48,8 +48,27 @@ def _recompute_ms(spark, df, frames: dict) -> float:
         ctx.release()
 
 
+def _delta_batch(spark, tmp: str, s: int, k: int, diff: int):
+    """A step's input as the controller reads it: one f row written to a batch file, read
+    back by oneshot.read_shard_range (a few rows: a local relation)."""
+    import pyarrow.parquet as pq
+
+    from catalog.storage.arrow_types import rows_to_arrow
+    from compute.render import oneshot
+    from sql.types import INT4
+
+    path = f"{tmp}/delta{s}.parquet"
+    pq.write_table(rows_to_arrow((INT4, INT4), [(k, 5)], s + 1, diff), path)
+    return oneshot.read_shard_range(spark, [path], (INT4, INT4), s, s + 1, has_retractions=diff < 0, rows=1)
+
+
 def bench_view(spark, gs, millions: float, steps: int) -> dict:
+    import tempfile
+
     from compute.render.delta import DeltaDataflow
+    from compute.render.spark import collect_arrow
+
+    tmp = tempfile.mkdtemp(prefix="maintained-step-")
 
     n = int(millions * 1_000_000)
     keys, groups = max(n // 16, 1), max(n // 160, 1)
@@ -64,10 +83,10 @@ def bench_view(spark, gs, millions: float, steps: int) -> dict:
     hydrate = _ms(t)
     times, actions = [], []
     for s in range(steps):
-        row = spark.sql(f"SELECT CAST({(s * 7919) % keys} AS INT) AS c0, CAST(5 AS INT) AS c1, CAST({1 if s % 2 == 0 else -1} AS BIGINT) AS diff")
+        row = _delta_batch(spark, tmp, s, (s * 7919) % keys, 1 if s % 2 == 0 else -1)
         a0 = flow.actions
         t = time.perf_counter()
-        flow.step({ids["f"]: row}).toArrow()
+        collect_arrow(flow.step({ids["f"]: row}), small=False)
         times.append(_ms(t))
         actions.append(flow.actions - a0)
     rec = min(_recompute_ms(spark, df, {ids["f"]: f, ids["d"]: d}) for _ in range(2))

@@ -566,7 +566,7 @@ class Controller:
                 batches = [b for b in lease.batches if b.max_time >= m.frontier]
                 if batches:
                     deltas[i.id] = oneshot.read_shard_range(spark, [b.path for b in batches], i.types, m.frontier - 1, upper,
-                                                            any(b.has_retractions for b in batches))
+                                                            any(b.has_retractions for b in batches), sum(b.rows for b in batches))
             new_state = None
             if deltas or m.error is not None or (m.temporal and due_at(m.renderer, upper)):
                 out = m.renderer.step(deltas, time=upper)
@@ -628,10 +628,11 @@ class Controller:
         durably, in one catalog commit."""
         from catalog.storage.arrow_types import rows_to_arrow
         from compute.render.oneshot import arrow_rows
+        from compute.render.spark import collect_arrow
 
         assert m.item.shard_id is not None
         types = tuple(c.type for c in m.item.columns)
-        rows = arrow_rows(out.toArrow(), types)
+        rows = arrow_rows(collect_arrow(out, small=False), types)
         files = []
         if rows:
             table = rows_to_arrow(types, [r for r, _ in rows], ts, [d for _, d in rows])

@@ -333,6 +333,7 @@ class Subscribes:
     def _hydrate(self, s: Subscription) -> None:
         from compute.controller import renderer_for
         from compute.render import oneshot
+        from compute.render.spark import collect_arrow
 
         cat = self.ctl.catalog
         spark = self._session(s, s.as_of)
@@ -344,7 +345,7 @@ class Subscribes:
                 snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, s.as_of, True)
                          for i, lease in zip(s.inputs, leases, strict=True)}
                 out = renderer.hydrate(snaps, time=s.as_of)
-                rows = oneshot.arrow_rows(out.toArrow(), s.dataflow.types) if s.snapshot else []
+                rows = oneshot.arrow_rows(collect_arrow(out, small=False), s.dataflow.types) if s.snapshot else []
             except BaseException:
                 renderer.close()
                 raise
@@ -361,6 +362,7 @@ class Subscribes:
         """One step: the inputs' updates in [frontier, t], pushed at t."""
         from compute.controller import due_at
         from compute.render import oneshot
+        from compute.render.spark import collect_arrow
 
         cat = self.ctl.catalog
         spark = self._session(s, t)
@@ -374,11 +376,11 @@ class Subscribes:
                 batches = [b for b in lease.batches if b.max_time >= s.frontier]
                 if batches:
                     deltas[i.id] = oneshot.read_shard_range(spark, [b.path for b in batches], i.types, s.frontier - 1, t,
-                                                            any(b.has_retractions for b in batches))
+                                                            any(b.has_retractions for b in batches), sum(b.rows for b in batches))
             rows = []
             if deltas or (s.temporal and due_at(s.renderer, t)):
                 out = s.renderer.step(deltas, time=t)
-                rows = oneshot.arrow_rows(out.toArrow(), s.dataflow.types)
+                rows = oneshot.arrow_rows(collect_arrow(out, small=False), s.dataflow.types)
                 s.steps += 1
         finally:
             for lease in leases:

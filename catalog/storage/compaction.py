@@ -2,8 +2,10 @@
 
 consolidate(U) = { (row, t, sum(d for (row, t, d) in U)) } minus the entries whose sum is 0:
 group by every data column and `time`, sum `diff`, drop zeros. NULLs group together (as in
-`GROUP BY`), and struct columns (intervals) are grouped by their validity and fields, since
-Arrow cannot hash struct keys directly.
+`GROUP BY`), and struct columns (intervals) are grouped by their validity and fields, list
+columns (arrays) by the text of their Python values (one of the group's rows gives the
+value), since Arrow cannot hash struct or list keys directly. Equal means equal as stored: a
+retraction is written as the stored row it retracts.
 
 advance(U, since) = { (row, max(t, since), d) }: compaction advances every time at or
 below `since` to `since`, after which consolidation merges updates that only differed in
@@ -19,6 +21,8 @@ from catalog.storage.arrow_types import DIFF_COLUMN, TIME_COLUMN
 
 _VALID = "__valid"
 _SUM = "diff_sum"
+_TEXT = "__text"
+_ROW = "__row"
 
 
 def advance_times(table: pa.Table, since: int) -> pa.Table:
@@ -36,12 +40,17 @@ def consolidate(table: pa.Table) -> pa.Table:
     keys: list[str] = []
     flat: dict[str, pa.ChunkedArray] = {}
     structs: dict[str, list[str]] = {}
+    lists: list[str] = []
     for field in schema:
         name = field.name
         if name == DIFF_COLUMN:
             continue
         col = table.column(name)
-        if pa.types.is_struct(field.type):
+        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+            flat[f"{name}{_TEXT}"] = pa.array([None if v is None else repr(v) for v in col.to_pylist()], pa.string())
+            keys.append(f"{name}{_TEXT}")
+            lists.append(name)
+        elif pa.types.is_struct(field.type):
             valid = pc.is_valid(col)
             vname = f"{name}{_VALID}"
             flat[vname] = valid
@@ -59,14 +68,20 @@ def consolidate(table: pa.Table) -> pa.Table:
             flat[name] = col
             keys.append(name)
     flat[DIFF_COLUMN] = table.column(DIFF_COLUMN)
+    aggs = [(DIFF_COLUMN, "sum")]
+    if lists:
+        flat[_ROW] = pa.array(range(table.num_rows), pa.int64())
+        aggs.append((_ROW, "min"))
     work = pa.table(flat)
-    grouped = work.group_by(keys, use_threads=False).aggregate([(DIFF_COLUMN, "sum")])
+    grouped = work.group_by(keys, use_threads=False).aggregate(aggs)
     grouped = grouped.filter(pc.not_equal(grouped.column(_SUM), 0))
     arrays: list[pa.Array | pa.ChunkedArray] = []
     for field in schema:
         name = field.name
         if name == DIFF_COLUMN:
             arrays.append(grouped.column(_SUM).cast(pa.int64()))
+        elif name in lists:
+            arrays.append(table.column(name).take(grouped.column(f"{_ROW}_min")))
         elif name in structs:
             valid = grouped.column(f"{name}{_VALID}").combine_chunks()
             children = [grouped.column(s).combine_chunks() for s in structs[name]]

@@ -91,6 +91,11 @@ def few_keys(r: Rel, restriction: Restriction | None) -> Rel:
     the aggregates and consolidations above it need no shuffle (a partitioning choice only)."""
     if restriction is None or restriction.hashes is None:
         return r
+    return one_partition(r)
+
+
+def one_partition(r: Rel) -> Rel:
+    """`r` coalesced into one partition (no shuffle)."""
     return Rel(f"SELECT /*+ COALESCE(1) */ * FROM ({r.sql}) AS _s", r.arity)
 
 

@@ -41,6 +41,7 @@ from compute.render.arrangement import (
     Stored,
     few_keys,
     key_hash,
+    one_partition,
     store,
 )
 from compute.render.oneshot import (
@@ -587,39 +588,44 @@ class _Step:
 
     def accumulable(self, nid: int, din: _Delta, key: tuple[Scalar, ...], aggs: tuple) -> _Delta:
         """Reduce::Accumulable by per-key accumulators (the one-shot aggregates, all sums):
-        acc' = acc + acc(Δin) for the keys K of Δin; Δout = out(acc'|K) − out(acc|K)."""
+        acc' = acc + acc(Δin) for the keys K of Δin; Δout = out(acc'|K) − out(acc|K), both
+        from one read of acc|K ∪ acc(Δin) (the old sums leave out acc(Δin)'s rows)."""
         ctx = self.ctx
         name = f"{nid}.acc"
         keyed, kc, exprs, where, outs, _ = accumulable_parts(din.rel, key, aggs, ctx)
         sums = [e.rsplit(" AS ", 1)[1] for e in exprs]
         m = len(kc)
         cols = cnames(m + len(sums))
-
-        def outputs(pieces: Rel) -> Rel:
-            """The output rows of the accumulators in `pieces` (added up per key)."""
-            added = [f"SUM({c}) AS {s}" for c, s in zip(cols[m:], sums, strict=True)]
-            q = f"SELECT {', '.join([*[f'{c} AS {k}' for c, k in zip(cols, kc, strict=False)], *added])} FROM {ctx.sub(pieces)}"
-            if m:
-                q += " GROUP BY " + ", ".join(cols[:m])
-            return grouped_outputs(ctx, Rel(q, 0), where, outs)
-
         part = f"SELECT {', '.join([*kc, *exprs])} FROM {ctx.sub(keyed)}" + (f" GROUP BY {', '.join(kc)}" if kc else "")
         khash = key_hash([hash_key(k, x.typ) for k, x in zip(kc, key, strict=True)])
         stored_q = (f"SELECT {', '.join([*[f'{k} AS {c}' for k, c in zip([*kc, *sums], cols, strict=True)], f'CAST(1 AS BIGINT) AS {DIFF}'])}, "
                     f"{khash} AS {HASH} FROM ({part}) AS _p")
         empty = Rel(f"SELECT {', '.join([*cols, DIFF])} FROM ({stored_q}) AS _e WHERE FALSE", len(cols))
         if din.empty:
-            return _Delta(Rel(f"SELECT * FROM {ctx.sub(outputs(empty))} WHERE FALSE", len(outs)), True)
+            named = Rel(f"SELECT {', '.join(f'{c} AS {k}' for c, k in zip(cols, [*kc, *sums], strict=True))} FROM {ctx.sub(empty)}", 0)
+            return _Delta(Rel(f"SELECT * FROM {ctx.sub(grouped_outputs(ctx, named, where, outs))} WHERE FALSE", len(outs)), True)
         acc = self.spine(name, nid, len(cols))
         acc = acc if acc.sums_after is not None else Spine(len(cols), acc.base, list(acc.batches), m)
         dacc = self.store(stored_q, len(cols), base=acc.empty(), hashes=True, observe=nid)
         restr = None if acc.empty() else self.restriction(dacc)
-        old = outputs(acc.read(restr, empty))
-        new_spine = acc.appended(dacc)
-        self.spines[name] = new_spine
-        new = outputs(new_spine.read(restr, empty))
+        self.spines[name] = acc.appended(dacc)
+        # the pieces tagged: 0 the old accumulators, 1 this step's
+        tagged = " UNION ALL ".join([
+            f"SELECT {', '.join(cols)}, 0 AS __new FROM {ctx.sub(acc.read(restr, empty))}",
+            f"SELECT {', '.join(cols)}, 1 AS __new FROM global_temp.{dacc.view}"])
+        both = [f"SUM(CASE WHEN __new = 0 THEN {c} END) AS o{j}, SUM({c}) AS n{j}" for j, c in enumerate(cols[m:])]
+        grouped = (f"SELECT {', '.join([*cols[:m], *both])} FROM {ctx.sub(few_keys(Rel(tagged, len(cols)), restr))}"
+                   + (f" GROUP BY {', '.join(cols[:m])}" if m else ""))
+        # one row per key and side (0 old, 1 new) with that side's sums; no old row: no old side
+        side = [f"CASE WHEN __side = 0 THEN o{j} ELSE n{j} END AS {s}" for j, s in enumerate(sums)]
+        sides = (f"SELECT * FROM (SELECT {', '.join([*[f'{c} AS {k}' for c, k in zip(cols, kc, strict=False)], *side])}, __side "
+                 f"FROM ({grouped}) AS _g LATERAL VIEW explode(array(0, 1)) _x AS __side) AS _s "
+                 f"WHERE {sums[0]} IS NOT NULL")
+        out = grouped_outputs(ctx, Rel(sides, 0), where, [*outs, "__side"])
+        n = len(outs)
+        signed = Rel(f"SELECT {', '.join(cnames(n))}, CASE WHEN {cname(n)} = 1 THEN {DIFF} ELSE -{DIFF} END AS {DIFF} FROM {ctx.sub(out)}", n)
         # computed by its reader (no state keeps it)
-        return _Delta(consolidate(few_keys(union([new, negate(old, ctx)], False, ctx), restr), ctx), False, True)
+        return _Delta(consolidate(signed, ctx), False, True)
 
     def join(self, nid: int, n: lir.Join, ds: list[_Delta]) -> _Delta:
         """Σ_i A1' ⋈ … ⋈ A(i-1)' ⋈ ΔAi ⋈ A(i+1) ⋈ … ⋈ An (see the module docstring)."""
@@ -653,6 +659,8 @@ class _Step:
                 continue
             rels: list[Rel] = [Rel("", 0)] * k
             rels[t.source] = Rel(f"SELECT {', '.join([*cnames(n.arities[t.source]), DIFF])} FROM global_temp.{src.view}", n.arities[t.source])
+            # a local delta against few keys of every other input: joined in one partition
+            in_place = src.local and len(t.order) == 2
             for pos, j in enumerate(t.order[1:]):
                 a = t.first_arrangement if pos == 0 else 0
                 name = f"{nid}.in{j}.{a}"
@@ -664,8 +672,11 @@ class _Step:
                     same = t.stream_key == plan.keys[t.source][0]  # the delta's own hashes
                     restr = self.restriction(src, None if same else key_hash([hash_key(render_scalar(x, cols), x.typ) for x in t.stream_key]))
                 rels[j] = spine.read(restr, ds[j].rel)
+                in_place = in_place and (spine.empty() or (restr is not None and restr.hashes is not None))
+            if in_place:
+                rels[t.source] = one_partition(rels[t.source])
             path = lir.JoinPath(t.source, (), tuple(lir.JoinStage(j, (), (), ()) for j in t.order[1:]))
-            terms.append(_join(rels, n.equivalences, n.arities, (path,), ctx))
+            terms.append(_join(rels, n.equivalences, n.arities, (path,), ctx, in_place=in_place))
         arity = sum(n.arities)
         if not terms:
             empties = [d.rel for d in ds]

@@ -37,6 +37,7 @@ from compute.render.aggregates import (
     nonnull_diff,
 )
 from compute.render.jsonb import checked
+from compute.render.local_read import LOCAL_READ_ROWS, read_local
 from compute.render.rel import (
     DIFF,
     Rel,
@@ -246,7 +247,7 @@ def _jsonb_flat_map(r: Rel, func: str, j: str, ctx: RenderContext) -> Rel:
 
 
 def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath, ...], ctx: RenderContext,
-          sets: list[bool] | None = None) -> Rel:
+          sets: list[bool] | None = None, in_place: bool = False) -> Rel:
     """Inner equi-join of all inputs; the output diff is the product of the input diffs.
 
     The inputs are joined in the order of the planner's first path (a delta join, in one
@@ -260,7 +261,11 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
 
     `sets`: which inputs are sets (compute.render.semijoin); a set fully keyed by the other
     inputs is a LEFT SEMI JOIN, as soon as the inputs joined so far decide its key, and its
-    columns are the values of their key members (see that module's identities)."""
+    columns are the values of their key members (see that module's identities).
+
+    `in_place`: every input is one partition (a maintained step's few keys): Spark's MERGE
+    hint joins them where they are, in the one task that reads them, with no broadcast (a
+    broadcast is a Spark job of its own) and no shuffle."""
     from sql.scalar import columns_used
 
     offsets = [0]
@@ -322,7 +327,7 @@ def _join(rs: list[Rel], eq, arities: tuple[int, ...], paths: tuple[lir.JoinPath
     assert not pending, "a semi-joined set's key is decided by the other inputs"
     diff = " * ".join(f"d{k}" for k in range(len(rs)) if k not in semis)
     sel = [f"{allcols[i]} AS {cname(i)}" for i in range(total)] + [f"({diff}) AS diff"]
-    hint = f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
+    hint = f"/*+ MERGE({', '.join(aliases)}) */ " if in_place else f"/*+ BROADCAST({', '.join(broadcast)}) */ " if broadcast else ""
     q = f"SELECT {hint}{', '.join(sel)} FROM {source}"
     return Rel(q + (f" WHERE {' AND '.join(where)}" if where else ""), total)
 
@@ -562,16 +567,20 @@ def read_shard(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...]
 
 
 def read_shard_range(spark: SparkSession, paths: list[str], types: tuple[SqlType, ...], after: int | None, upto: int,
-                     has_retractions: bool = True) -> DataFrame:
+                     has_retractions: bool = True, rows: int | None = None) -> DataFrame:
     """A shard's updates with `after < time <= upto` (`after` None: no lower bound; a
     maintained dataflow's step input), untimed; consolidated only when the batches hold
-    retractions (every rendering takes an insert-only input's duplicate rows as they are)."""
+    retractions (every rendering takes an insert-only input's duplicate rows as they are).
+    `rows`: the batches' row count, when known (a step's input); a few rows are read in the
+    driver as a local relation (compute.render.local_read)."""
     if not paths:
         return constant_df(spark, (), types)
     schema = T.StructType(
         [T.StructField(cname(i), spark_type(t)) for i, t in enumerate(types)]
         + [T.StructField("time", T.LongType()), T.StructField(DIFF, T.LongType())]
     )
+    if rows is not None and rows <= LOCAL_READ_ROWS:
+        return read_local(spark, paths, T.StructType([f for f in schema.fields if f.name != "time"]), after, upto, has_retractions)
     t = F.col("time")
     within = t <= F.lit(upto) if after is None else (t > F.lit(after)) & (t <= F.lit(upto))
     df = spark.read.schema(schema).parquet(*paths).where(within).drop("time")

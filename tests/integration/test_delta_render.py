@@ -426,3 +426,61 @@ def test_small_step_pieces_are_local_and_large_ones_cached(env: dict[str, Any]) 
         assert out == pg_rows(env["pg"], sql, inputs)
     finally:
         flow.close()
+
+
+def test_a_one_row_step_runs_two_spark_jobs(env: dict[str, Any], tmp_path: Any, monkeypatch: Any) -> None:
+    """A 1-row step of a join + reduce view, its input read as the controller reads it (a
+    batch file, read in the driver): one Spark job joins the delta with the other input's
+    few keys and adds up the accumulators (no broadcast job, no shuffle stage), one computes
+    the output from the accumulators of the touched keys; collecting the output runs none.
+    (Merging a spine's pieces, when its policy says so, is apart.) The output stays right
+    (inserts and deletes)."""
+    import pyarrow.parquet as pq
+
+    from catalog.storage.arrow_types import rows_to_arrow
+    from compute.render import oneshot
+    from compute.render.arrangement import Spine
+    from compute.render.delta import DeltaDataflow
+    from compute.render.spark import collect_arrow
+
+    sql = QUERIES["inner_join_reduce"]
+    spark = env["spark"]
+    df, types, by_name = _join_reduce_flow(env, sql)
+    inputs = Inputs(31, types)
+    flow = DeltaDataflow(spark, df)
+    scheduler = spark.sparkContext._jsc.sc().dagScheduler()
+    t1 = by_name["t1"]
+    merge_jobs: set[int] = set()
+    merged = Spine.merged
+
+    def counted(self: Spine, *a: Any) -> Any:
+        before = scheduler.nextJobId()
+        try:
+            return merged(self, *a)
+        finally:
+            merge_jobs.update(range(before, scheduler.nextJobId()))
+
+    monkeypatch.setattr(Spine, "merged", counted)
+    try:
+        out = as_bag(oneshot.arrow_rows(flow.hydrate({by_name[t]: oneshot.constant_df(spark, inputs.batch(t, 30, 0), types[by_name[t]])
+                                                      for t in ("t1", "t2")}).toArrow(), df.types))
+        jobs, stages = [], []
+        tracker = spark.sparkContext.statusTracker()
+        for step in range(6):
+            rows = inputs.batch("t1", 1, 0) if step % 2 == 0 else inputs.batch("t1", 0, 1)
+            path = str(tmp_path / f"b{step}.parquet")
+            pq.write_table(rows_to_arrow(types[t1], [r for r, _ in rows], step + 1, [d for _, d in rows]), path)
+            delta = oneshot.read_shard_range(spark, [path], types[t1], step, step + 1, step % 2 == 1, rows=len(rows))
+            before = scheduler.nextJobId()
+            got = oneshot.arrow_rows(collect_arrow(flow.step({t1: delta}, time=step + 1), small=False), df.types)
+            after = scheduler.nextJobId()
+            ours = [j for j in range(before, after) if j not in merge_jobs]
+            jobs.append(len(ours))
+            stages += [len(tracker.getJobInfo(j).stageIds) for j in ours]
+            for key, v in as_bag(got).items():
+                out[key] = out.get(key, 0) + v
+        assert all(j <= 2 for j in jobs) and all(n == 1 for n in stages), (jobs, stages)
+        out = {key: v for key, v in out.items() if v}
+        assert out == pg_rows(env["pg"], sql, inputs)
+    finally:
+        flow.close()

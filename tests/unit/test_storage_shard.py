@@ -201,6 +201,30 @@ def test_consolidate_groups_nulls_structs_decimals() -> None:
     }
 
 
+def test_consolidate_groups_arrays() -> None:
+    """Array columns (Arrow lists, which Arrow cannot group by) consolidate by value: an
+    inserted array and its retraction cancel; NULL elements and a NULL array group apart."""
+    types = [INT4, SqlType("_int4"), SqlType("_text")]
+    rows = [
+        (1, [1, None, 3], ["a"]),
+        (1, [1, None, 3], ["a"]),
+        (1, [1, 3], ["a"]),
+        (1, None, None),
+        (1, [], []),
+        (2, [5], [None]),
+    ]
+    t = rows_to_arrow(types, rows, 7, [1, -1, 1, 1, 2, 1])
+    out = consolidate(t)
+    assert out.schema.equals(t.schema)
+    got = sorted((repr(r), time, d) for r, time, d in arrow_to_updates(out, types))
+    assert got == sorted([
+        (repr((1, [1, 3], ["a"])), 7, 1),
+        (repr((1, None, None)), 7, 1),
+        (repr((1, [], [])), 7, 2),
+        (repr((2, [5], [None])), 7, 1),
+    ])
+
+
 def test_compaction_consolidates(cat: Catalog) -> None:
     t = make_table(cat)
     assert t.shard_id is not None
