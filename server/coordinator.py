@@ -197,13 +197,21 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 session.txn.failed = True
             raise
 
+    def prepare_cached(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared | None:
+        """`prepare` when the plan is cached (a dictionary lookup: callers may run it on the
+        event loop), else None. A cached plan is a query or a write that the system handler
+        did not take at this catalog version: it would not take it now either."""
+        key = self._plan_key(session, sql, param_types)
+        hit = self.plans.get(key) if key is not None else None
+        return None if hit is None else Prepared(sql, hit.param_types, hit.columns, hit.plan)
+
     def _prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
-        system = self.system.prepare(session, sql, param_types)
-        if system is not None:
-            return system
         key = self._plan_key(session, sql, param_types)
         if key is not None and (hit := self.plans.get(key)) is not None:
             return Prepared(sql, hit.param_types, hit.columns, hit.plan)
+        system = self.system.prepare(session, sql, param_types)
+        if system is not None:
+            return system
         stmt = st.classify(sql)
         if isinstance(stmt, st.ShowListing):  # a catalog query (server/show.py)
             return self._prepare_listing(session, sql, stmt)
