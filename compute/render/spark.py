@@ -6,8 +6,8 @@ import logging
 import os
 import sys
 import threading
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -271,7 +271,7 @@ def collect_local(df: DataFrame) -> pa.Table | None:
     LocalTableScanExec; `toArrowBatchRdd` would run a job (~50-100 ms here) to do the same."""
     jdf = df._jdf
     plan = jdf.queryExecution().executedPlan()
-    if plan.getClass().getSimpleName() != "LocalTableScanExec":
+    if plan.nodeName() != "LocalTableScan":
         return None
     from pyspark.sql.pandas.types import to_arrow_schema
 
