@@ -13,7 +13,7 @@ from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
 from compute.plan import lir, pipeline
 from compute.plan.flags import PlanFlags
-from compute.plan.lookup import filters_one_source, find_lookup
+from compute.plan.lookup import filtered_source, find_lookup
 from compute.plan.non_negative import non_negative
 from server.api import ColumnDesc, RowsResult
 from server.compute import Compute
@@ -250,7 +250,7 @@ class QueriesMixin:
         # a point lookup by an index's key reads only those keys' rows (compute.plan.lookup)
         lookup = find_lookup(df, self.controller.index_keys()) if self.controller is not None and record_counts is None else None
         # a filter over one small table: read as a local relation, collected without a job
-        local = record_counts is None and filters_one_source(df)
+        local = filtered_source(df) if record_counts is None else None
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
@@ -288,7 +288,7 @@ class QueriesMixin:
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
             view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts),
-                                                         local=local)
+                                                         local=item_id == local)
             done.append(release)
             return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
@@ -324,7 +324,7 @@ class QueriesMixin:
                     out = oneshot.consolidate(out, ctx)
                 text = oneshot.finish(out, fin, ctx)
                 sdf = ctx.session().sql(text)
-                table = collect_local(sdf) if local else None
+                table = collect_local(sdf) if local is not None else None
                 if table is None:
                     table = collect_arrow(sdf, small=ctx.tiny())
                 # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
