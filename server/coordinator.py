@@ -276,8 +276,13 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         if self.catalog.schema_exists(temp_schema(session.pid)):
             return None
         v = session.vars
-        return (sql, tuple(param_types), self.catalog.version, session.user, session.database,
-                v["search_path"], v["intervalstyle"])
+        key = (sql, tuple(param_types), self.catalog.version, session.user, session.database,
+               v["search_path"], v["intervalstyle"])
+        try:
+            hash(key)
+        except TypeError:  # a parameter type that cannot be a key
+            return None
+        return key
 
     def execute(self, session: Session, prepared: Prepared, params: list[Any]) -> Result:
         if not isinstance(prepared.plan, _Planned):
