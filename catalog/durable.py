@@ -101,8 +101,13 @@ class CatalogStore:
         con.commit()
 
     def _set_meta(self, con: duckdb.DuckDBPyConnection, updates: Mapping[str, int]) -> None:
-        for k, v in updates.items():
-            con.execute(f"UPDATE {D}.meta SET value = ? WHERE key = ?", [v, k])
+        """One UPDATE for every counter (each statement costs DuckDB ~0.5 ms)."""
+        if not updates:
+            return
+        cases = " ".join("WHEN ? THEN ?" for _ in updates)
+        marks = ", ".join("?" for _ in updates)
+        args: list[object] = [x for kv in updates.items() for x in kv]
+        con.execute(f"UPDATE {D}.meta SET value = CASE key {cases} END WHERE key IN ({marks})", [*args, *updates])
 
     def _bump_version(self) -> dict[str, int]:
         return {"catalog_version": self._meta["catalog_version"] + 1}

@@ -122,13 +122,11 @@ class ShardManifests(CatalogStore):
                     "oracle_write_ts": max(self._meta["oracle_write_ts"], ts),
                 }
                 with self._txn() as con:
-                    if rows:
-                        con.executemany(
-                            f"INSERT INTO {D}.batches VALUES (?, ?, ?, ?, ?, ?, ?, false)",
-                            [
-                                (sid, s, rel, bf.rows, bf.min_time, bf.max_time, bf.has_retractions)
-                                for sid, s, rel, bf in rows
-                            ],
+                    if rows:  # one statement (executemany costs a statement per row)
+                        con.execute(
+                            f"INSERT INTO {D}.batches VALUES " + ", ".join("(?, ?, ?, ?, ?, ?, ?, false)" for _ in rows),
+                            [x for sid, s, rel, bf in rows
+                             for x in (sid, s, rel, bf.rows, bf.min_time, bf.max_time, bf.has_retractions)],
                         )
                     for sid, up in (uppers or {}).items():
                         self._live_shard(sid)

@@ -17,6 +17,7 @@ from server.compute import Compute
 from server.ddl import DdlMixin
 from server.explain_timestamp import explain_timestamp
 from server.group_commit import GroupCommitter
+from server.plan_cache import PlanCache
 from server.queries import QueriesMixin
 from server.resolver import Resolver
 from server.session import SESSION_VARS, Session, Transaction, parse_offset_ms
@@ -24,7 +25,7 @@ from server.show import SHOW_CREATE_COLUMNS, ShowMixin
 from server.sources import SourcesMixin
 from server.subscribe import SubscribeMixin, SubscribeRows
 from server.system import SystemHandler
-from server.temp import is_temp_name
+from server.temp import is_temp_name, temp_schema
 from server.writes import WritesMixin
 from sql import statements as st
 from sql.bind import Binder, BoundQuery
@@ -61,6 +62,7 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         self._sessions: dict[int, Session] = {}
         self._txn_hold_lock = threading.Lock()  # transactions' read timestamps (txn_read_holds)
         self._compacting: set[str] = set()
+        self.plans = PlanCache()
         self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
         self._closed = False
         self.system = SystemHandler(self)
@@ -195,7 +197,18 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 session.txn.failed = True
             raise
 
+    def prepare_cached(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared | None:
+        """`prepare` when the plan is cached (a dictionary lookup: callers may run it on the
+        event loop), else None. A cached plan is a query or a write that the system handler
+        did not take at this catalog version: it would not take it now either."""
+        key = self._plan_key(session, sql, param_types)
+        hit = self.plans.get(key) if key is not None else None
+        return None if hit is None else Prepared(sql, hit.param_types, hit.columns, hit.plan)
+
     def _prepare(self, session: Session, sql: str, param_types: list[SqlType | None]) -> Prepared:
+        key = self._plan_key(session, sql, param_types)
+        if key is not None and (hit := self.plans.get(key)) is not None:
+            return Prepared(sql, hit.param_types, hit.columns, hit.plan)
         system = self.system.prepare(session, sql, param_types)
         if system is not None:
             return system
@@ -204,9 +217,11 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
             return self._prepare_listing(session, sql, stmt)
         planned = _Planned(stmt, catalog_version=self.catalog.version)
         columns: tuple[ColumnDesc, ...] | None = None
+        resolver: Resolver | None = None  # the plan's resolver, for a cacheable plan
         match stmt:
             case st.Query(ast=ast) | st.CopyTo(query=ast):
-                b = Binder(Resolver(self.catalog, session, self.system, indexed=self._indexed_view), param_types)
+                resolver = Resolver(self.catalog, session, self.system, indexed=self._indexed_view)
+                b = Binder(resolver, param_types)
                 if isinstance(stmt, st.Query):
                     b.unary_plus = stmt.unary_plus
                 bound = b.bind_query(ast)
@@ -216,9 +231,12 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 if isinstance(stmt, st.Query):
                     columns = self._columns(bound)
             case st.Insert() | st.Update() | st.Delete():
-                b = Binder(Resolver(self.catalog, session, self.system), param_types)
+                resolver = Resolver(self.catalog, session, self.system)
+                b = Binder(resolver, param_types)
                 planned.extra = self._plan_write(b, stmt, session)
                 planned.param_types = b.param_types()
+                if planned.extra[0].temporary:
+                    resolver.volatile = True
             case st.ExplainAnalyzeObject():
                 from server import explain_analyze
 
@@ -248,8 +266,23 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                 planned.reads_user_objects = True
             case _:
                 pass
-        params = tuple(planned.param_types)
-        return Prepared(sql, params, columns, planned)
+        prepared = Prepared(sql, tuple(planned.param_types), columns, planned)
+        if key is not None and resolver is not None and not resolver.volatile and key[2] == planned.catalog_version:
+            self.plans.put(key, prepared)
+        return prepared
+
+    def _plan_key(self, session: Session, sql: str, param_types: list[SqlType | None]) -> tuple | None:
+        """What a plan of `sql` is bound from (server.plan_cache); None: not cacheable."""
+        if self.catalog.schema_exists(temp_schema(session.pid)):
+            return None
+        v = session.vars
+        key = (sql, tuple(param_types), self.catalog.version, session.user, session.database,
+               v["search_path"], v["intervalstyle"])
+        try:
+            hash(key)
+        except TypeError:  # a parameter type that cannot be a key
+            return None
+        return key
 
     def execute(self, session: Session, prepared: Prepared, params: list[Any]) -> Result:
         if not isinstance(prepared.plan, _Planned):

@@ -13,7 +13,7 @@ from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
 from compute.plan import lir, pipeline
 from compute.plan.flags import PlanFlags
-from compute.plan.lookup import find_lookup
+from compute.plan.lookup import filtered_source, find_lookup
 from compute.plan.non_negative import non_negative
 from server.api import ColumnDesc, RowsResult
 from server.compute import Compute
@@ -242,13 +242,15 @@ class QueriesMixin:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
-        from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, session_for
+        from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, collect_local, session_for
 
         spark = self.spark()
         done: list[Any] = []
         rows_read = [0]
         # a point lookup by an index's key reads only those keys' rows (compute.plan.lookup)
         lookup = find_lookup(df, self.controller.index_keys()) if self.controller is not None and record_counts is None else None
+        # a filter over one small table: read as a local relation, collected without a job
+        local = filtered_source(df) if record_counts is None else None
 
         def read_source(item_id: str, types: tuple[SqlType, ...]) -> oneshot.Rel:
             item = self.catalog.get_item_by_id(item_id)
@@ -285,7 +287,8 @@ class QueriesMixin:
             shard = item.shard_id
             batches = self.catalog.shard_batches(shard, ts)
             rows_read[0] += sum(b.rows for b in batches)
-            view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts))
+            view, release = self.compute.sources().read(shard, batches, types, ts, lambda: self.catalog.lease_batches(shard, ts),
+                                                         local=item_id == local)
             done.append(release)
             return oneshot.Rel(f"SELECT * FROM global_temp.{view}", len(types))
 
@@ -320,7 +323,10 @@ class QueriesMixin:
                 if not non_negative(df.plan):
                     out = oneshot.consolidate(out, ctx)
                 text = oneshot.finish(out, fin, ctx)
-                table = collect_arrow(ctx.session().sql(text), small=ctx.tiny())
+                sdf = ctx.session().sql(text)
+                table = collect_local(sdf) if local is not None else None
+                if table is None:
+                    table = collect_arrow(sdf, small=ctx.tiny())
                 # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
                 if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
                     raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")

@@ -41,6 +41,10 @@ class Resolver:
         self.system = system  # SystemHandler: system relations read as constant inputs
         # False while binding a permanent view's body: its names never mean temporary items
         self.with_temp = with_temp
+        # the plan bound through this resolver depends on more than the statement's text, the
+        # catalog version and the session's user, database and search path (a session
+        # function's value, a temporary item, a catalog relation's rows): never cached
+        self.volatile = False
 
     def item(self, parts: tuple[str, ...] | list[str]) -> Item | None:
         parts = list(parts)
@@ -51,12 +55,14 @@ class Resolver:
         for schema in lookup_schemas(self.session.pid, parts, self.session.search_path(), with_temp=self.with_temp):
             it = self.catalog.get_item(schema, parts[-1])
             if it is not None:
+                self.volatile |= it.temporary
                 return it
         return None
 
     def session_value(self, name: str) -> str | None:
         """current_user / session_user / current_role: the session's user; current_database /
         current_catalog: its database; current_schema: the first existing schema of the search path."""
+        self.volatile = True
         if name in ("current_user", "session_user", "current_role"):
             return self.session.user
         if name in ("current_database", "current_catalog"):
@@ -93,6 +99,7 @@ class Resolver:
         got = self.system.relation_rows(self.session, tuple(parts))
         if got is None:
             return None
+        self.volatile = True
         columns, rows = got
         names = tuple(c for c, _ in columns)
         # columns of types the compute layer cannot carry (arrays, xid, …) enter as text
@@ -106,6 +113,8 @@ class Resolver:
         """A view's definition bound afresh (against the current catalog)."""
         stmt = st.classify(it.create_sql)
         assert isinstance(stmt, st.CreateView)
-        b = Binder(self if it.temporary else Resolver(self.catalog, self.session, self.system, with_temp=False))
+        inner = self if it.temporary else Resolver(self.catalog, self.session, self.system, with_temp=False)
+        b = Binder(inner)
         bq = b.bind_query(stmt.query, top=False)
+        self.volatile |= inner.volatile
         return b._finish_nested(bq)

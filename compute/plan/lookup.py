@@ -124,3 +124,15 @@ def _over_columns(x: Scalar, arity: int) -> bool:
     from sql.scalar import columns_used
 
     return all(c < arity for c in columns_used(x))
+
+
+def filtered_source(df: lir.Dataflow) -> str | None:
+    """The collection `df` reads when it is maps, filters and projections over one storage
+    collection with no ORDER BY (Spark folds such a query over a local relation without a
+    job: compute.render.sources), else None."""
+    node = df.plan.node
+    while isinstance(node, lir.MfpNode):
+        node = node.input.node
+    if isinstance(node, lir.Get) and not node.local and (df.finishing is None or not df.finishing.order_by):
+        return node.id
+    return None

@@ -60,6 +60,7 @@ QUEUE_DEPTH = 256
 EXTENDED_TYPES = frozenset({b"P", b"B", b"D", b"E", b"C", b"H", b"F"})
 
 _I32 = struct.Struct("!i")
+INLINE_SPLIT_CHARS = 4096
 
 
 class ClientGone(Exception):
@@ -97,6 +98,13 @@ class Connection(ExtendedQueryMixin):
         return await loop.run_in_executor(
             self.server.executor, functools.partial(fn, *args, **kwargs)
         )
+
+    async def _split(self, sql: str) -> list[str]:
+        """The statements of `sql`: split here when short (a lexer pass of microseconds costs
+        less than a round trip through the pool), in the pool when long."""
+        if len(sql) <= INLINE_SPLIT_CHARS:
+            return self.coord.split_statements(sql)
+        return await self._run(self.coord.split_statements, sql)
 
     async def _flush(self) -> None:
         if not self.out:
@@ -444,21 +452,22 @@ class Connection(ExtendedQueryMixin):
         self.statements.pop("", None)
         assert self.session is not None
         try:
-            stmts = await self._run(self.coord.split_statements, sql)
+            stmts = await self._split(sql)
             if not stmts:
                 self.out += messages.EMPTY_QUERY
             # Optional coordinator hooks: the statements of one Query message form one
-            # implicit transaction.
+            # implicit transaction. `begin` only notes it (run here); `end` may commit it,
+            # so it runs in the pool unless no transaction is open (then it does nothing).
             begin = getattr(self.coord, "begin_simple_query", None)
             end = getattr(self.coord, "end_simple_query", None)
             ok = False
             if begin is not None:
-                await self._run(begin, self.session, len(stmts))
+                begin(self.session, len(stmts))
             try:
                 await self._simple_statements(sql, stmts)
                 ok = True
             finally:
-                if end is not None:
+                if end is not None and getattr(self.session, "txn", True) is not None:
                     await self._run(end, self.session, ok)
         except (ClientGone, ProtocolViolation, asyncio.CancelledError):
             raise
@@ -479,7 +488,10 @@ class Connection(ExtendedQueryMixin):
             offset = max(found, 0)
             cursor = found + len(stmt) if found >= 0 else cursor
             try:
-                prepared = await self._run(self.coord.prepare, self.session, stmt, [])
+                cached = getattr(self.coord, "prepare_cached", None)
+                prepared = cached(self.session, stmt, []) if cached is not None else None
+                if prepared is None:
+                    prepared = await self._run(self.coord.prepare, self.session, stmt, [])
                 result = await self._run(self.coord.execute, self.session, prepared, [])
             except SqlError as e:
                 if e.position is not None and offset:

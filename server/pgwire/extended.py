@@ -50,7 +50,7 @@ class ExtendedQueryMixin:
             raise SqlError(
                 DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{name}" already exists'
             )
-        stmts = await self._run(self.coord.split_statements, query)
+        stmts = await self._split(query)
         if len(stmts) > 1:
             raise SqlError(
                 SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement"
@@ -60,7 +60,11 @@ class ExtendedQueryMixin:
         ]
         prepared = None
         if stmts:
-            prepared = await self._run(self.coord.prepare, self.session, stmts[0], param_types)
+            # a cached plan is taken here; planning runs in the pool
+            cached = getattr(self.coord, "prepare_cached", None)
+            prepared = cached(self.session, stmts[0], param_types) if cached is not None else None
+            if prepared is None:
+                prepared = await self._run(self.coord.prepare, self.session, stmts[0], param_types)
         self.statements[name] = Statement(name, prepared)
         self._after_statement()
         self.out += messages.PARSE_COMPLETE
