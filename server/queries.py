@@ -242,7 +242,7 @@ class QueriesMixin:
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
         from compute.render import oneshot
         from compute.render.errors import translate_spark_error
-        from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, collect_local, session_for
+        from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, session_for
 
         spark = self.spark()
         done: list[Any] = []
@@ -324,9 +324,7 @@ class QueriesMixin:
                     out = oneshot.consolidate(out, ctx)
                 text = oneshot.finish(out, fin, ctx)
                 sdf = ctx.session().sql(text)
-                table = collect_local(sdf) if local is not None else None
-                if table is None:
-                    table = collect_arrow(sdf, small=ctx.tiny())
+                table = collect_arrow(sdf, small=ctx.tiny())  # (a local relation: no Spark job)
                 # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
                 if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
                     raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")

@@ -236,27 +236,20 @@ def _default_workers(master: str) -> int:
 
 
 def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
-    """`df.toArrow()`. A plan Spark folded into a local relation (e.g. a maintained step's
-    output, compute.render.arrangement.store_local) is converted in the driver, with no
-    Spark job. For a `small` result, the Arrow batches come back as the return value
-    of one py4j call instead of through PySpark's authenticated side socket, whose set-up
-    costs ~20 ms a query (a 10-row group-by 43 -> 19 ms)."""
+    """`df.toArrow()`. A plan Spark folded into a local relation (a small table's read, a
+    maintained step's output: compute.render.arrangement.store_local) is converted in the
+    driver, with no Spark job (collect_local). For a `small` result, the Arrow batches come
+    back as the return value of one py4j call instead of through PySpark's authenticated side
+    socket, whose set-up costs ~20 ms a query (a 10-row group-by 43 -> 19 ms)."""
+    local = collect_local(df)
+    if local is not None:
+        return local
+    if not small:
+        return df.toArrow()
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    plan = df._jdf.queryExecution().executedPlan()
-    local = plan.getClass().getSimpleName() == "LocalTableScanExec"
-    if not small and not local:
-        return df.toArrow()
     schema = to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
-    if local:
-        # what toArrowBatchRdd's one task would do, over the rows the plan holds
-        conv = getattr(df.sparkSession._jvm.org.apache.spark.sql.execution.arrow, "ArrowConverters$").__getattr__("MODULE$")
-        it = conv.toBatchIterator(plan.rows().iterator(), df._jdf.schema(), 1 << 20, "UTC", True, False, None)
-        blobs = []
-        while it.hasNext():
-            blobs.append(it.next())
-    else:
-        blobs = list(df._jdf.toArrowBatchRdd().collect())  # type: ignore[operator]
+    blobs = list(df._jdf.toArrowBatchRdd().collect())  # type: ignore[operator]
     batches = [pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs]
     return pa.Table.from_batches(batches, schema=schema)
 
