@@ -15,6 +15,11 @@ Identities used:
   references are in D); R = lower(S, D); V = per-D-row (count, any value) of R, erroring
   (21000) when count > 1, plus NULL for the D rows without any; result = I ⋈ V on I.u = D
 - EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
+- Filter(NOT (x IN S))(I), S uncorrelated with one column (a null-aware anti-join: a row
+  stays iff x = s is false for every s):
+  Threshold(I − Project_I(Filter((x = s) IS NULL OR x = s)(I × S))), since a row of I
+  with multiplicity m that meets rows of S of total multiplicity k ≥ 1 is left with m − m·k ≤ 0
+  (rendered as one Spark LEFT ANTI JOIN on that condition: compute.render.semijoin)
 - L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
 - a LATERAL right side R built only from Constant/Project/Map/Filter/FlatMap is lowered
   under the left rows L themselves: L ⋈lateral R = lower(R, L); any other is lowered under
@@ -84,6 +89,7 @@ from sql.mir import (
     Negate,
     Project,
     Reduce,
+    Threshold,
     TopK,
     Union,
     mir_types,
@@ -106,8 +112,10 @@ from sql.scalar import (
 from sql.subquery_keys import (
     EquiCorrelation,
     GroupedCorrelation,
+    NotIn,
     equi_correlation,
     grouped_correlation,
+    not_in,
     unshift,
 )
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
@@ -333,6 +341,19 @@ class Lowerer:
         body: Mir = Union((inp_get, Negate(semi))) if anti else semi
         return Let(inp_id, inp, body)
 
+    def _not_in(self, inp: Mir, ctx: Ctx, ni: NotIn) -> Mir:
+        """Filter(NOT (x IN S))(I) = Threshold(I − Project_I(Filter(p)(I × S)))
+        with p = (x = s) IS NULL OR x = s (see the module docstring)."""
+        width = len(mir_types(inp))
+        inp_id, inp_get = self._let(inp)
+        r = self.rel(ni.sub, TOP)
+        s = self.scalar(ni.inner, TOP)
+        vals = Project(Map(r, (s,)), (len(mir_types(r)),))
+        cmp: Scalar = CallBinary("eq", self.scalar(unshift(ni.outer), ctx), Column(width, s.typ), BOOL)
+        p: Scalar = CallVariadic("or", (CallUnary("is_null", cmp, BOOL), cmp), BOOL)
+        matched = Project(Filter(Join((inp_get, vals), ()), (p,)), tuple(range(width)))
+        return Let(inp_id, inp, Threshold(Union((inp_get, Negate(matched)))))
+
     def _grouped_subquery(self, inp: Mir, ctx: Ctx, width: int, g: GroupedCorrelation) -> Mir:
         """inp ++ S's value, for S = grouped_correlation(..) (see sql.subquery_keys): a left
         join of inp with G = lower(g.grouped) on xi = G's keys (SQL `=`: a NULL xi matches
@@ -448,6 +469,8 @@ class Lowerer:
                             inp = self._semijoin(inp, ctx, n, sub, anti=False)
                         case CallUnary(func="not", expr=Exists(rel=sub)):
                             inp = self._semijoin(inp, ctx, n, sub, anti=True)
+                        case _ if (ni := not_in(p)) is not None and not self._correlated(ni.sub):
+                            inp = self._not_in(inp, ctx, ni)
                         case _:
                             rest.append(p)
                 if not rest:
