@@ -48,11 +48,18 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
             # joins of its tree (only inner and LEFT joins keep that equivalent)
             if k > 0:
                 _check_lateral_tree(joins)
+            left = scope
             rel, scope = _lateral_item(binder, rel, scope, first)
-            for j in joins:
-                rel, scope = bind_join(binder, rel, scope, j)
+            try:  # the tree's ON clauses see the tree only (as below)
+                for j in joins:
+                    rel, scope = bind_join(binder, rel, scope, j, hide=len(left.columns))
+            except SqlError as e:
+                raise _sibling_reference(e, left) from None
             continue
-        r2, s2 = bind_table_expr(binder, first)
+        try:  # a (non-LATERAL) item cannot read the items to its left
+            r2, s2 = bind_table_expr(binder, first)
+        except SqlError as e:
+            raise _sibling_reference(e, scope) from None
         if k > 0 and any(isinstance(j.this, exp.Lateral) for j in joins):
             # a LATERAL item inside the tree sees the earlier FROM items too: the tree is
             # joined onto them (`a, b JOIN LATERAL f(a, b) ON p` = `(a × b) JOIN LATERAL
@@ -86,7 +93,8 @@ def _check_lateral_tree(joins: list[exp.Join]) -> None:
 
 
 def _sibling_reference(e: SqlError, left: Scope) -> SqlError:
-    """A join tree's ON naming a FROM item outside the tree (Postgres' wording)."""
+    """A join tree's ON, or a FROM item that is not LATERAL, naming an earlier FROM item
+    (Postgres' wording; a later item is a missing entry, as in Postgres)."""
     prefix = 'missing FROM-clause entry for table "'
     if e.sqlstate == UNDEFINED_TABLE and e.message.startswith(prefix) and any(c.table == e.message[len(prefix):-1] for c in left.columns):
         return SqlError(UNDEFINED_TABLE, "invalid reference to FROM-clause entry for table " + e.message[len(prefix) - 1:])

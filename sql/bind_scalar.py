@@ -63,6 +63,7 @@ from sql.scalar import (
     record_get,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn, whole_row  # noqa: F401 (re-exported)
+from sql.subquery_keys import quantified
 from sql.types import (
     BOOL,
     INT4,
@@ -182,26 +183,13 @@ def _scalar_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScal
 
 
 def _quantified(binder: Binder, op: str, lhs: list[HirScalar], q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
-    """x op ANY(S) = case when bool_or(x op s) then true when bool_or((x op s) is null)
-    then null else false end, over S (false for empty S); x op ALL(S) likewise with
-    bool_or(not (x op s)) deciding false and true for empty S. A row constructor
+    """x op ANY(S) / x op ALL(S) (sql.subquery_keys.quantified). A row constructor
     (x1, .., xn) on the left compares row-wise with S's n columns (compare_fields)."""
     bq = _subquery(binder, q, scope)
     _check_width(lhs, bq.types)
     sub = binder._finish_nested(bq)
     cmp = compare_fields(binder, op, [shift_outer(x) for x in lhs], [Column(i, t) for i, t in enumerate(bq.types)])
-    decisive = cmp if quantifier == "any" else CallUnary("not", cmp, BOOL)
-    unknown = CallUnary("is_null", cmp, BOOL)
-    rel = HReduce(
-        HMap(sub, (decisive, unknown)),
-        (),
-        (AggregateExpr("bool_or", Column(len(bq.types), BOOL), False, BOOL),
-         AggregateExpr("bool_or", Column(len(bq.types) + 1, BOOL), False, BOOL)),
-    )
-    hit = Literal(quantifier == "any", BOOL)
-    verdict: HirScalar = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
-                             If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
-    return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
+    return quantified(sub, cmp, len(bq.types), quantifier)
 
 
 # type names that are SQL keywords: never function names (`numeric(7)` is a syntax error)

@@ -15,6 +15,11 @@ Identities used:
   references are in D); R = lower(S, D); V = per-D-row (count, any value) of R, erroring
   (21000) when count > 1, plus NULL for the D rows without any; result = I ⋈ V on I.u = D
 - EXISTS S: the same with V = (D-rows of R ↦ true) ∪ (the other D rows ↦ false)
+- Filter(NOT (x IN S))(I), S uncorrelated with one column (a null-aware anti-join: a row
+  stays iff x = s is false for every s):
+  Threshold(I − Project_I(Filter((x = s) IS NULL OR x = s)(I × S))), since a row of I
+  with multiplicity m that meets rows of S of total multiplicity k ≥ 1 is left with m − m·k ≤ 0
+  (rendered as one Spark LEFT ANTI JOIN on that condition: compute.render.semijoin)
 - L ⟕ R on p = J ∪ Map(nulls)(L − semijoin(L, J)) with J = L ⋈ R on p (right/full alike)
 - a LATERAL right side R built only from Constant/Project/Map/Filter/FlatMap is lowered
   under the left rows L themselves: L ⋈lateral R = lower(R, L); any other is lowered under
@@ -84,6 +89,7 @@ from sql.mir import (
     Negate,
     Project,
     Reduce,
+    Threshold,
     TopK,
     Union,
     mir_types,
@@ -106,8 +112,10 @@ from sql.scalar import (
 from sql.subquery_keys import (
     EquiCorrelation,
     GroupedCorrelation,
+    NotIn,
     equi_correlation,
     grouped_correlation,
+    not_in,
     unshift,
 )
 from sql.types import BOOL, INT8, MZ_TIMESTAMP, NUMERIC, TEXT, SqlType, list_type, record_type
@@ -333,6 +341,19 @@ class Lowerer:
         body: Mir = Union((inp_get, Negate(semi))) if anti else semi
         return Let(inp_id, inp, body)
 
+    def _not_in(self, inp: Mir, ctx: Ctx, ni: NotIn) -> Mir:
+        """Filter(NOT (x IN S))(I) = Threshold(I − Project_I(Filter(p)(I × S)))
+        with p = (x = s) IS NULL OR x = s (see the module docstring)."""
+        width = len(mir_types(inp))
+        inp_id, inp_get = self._let(inp)
+        r = self.rel(ni.sub, TOP)
+        s = self.scalar(ni.inner, TOP)
+        vals = Project(Map(r, (s,)), (len(mir_types(r)),))
+        cmp: Scalar = CallBinary("eq", self.scalar(unshift(ni.outer), ctx), Column(width, s.typ), BOOL)
+        p: Scalar = CallVariadic("or", (CallUnary("is_null", cmp, BOOL), cmp), BOOL)
+        matched = Project(Filter(Join((inp_get, vals), ()), (p,)), tuple(range(width)))
+        return Let(inp_id, inp, Threshold(Union((inp_get, Negate(matched)))))
+
     def _grouped_subquery(self, inp: Mir, ctx: Ctx, width: int, g: GroupedCorrelation) -> Mir:
         """inp ++ S's value, for S = grouped_correlation(..) (see sql.subquery_keys): a left
         join of inp with G = lower(g.grouped) on xi = G's keys (SQL `=`: a NULL xi matches
@@ -448,6 +469,8 @@ class Lowerer:
                             inp = self._semijoin(inp, ctx, n, sub, anti=False)
                         case CallUnary(func="not", expr=Exists(rel=sub)):
                             inp = self._semijoin(inp, ctx, n, sub, anti=True)
+                        case _ if (ni := not_in(p)) is not None and not self._correlated(ni.sub):
+                            inp = self._not_in(inp, ctx, ni)
                         case _:
                             rest.append(p)
                 if not rest:
@@ -585,7 +608,11 @@ class Lowerer:
         parts: list[Mir] = [j_get]
         jts = mir_types(j_get)
         if j.kind in ("left", "full"):
-            unmatched = self._antijoin(l_get, j_get, range(k + nl))
+            keys = None if j.lateral else _left_keys(j.on, nl)
+            if keys is not None:  # matched iff the key matched: L − (L ⋉ Distinct(J's keys))
+                unmatched = self._antijoin_on(l_get, j_get, list(range(k)) + [k + c for c in keys])
+            else:
+                unmatched = self._antijoin(l_get, j_get, range(k + nl))
             nulls = tuple(Literal(None, jts[c]) for c in range(k + nl, k + nl + nr))
             parts.append(Map(unmatched, nulls))
         if j.kind in ("right", "full"):
@@ -611,6 +638,16 @@ class Lowerer:
         xts = mir_types(x)
         matched = Reduce(Project(joined, tuple(cols)), tuple(Column(i, xts[i]) for i in range(len(cols))), ())
         semi = Project(Join((x, matched), tuple((Column(i, xts[i]), Column(len(xts) + i, xts[i])) for i in range(len(xts)))), tuple(range(len(xts))))
+        return Union((x, Negate(semi)))
+
+    @staticmethod
+    def _antijoin_on(x: Mir, joined: Mir, cols: list[int]) -> Mir:
+        """x − (x ⋉ Distinct(Project(cols)(joined)) on those columns of x): the rows of x whose
+        values in `cols` (columns of both) do not appear in `joined`, with their multiplicities."""
+        xts = mir_types(x)
+        matched = _distinct(Project(joined, tuple(cols)))
+        eq = tuple((Column(c, xts[c]), Column(len(xts) + i, xts[c])) for i, c in enumerate(cols))
+        semi = Project(Join((x, matched), eq), tuple(range(len(xts))))
         return Union((x, Negate(semi)))
 
     def _reduce(self, inp: Mir, ctx: Ctx, key: tuple[int, ...], aggs: tuple[AggregateExpr, ...]) -> Mir:
@@ -730,6 +767,56 @@ def _row_wise(r: HirRel) -> bool:
             return _row_wise(i)
         case _:
             return False
+
+
+def _left_keys(on: HirScalar, nl: int) -> list[int] | None:
+    """The left columns c1, .. when every conjunct of a join's ON clause (left columns < nl,
+    then the right's) is `c = e` with e over the right (and enclosing) columns, or reads no
+    left column: then whether a left row meets a right row depends only on its values of
+    c1, .. (and the enclosing row), so L's unmatched rows are those whose keys J lacks."""
+    keys: list[int] = []
+    for p in conjuncts((on,)):
+        cols = _local_columns(p)
+        if cols is None:
+            return None
+        if all(c >= nl for c in cols):
+            continue
+        if not (isinstance(p, CallBinary) and p.func == "eq"):
+            return None
+        for x, y in ((p.expr1, p.expr2), (p.expr2, p.expr1)):
+            ys = _local_columns(y)
+            if isinstance(x, Column) and x.index < nl and ys is not None and all(c >= nl for c in ys):
+                keys.append(x.index)
+                break
+        else:
+            return None
+    return sorted(set(keys))
+
+
+def _local_columns(e: HirScalar) -> set[int] | None:
+    """The columns of its own scope that e reads; None if it holds a subquery."""
+    match e:
+        case Column(index=i):
+            return {i}
+        case Exists() | Select():
+            return None
+        case CallUnary(expr=x):
+            parts = [x]
+        case CallBinary(expr1=a, expr2=b):
+            parts = [a, b]
+        case CallVariadic(exprs=xs):
+            parts = list(xs)
+        case If(cond=c, then=a, els=b):
+            parts = [c, a, b]
+        case _:
+            return set()
+    out: set[int] = set()
+    for x in parts:
+        got = _local_columns(x)
+        if got is None:
+            return None
+        out |= got
+    return out
 
 
 def _distinct(x: Mir) -> Mir:

@@ -5,6 +5,10 @@
   Then EXISTS S, for an enclosing row o, = (x1(o), ..) ∈ Distinct(s1, ..)(Filter(p ∧ si IS
   NOT NULL)(B)): a semi-join of the enclosing rows against the subquery's distinct values,
   without computing any set of enclosing rows (how `x IN (SELECT ..)` is bound).
+- quantified(S, cmp, n, q) builds x op ANY/ALL (S) (how the binder binds it, comparing by
+  `cmp` over S's n columns), and not_in(p) recognises a NOT of the ANY form with one column:
+  as a filter, NOT (x IN S) keeps an enclosing row o iff cmp(x(o), s) is false for every s of
+  S, i.e. it is the null-aware anti-join I ▷ S on (cmp IS NULL OR cmp) (sql.lowering).
 - unshift(e): an expression read from one scope inwards, as the enclosing scope reads it
   (the inverse of bind_scalar.shift_outer): outer(1, i) -> #i, outer(l, i) -> outer(l-1, i).
 """
@@ -13,8 +17,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sql.hir import Exists, HFilter, HirRel, HirScalar, OuterColumn, Select
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, conjuncts, permute
+from sql.hir import Exists, HFilter, HirRel, HirScalar, HMap, HProject, HReduce, OuterColumn, Select
+from sql.scalar import (
+    AggregateExpr,
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    If,
+    Literal,
+    conjuncts,
+    permute,
+)
+from sql.types import BOOL
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +89,56 @@ def equi_correlation(sub: HirRel, correlated) -> EquiCorrelation | None:
     return EquiCorrelation(base, tuple(pairs))
 
 
+def quantified(sub: HirRel, cmp: HirScalar, n: int, quantifier: str) -> Select:
+    """x op ANY(S) = case when bool_or(x op s) then true when bool_or((x op s) is null)
+    then null else false end, over S (false for empty S); x op ALL(S) likewise with
+    bool_or(not (x op s)) deciding false and true for empty S. `cmp` is x op s over S's n
+    columns (x read as an enclosing value)."""
+    decisive = cmp if quantifier == "any" else CallUnary("not", cmp, BOOL)
+    unknown = CallUnary("is_null", cmp, BOOL)
+    rel = HReduce(
+        HMap(sub, (decisive, unknown)),
+        (),
+        (AggregateExpr("bool_or", Column(n, BOOL), False, BOOL),
+         AggregateExpr("bool_or", Column(n + 1, BOOL), False, BOOL)),
+    )
+    hit = Literal(quantifier == "any", BOOL)
+    verdict: HirScalar = If(CallUnary("is_true", Column(0, BOOL), BOOL), hit,
+                             If(CallUnary("is_true", Column(1, BOOL), BOOL), Literal(None, BOOL), Literal(quantifier != "any", BOOL), BOOL), BOOL)
+    return Select(HProject(HMap(rel, (verdict,)), (2,)), BOOL)
+
+
+@dataclass(frozen=True, slots=True)
+class NotIn:
+    """A predicate NOT (x IN (S)) over one column, S's rows compared by x = s."""
+
+    sub: HirRel
+    outer: HirScalar  # x, as S's scope reads it (enclosing columns only)
+    inner: HirScalar  # s, over S's one column
+
+
+def not_in(p: HirScalar) -> NotIn | None:
+    """p = NOT quantified(S, x = s, 1, "any") with x reading only enclosing columns and s
+    only S's, neither holding a subquery; else None."""
+    if not (isinstance(p, CallUnary) and p.func == "not" and isinstance(p.expr, Select)):
+        return None
+    top = p.expr.rel
+    if not (isinstance(top, HProject) and isinstance(top.input, HMap) and isinstance(top.input.input, HReduce)):
+        return None
+    inner = top.input.input.input
+    if not (isinstance(inner, HMap) and len(inner.scalars) == 2):
+        return None
+    cmp = inner.scalars[0]
+    if not (isinstance(cmp, CallBinary) and cmp.func == "eq"):
+        return None
+    if quantified(inner.input, cmp, 1, "any") != p.expr:
+        return None  # (this also checks that S has one column: the aggregates read #1, #2)
+    a, b = _refs(cmp.expr1), _refs(cmp.expr2)
+    if a[0] or a[2] or b[1] or b[2]:
+        return None
+    return NotIn(inner.input, cmp.expr1, cmp.expr2)
+
+
 def unshift(h: HirScalar) -> HirScalar:
     match h:
         case OuterColumn(level=1, index=i, typ=t):
@@ -114,9 +179,8 @@ class GroupedCorrelation:
 
 
 def grouped_correlation(sub: HirRel, correlated) -> GroupedCorrelation | None:
-    from sql.hir import HMap, HProject, HReduce, hir_types
+    from sql.hir import hir_types
     from sql.transforms.non_null_requirements import strict_columns
-    from sql.types import BOOL
 
     chain: list[HirRel] = []
     r = sub

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from compute.plan import lir
+from compute.plan.non_negative import non_negative
 from compute.render import float_stats, semijoin
 from compute.render.aggregates import (
     EXPANDED_AGGREGATES,
@@ -65,13 +66,30 @@ from sql.types import SqlType
 INLINE_CONSTANT_ROWS = 2000
 
 
-def _local_uses(p: lir.Plan, lid: str) -> int:
-    from compute.plan.pipeline import lir_children
-
+def _local_uses(p: lir.Plan, lid: str, ctx: RenderContext | None = None) -> int:
+    """How many times rendering p reads binding `lid` (with ctx: as this module renders it)."""
     n = p.node
     if isinstance(n, lir.Get) and n.local and n.id == lid:
         return 1
-    return sum(_local_uses(c, lid) for c in lir_children(n))
+    return sum(_local_uses(c, lid, ctx) for c in _rendered_children(n, ctx))
+
+
+def _rendered_children(n: lir.Node, ctx: RenderContext | None) -> list[lir.Plan]:
+    """The inputs that rendering n renders: an anti-join renders its X once, not the Union
+    input that keeps X's rows (compute.render.semijoin; the bindings in scope are those of
+    ctx, so an anti-join recognised only once inner bindings are known counts both)."""
+    from compute.plan.pipeline import lir_children
+
+    if ctx is None:
+        return list(lir_children(n))
+    match n:
+        case lir.Threshold(input=i) if (na := semijoin.null_aware_anti(i, ctx.nonneg_lets)) is not None:
+            return [na.x, na.d]
+        case lir.Union(inputs=ins):
+            pairs = {a.keep: a for a in semijoin.anti_joins(ins, ctx.set_lets)}
+            skip = {a.negated for a in pairs.values()}
+            return [c for k, x in enumerate(ins) if k not in skip for c in ([pairs[k].x, pairs[k].d] if k in pairs else [x])]
+    return list(lir_children(n))
 
 
 def record_counts(ctx: RenderContext) -> dict[int, int]:
@@ -146,7 +164,9 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
             return _flat_map(render(i, ctx), f, xs, ts, ctx)
         case lir.Let(id=i, value=v, body=b):
             value = render(v, ctx)
-            uses = _local_uses(b, i)
+            ctx.set_lets[i] = semijoin.is_set(v, ctx.set_lets)
+            ctx.nonneg_lets[i] = non_negative(v, dict(ctx.nonneg_lets))
+            uses = _local_uses(b, i, ctx)
             if uses > 1 and ctx.observed is None and not (ctx.tiny() and uses * len(value.sql) <= INLINE_LET_CHARS):
                 # computed once, read several times: without this Spark recomputes it at
                 # every reference, exponentially in the nesting of such bindings. Over tiny
@@ -154,12 +174,12 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
                 # long as the text stays small.
                 value = ctx.materialize(value)
             ctx.lets[i] = value
-            ctx.set_lets[i] = semijoin.is_set(v, ctx.set_lets)
             try:
                 return render(b, ctx)
             finally:
                 del ctx.lets[i]
                 del ctx.set_lets[i]
+                del ctx.nonneg_lets[i]
         case lir.Join(inputs=ins, equivalences=eq, arities=ar, paths=paths):
             sets = [semijoin.is_set(x, ctx.set_lets) for x in ins]
             return _join([render(x, ctx) for x in ins], eq, ar, paths, ctx, sets)
@@ -170,6 +190,9 @@ def _render(p: lir.Plan, ctx: RenderContext) -> Rel:
         case lir.Negate(input=i):
             return negate(render(i, ctx), ctx)
         case lir.Threshold(input=i):
+            if (na := semijoin.null_aware_anti(i, ctx.nonneg_lets)) is not None:
+                out = semijoin.null_aware_anti_sql(render(na.x, ctx), render(na.d, ctx), na, ctx)
+                return threshold(out, ctx) if na.threshold else out
             return threshold(render(i, ctx), ctx)
         case lir.Union(inputs=ins, consolidate_output=c):
             antis = semijoin.anti_joins(ins, ctx.set_lets)

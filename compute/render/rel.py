@@ -45,6 +45,8 @@ class RenderContext:
     lets: dict[str, Rel] = field(default_factory=dict)
     # whether each Let binding in scope is a set (compute.render.semijoin.is_set)
     set_lets: dict[str, bool] = field(default_factory=dict)
+    # whether each Let binding in scope is non-negative (compute.plan.non_negative)
+    nonneg_lets: dict[str, bool] = field(default_factory=dict)
     # the dataflow's source MFPs (lir.Dataflow.source_mfps), by source id
     source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id

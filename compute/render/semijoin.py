@@ -14,6 +14,16 @@ the equivalences (join equivalences are null-safe):
 
 (X's diffs are kept; D's are 1.) Spark then probes D for existence instead of joining and
 carrying its columns, and the anti-join needs no Negate, Union and consolidation.
+
+A filter NOT (x IN S) is lowered as Threshold(X − mm(Filter(p)(X × D))) with D = S's values
+and p = (x = s) IS NULL OR x = s (sql.lowering): a row of X that meets rows of D goes, one
+that meets none stays. With D non-negative (every row rendered has a positive diff, so a row
+that is there is one that exists) and X non-negative, that is
+
+    Threshold(Union(ma(X), Negate(mm(Filter(p)(X × D))))) = ma(X LEFT ANTI JOIN D ON p)
+
+which Spark runs, for p over one column, as a null-aware broadcast hash anti-join (a NULL in
+D removes every row, a NULL x every row when D has any; `null_aware_anti`).
 """
 
 from __future__ import annotations
@@ -21,10 +31,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compute.plan import lir
+from compute.plan.non_negative import non_negative
 from compute.plan.refinements.rewrite import map_plan
 from compute.render.rel import Rel, RenderContext, cname
 from compute.render.scalar import render_scalar
-from sql.scalar import Column, Scalar, columns_used
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Scalar, columns_used
 
 
 def is_set(p: lir.Plan, set_lets: dict[str, bool]) -> bool:
@@ -171,6 +182,80 @@ def anti_joins(inputs: tuple[lir.Plan, ...], set_lets: dict[str, bool]) -> list[
             if j in used:
                 break
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class NullAwareAnti:
+    """Threshold(Union(ma(X), Negate(mm(Filter(p)(X × D))))) = ma(X LEFT ANTI JOIN D ON p)."""
+
+    x: lir.Plan
+    d: lir.Plan
+    x_first: bool
+    arities: tuple[int, int]  # the join's inputs'
+    cmp: Scalar  # x = s over the join's columns (p = cmp IS NULL OR cmp)
+    projection: tuple[int, ...]  # ma's output over X's columns
+    threshold: bool  # X may hold negative rows: Threshold the result
+
+
+def null_aware_anti(inp: lir.Plan, nonneg_lets: dict[str, bool]) -> NullAwareAnti | None:
+    """The null-aware anti-join that Threshold(inp) is (see the module docstring), or None."""
+    if not isinstance(inp.node, lir.Union) or len(inp.node.inputs) != 2:
+        return None
+    for j in (0, 1):
+        keep, neg = inp.node.inputs[1 - j], inp.node.inputs[j]
+        if not isinstance(neg.node, lir.Negate) or isinstance(keep.node, lir.Negate):
+            continue
+        top = neg.node.input
+        if not isinstance(top.node, lir.MfpNode) or not isinstance(top.node.input.node, lir.Join):
+            continue
+        mm, jn = top.node.mfp, top.node.input.node
+        if len(jn.inputs) != 2 or jn.equivalences or mm.expressions or len(mm.predicates) != 1:
+            continue
+        for xi in (0, 1):
+            di = 1 - xi
+            offsets = [0, jn.arities[0], jn.arities[0] + jn.arities[1]]
+            xcols = set(range(offsets[xi], offsets[xi + 1]))
+            dcols = set(range(offsets[di], offsets[di + 1]))
+            cmp = _null_aware(mm.predicates[0], xcols, dcols)
+            if cmp is None or not non_negative(jn.inputs[di], dict(nonneg_lets)) or not all(c in xcols for c in mm.output):
+                continue
+            local = tuple(c - offsets[xi] for c in mm.output)
+            xb, mx = _split(jn.inputs[xi], jn.arities[xi])
+            composed = lir.Mfp(mx.input_arity, mx.expressions, mx.predicates, tuple(mx.output[c] for c in local))
+            kb, mk = _split(keep, len(local))
+            if kb == xb and _same_mfp(mk, composed):
+                nonneg = non_negative(jn.inputs[xi], dict(nonneg_lets))
+                return NullAwareAnti(jn.inputs[xi], jn.inputs[di], xi == 0, (jn.arities[0], jn.arities[1]), cmp, local, not nonneg)
+    return None
+
+
+def _null_aware(p: Scalar, xcols: set[int], dcols: set[int]) -> Scalar | None:
+    """cmp when p = (cmp IS NULL OR cmp) (either order), cmp = (a = b) with a over X's
+    columns and b over D's (or the other way round); else None."""
+    if not (isinstance(p, CallVariadic) and p.func == "or" and len(p.exprs) == 2):
+        return None
+    for u, c in (p.exprs, p.exprs[::-1]):
+        if isinstance(u, CallUnary) and u.func == "is_null" and u.expr == c and isinstance(c, CallBinary) and c.func == "eq":
+            a, b = columns_used(c.expr1), columns_used(c.expr2)
+            if a and b and ((a <= xcols and b <= dcols) or (a <= dcols and b <= xcols)):
+                return c
+    return None
+
+
+def null_aware_anti_sql(rx: Rel, rd: Rel, a: NullAwareAnti, ctx: RenderContext) -> Rel:
+    """ma(X LEFT ANTI JOIN D ON (x = s) OR isnull(x = s)), with X's diffs: Spark's form of
+    NOT IN, which it plans as a null-aware broadcast hash anti-join for one column."""
+    xo, do = (0, a.arities[0]) if a.x_first else (a.arities[0], 0)
+    nx, nd = (a.arities[0], a.arities[1]) if a.x_first else (a.arities[1], a.arities[0])
+    allcols = [f"j{i}" for i in range(a.arities[0] + a.arities[1])]
+    eq = render_scalar(a.cmp, allcols)
+    xs, ds = ctx.alias(), ctx.alias()
+    xsel = ", ".join([*(f"c{i} AS j{xo + i}" for i in range(nx)), "diff AS dx"])
+    dsel = ", ".join(f"c{i} AS j{do + i}" for i in range(nd))
+    sel = [f"j{xo + c} AS {cname(k)}" for k, c in enumerate(a.projection)] + ["dx AS diff"]
+    q = (f"SELECT {', '.join(sel)} FROM (SELECT {xsel} FROM {ctx.sub(rx)}) AS {xs} "
+         f"LEFT ANTI JOIN (SELECT {dsel} FROM {ctx.sub(rd)}) AS {ds} ON {eq} OR isnull({eq})")
+    return Rel(q, len(a.projection))
 
 
 def _same_mfp(a: lir.Mfp, b: lir.Mfp) -> bool:

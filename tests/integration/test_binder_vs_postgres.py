@@ -108,6 +108,11 @@ QUERIES = [
     "SELECT * FROM ta, tb JOIN LATERAL (SELECT tb.b AS q) t ON t.q IN (SELECT ta.a)",
     "SELECT * FROM l, r LEFT JOIN LATERAL (SELECT l.x AS q) t ON true JOIN s ON s.c = l.c",
     "SELECT * FROM l, r JOIN LATERAL (SELECT l.x AS q, r.y) t ON c = t.y",
+    "SELECT * FROM l, LATERAL (SELECT l.x AS q) t JOIN r ON r.y = l.x",
+    "SELECT * FROM l, LATERAL (SELECT l.x AS q) t JOIN r ON r.y = t.q",
+    "SELECT * FROM l, (SELECT l.x) t",
+    "SELECT * FROM LATERAL (SELECT r.y) t, r",
+    "SELECT * FROM l, LATERAL (SELECT s.z FROM s WHERE s.c = r.c) t, r",
     # 4. WITH scoping: an inner WITH shadows only inside its query; correlated CTEs
     "WITH foo AS (SELECT 1) (SELECT * FROM foo UNION ALL (WITH foo AS (SELECT 2) SELECT * FROM foo) "
     "UNION ALL (SELECT * FROM foo))",

@@ -21,6 +21,13 @@ SETUP = [
     "CREATE TABLE {s}.nv (id int, a numeric, b numeric, t numeric(12,4), i int)",
     "INSERT INTO {s}.nv VALUES (1, 0.01, 7.125, 7.1250, 98), (2, 1, 3, 3.0000, 3), (3, 0.0001, 0.0001, 0.0001, -7),"
     " (4, -2.5, 0.7, 12345678.1234, 0), (5, 123456.789, 1.1, 0.5000, 1), (6, NULL, 2, NULL, NULL)",
+    # avg groups whose quotients end in ties, carries, repeating digits, signs, large values
+    "CREATE TABLE {s}.av (g int, q numeric(15,2), u numeric)",
+    "INSERT INTO {s}.av VALUES (1, 0.01, 0.01), (1, 0.02, 0.02), (2, 1.00, 1), (2, 2.00, 2), (2, 2.00, 2.0000000001),"
+    " (3, -0.05, -0.05), (3, 0.02, 0.02), (3, 0.02, 0.0200000001), (4, 99999999999.99, 9999999999999.99),"
+    " (4, 99999999999.99, 9999999999999.99), (4, 99999999999.98, 9999999999999.98), (5, 23.00, 23), (5, 26.00, 26),"
+    " (5, 25.00, 25), (5, 27.00, 27), (5, 24.00, 24), (5, 26.00, 26), (5, 25.00, 25), (6, 0.00, 0), (6, 0.00, 0),"
+    " (7, -1.00, -1), (7, -2.00, -2), (8, 6666.67, 6666.67), (8, 3333.33, 3333.33), (8, 0.01, 0.01), (9, NULL, NULL)",
 ]
 
 CONSTANTS = [
@@ -40,6 +47,10 @@ COLUMNS = [
     "SELECT id, round(a / b, 12), round(a / b, i + 12), trunc(b / 3, i + 5) FROM nv WHERE i IS NOT NULL",
     "SELECT avg(i), avg(a), avg(b), avg(t), sum(a) / count(*) FROM nv",
     "SELECT id, avg(i) FROM nv GROUP BY id",
+    # avg of a numeric: sum / count computed in the JVM (compute.render.numeric_avg)
+    "SELECT g, avg(q), avg(u), 0.2 * avg(q), avg(DISTINCT q) FROM av GROUP BY g",
+    "SELECT avg(q), avg(u), avg(q + u) FROM av",
+    "SELECT g, q FROM av a WHERE q < (SELECT 1.1 * avg(q) FROM av b WHERE b.g = a.g)",
     # products of quotients and averages (decimal(38, 24) each: Spark's own * overflowed)
     "SELECT id, (b / 2) * (t / 4), (a / 4) * (b / 8), -(a / 2) * (i / 2.0) FROM nv",
     "SELECT avg(i) * avg(t), avg(b) * 2.5 * avg(a), coalesce(-avg(i), 45) * avg(i) FROM nv",

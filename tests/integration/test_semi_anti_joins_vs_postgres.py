@@ -41,6 +41,22 @@ QUERIES = [
     "SELECT d.name, count(*) FROM d, o WHERE d.k = o.k AND o.v IN (SELECT v FROM i) GROUP BY d.name",
     "SELECT o.tag, x.k FROM o, (SELECT DISTINCT k FROM i) x WHERE o.k = x.k",
     "SELECT count(*) FROM o WHERE EXISTS (SELECT 1 FROM i WHERE i.k = o.k) AND NOT EXISTS (SELECT 1 FROM d WHERE d.k = o.k AND d.name > 'o')",
+    # outer joins whose ON clause is key equalities and right-side predicates: the unmatched
+    # left rows are those whose keys the join lacks (duplicates and NULL keys of o kept)
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON o.k = i.k",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON o.k = i.k AND i.w > 1",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON i.k = o.k AND i.v = o.v",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON o.k = i.k + 1 AND i.v IS NOT NULL",
+    "SELECT o.*, i.w FROM o FULL JOIN i ON o.k = i.k AND i.w <> 2",
+    "SELECT o.tag, count(i.w) FROM o LEFT JOIN i ON o.k = i.k AND i.w > 0 GROUP BY o.tag",
+    "SELECT o.*, d.name FROM o LEFT JOIN i ON o.k = i.k LEFT JOIN d ON d.k = o.k AND d.name <> 'two'",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON true",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON i.w > 3",
+    # a left-side predicate or a disjunction in ON: whole left rows decide
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON o.k = i.k AND o.v > 10",
+    "SELECT o.*, i.w FROM o LEFT JOIN i ON o.k = i.k OR o.v = i.v",
+    # inside a correlated subquery
+    "SELECT d.name, (SELECT count(i.w) FROM o LEFT JOIN i ON o.k = i.k AND i.w > d.k WHERE o.k = d.k) FROM d",
 ]
 
 

@@ -137,6 +137,14 @@ def test_comma_binds_looser_than_join(planner: Planner) -> None:
 @pytest.mark.parametrize("sql, state, message", [
     ("SELECT * FROM t, l JOIN r ON t.a = r.c", "42P01", 'invalid reference to FROM-clause entry for table "t"'),
     ("SELECT * FROM t, l JOIN r ON a = r.c", "42703", 'column "a" does not exist'),
+    # a tree that starts with a LATERAL item: its ON clauses do not see the earlier items either
+    ("SELECT * FROM t, LATERAL (SELECT t.a) s JOIN r ON r.c = t.a", "42P01", 'invalid reference to FROM-clause entry for table "t"'),
+    # an item that is not LATERAL names an earlier item: invalid; a later one: missing (PostgreSQL 15)
+    ("SELECT * FROM t, (SELECT t.a) s", "42P01", 'invalid reference to FROM-clause entry for table "t"'),
+    ("SELECT * FROM t, (SELECT 1 FROM r WHERE r.c = t.a) s", "42P01", 'invalid reference to FROM-clause entry for table "t"'),
+    ("SELECT * FROM LATERAL (SELECT r.c) s, r", "42P01", 'missing FROM-clause entry for table "r"'),
+    ("SELECT * FROM t, LATERAL (SELECT r.c + t.a) s, r", "42P01", 'missing FROM-clause entry for table "r"'),
+    ("SELECT * FROM t JOIN LATERAL (SELECT r.c) s ON true JOIN r ON true", "42P01", 'missing FROM-clause entry for table "r"'),
 ])
 def test_on_sees_only_its_join_tree(planner: Planner, sql: str, state: str, message: str) -> None:
     e = planner.error(sql)
