@@ -380,6 +380,7 @@ class Controller:
                 m.until = None
                 if not m.is_mv:
                     m.frontier = 0
+        self.subscribes.replica_restarted()
 
     def step_all(self) -> None:
         """One pass: every dataflow (in dependency order) steps to its inputs' upper."""

@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from compute.expiration import dataflow_expiration
 from compute.plan import lir
 from compute.plan.temporal import is_temporal
 from sql.errors import SqlError, before_since
@@ -82,6 +83,7 @@ class Subscription:
         self.frontier = 0  # 0: not hydrated; else every update < frontier was pushed
         self.renderer: Any = None
         self.spark: Any = None
+        self.until: int | None = None  # its expiration (compute.expiration): no update at >= until
         self.temporal = is_temporal(dataflow)  # mz_now() filters: steps also when updates fall due
         self.steps = 0
         self._lock = threading.Lock()
@@ -308,6 +310,12 @@ class Subscribes:
             self._hydrate(s)
             if s.ended:
                 return
+        elif s.renderer is None:
+            self._hydrate(s, rebuild=True)  # the replica restarted: rebuilt at its frontier
+        expires = s.until is not None and upper >= s.until
+        if expires:
+            assert s.until is not None
+            upper = s.until - 1  # its output at `until` would miss the updates dropped there
         times = self._times(s, upper)
         steps = times if len(times) <= EXACT_TIMES else [upper]
         if s.temporal and upper >= s.frontier and (not steps or steps[-1] < upper) and due_at(s.renderer, upper):
@@ -321,6 +329,18 @@ class Subscribes:
             return
         if s.up_to is not None and s.frontier >= s.up_to:
             s.finish()
+        elif expires and s.frontier >= (s.until or 0):
+            # at its expiration: the replica restarts (compute.controller), and this
+            # subscription is rebuilt at its frontier with the new replica's expiration
+            self.ctl._expired = True
+            self.ctl._wake.set()
+
+    def replica_restarted(self) -> None:
+        """Every subscription's Spark state is gone with the replica's: each is rebuilt at
+        its frontier (nothing is sent again) at its next pass."""
+        for s in self.live():
+            if s.renderer is not None:
+                self._teardown(s)
 
     def _times(self, s: Subscription, upper: int) -> list[int]:
         """The distinct write times in [frontier, upper] of the inputs (every batch of a
@@ -330,33 +350,42 @@ class Subscribes:
                  if s.frontier <= b.max_time <= upper}
         return sorted(times)
 
-    def _hydrate(self, s: Subscription) -> None:
+    def _hydrate(self, s: Subscription, rebuild: bool = False) -> None:
+        """Build its dataflow at AS OF (the snapshot is sent if asked for), or (`rebuild`)
+        at its frontier − 1, sending nothing: every update before the frontier was sent. Its
+        expiration is the replica's now (compute.expiration.dataflow_expiration)."""
         from compute.controller import renderer_for
         from compute.render import oneshot
         from compute.render.spark import collect_arrow
 
         cat = self.ctl.catalog
-        spark = self._session(s, s.as_of)
-        leases = [cat.lease_batches(i.shard_id, s.as_of) for i in s.inputs]
+        as_of = s.frontier - 1 if rebuild else s.as_of
+        spark = self._session(s, as_of)
+        # (the inputs' upper now, past the frontier: a rebuilt subscription makes progress
+        # even when the replica's expiration is already behind it)
+        until = dataflow_expiration(self.ctl.replica.expiration(self.ctl.expiration_offset()), bool(s.inputs),
+                                    max(self._upper(s), as_of) + 1)
+        leases = [cat.lease_batches(i.shard_id, as_of) for i in s.inputs]
         started = time.monotonic()
         try:
             renderer = renderer_for(spark, s.dataflow, {i.id: i.types for i in s.inputs})
             try:
-                snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, s.as_of, True)
+                snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                          for i, lease in zip(s.inputs, leases, strict=True)}
-                out = renderer.hydrate(snaps, time=s.as_of)
-                rows = oneshot.arrow_rows(collect_arrow(out, small=False), s.dataflow.types) if s.snapshot else []
+                out = renderer.hydrate(snaps, time=as_of, until=until)
+                rows = oneshot.arrow_rows(collect_arrow(out, small=False), s.dataflow.types) if s.snapshot and not rebuild else []
             except BaseException:
                 renderer.close()
                 raise
         finally:
             for lease in leases:
                 lease.release()
-        s.renderer = renderer
-        s.frontier = s.as_of + 1
-        log.info("subscription %s hydrated at %d in %.0f ms", s.id, s.as_of, (time.monotonic() - started) * 1000)
+        s.renderer, s.until = renderer, until
+        s.frontier = as_of + 1
+        log.info("subscription %s %s at %d in %.0f ms", s.id, "rebuilt" if rebuild else "hydrated", as_of,
+                 (time.monotonic() - started) * 1000)
         if rows:
-            s.push(_updates(s.as_of, rows))
+            s.push(_updates(as_of, rows))
 
     def _step(self, s: Subscription, t: int) -> bool:
         """One step: the inputs' updates in [frontier, t], pushed at t."""

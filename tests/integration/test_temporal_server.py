@@ -229,3 +229,52 @@ def test_short_offset_restarts_the_replica_before_expiration(tmp_path: Path) -> 
         assert ("last",) in mv and set(mv) <= {(f"r{i}",) for i in range(k + 1)} | {("last",)}, mv
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_subscribe_expires_and_goes_on_after_the_replica_restarts(tmp_path: Path) -> None:
+    """A SUBSCRIBE over a 30-day temporal window, with a 15-second replica expiration offset
+    and no index or view: the subscription expires (its 30-day retractions are never held),
+    its expiration alone restarts the replica, and it is rebuilt at its frontier. Every row
+    inserted meanwhile arrives exactly once with diff +1 (nothing twice, nothing retracted),
+    in time order, up to UP TO."""
+    import threading
+
+    server = MzServer(tmp_path / "mzdata", tmp_path / "server.log", extra_args=("--compute-replica-expiration-offset", "15s"))
+    server.start(timeout=300)
+    try:
+        mz = server.connect(autocommit=True)
+        mz.execute("CREATE TABLE ev (id int, at timestamptz)")
+        start = int(mz.execute("SELECT mz_now()::text").fetchone()[0])
+        span_ms = 50_000
+        got: list[tuple] = []
+        failed: list[BaseException] = []
+
+        def subscribe() -> None:
+            try:
+                with server.connect(autocommit=True) as c, c.cursor() as cur, cur.copy(
+                        f"COPY (SUBSCRIBE (SELECT id FROM ev WHERE mz_now() <= at + INTERVAL '30 days') "
+                        f"AS OF {start} UP TO {start + span_ms}) TO STDOUT") as cp:
+                    cp.set_types(["numeric", "int8", "int4"])
+                    got.extend(tuple(r) for r in cp.rows())
+            except BaseException as e:  # noqa: BLE001 - reported below
+                failed.append(e)
+
+        reader = threading.Thread(target=subscribe)
+        reader.start()
+        inserted = []
+        k = 0
+        while int(mz.execute("SELECT mz_now()::text").fetchone()[0]) < start + span_ms - 5_000:
+            k += 1
+            mz.execute(f"INSERT INTO ev VALUES ({k}, now())")
+            inserted.append(k)
+            time.sleep(1.5)
+        reader.join(300)
+        assert not reader.is_alive() and not failed, failed
+        times = [int(t) for t, _, _ in got]
+        assert times == sorted(times) and all(start <= t < start + span_ms for t in times), got
+        assert sorted((int(d), i) for _, d, i in got) == [(1, i) for i in inserted], got
+        log = server.log_tail(2000)
+        assert "replica expired: restarting" in log and "rebuilt at" in log, log[-2000:]
+    finally:
+        server.stop()
