@@ -266,14 +266,14 @@ class Subscribes:
             return lost
         return e if isinstance(e, SqlError) else translate_spark_error(e)
 
-    def _teardown(self, s: Subscription) -> None:
+    def _teardown(self, s: Subscription, why: str = "ended") -> None:
         if s.renderer is not None:
             try:
                 s.renderer.close()
             except Exception:  # noqa: BLE001 - a lost driver holds nothing any more
                 log.debug("closing subscription %s", s.id, exc_info=True)
             s.renderer = None
-            log.info("subscription %s ended after %d steps", s.id, s.steps)
+            log.info("subscription %s %s after %d steps", s.id, why, s.steps)
 
     def _upper(self, s: Subscription) -> int:
         """The greatest time at which every input is complete, below UP TO."""
@@ -340,7 +340,7 @@ class Subscribes:
         its frontier (nothing is sent again) at its next pass."""
         for s in self.live():
             if s.renderer is not None:
-                self._teardown(s)
+                self._teardown(s, "freed with the replica")
 
     def _times(self, s: Subscription, upper: int) -> list[int]:
         """The distinct write times in [frontier, upper] of the inputs (every batch of a
