@@ -5,7 +5,7 @@ bindings in scope)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sql.errors import SqlError
 from sql.hir import HirRel, HirScalar
@@ -101,8 +101,7 @@ class LowererBase:
             return True
         return any(self._rec[i][0] is not None for i in local_gets(sub) if i in self._rec)
 
-    def rel(self, r: HirRel, ctx: Ctx = TOP) -> Mir:
-        raise NotImplementedError
+    if TYPE_CHECKING:  # sql.lowering.Lowerer defines them; declared here for the subquery steps
+        def rel(self, r: HirRel, ctx: Ctx = TOP) -> Mir: ...
 
-    def scalar(self, e: HirScalar, ctx: Ctx) -> Scalar:
-        raise NotImplementedError
+        def scalar(self, e: HirScalar, ctx: Ctx) -> Scalar: ...
