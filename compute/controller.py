@@ -182,7 +182,7 @@ class Controller:
                 raise SqlError("XX000", f"maintained input {sid} has no storage")
             inputs.append(Input(sid, src.shard_id, tuple(c.type for c in src.columns), src.kind == "materialized-view"))
         m = Maintained(item, df, tuple(inputs), temporal=is_temporal(df))
-        self._report_installed(m)
+        self._report_installed(m.item.id, m.dataflow)
         if m.is_mv and item.shard_id is not None:
             m.frontier = self.catalog.shard_upper(item.shard_id)  # its durable output
         if not hydrate:
@@ -392,7 +392,7 @@ class Controller:
                 with self._changed:
                     for m in self._dataflows.values():
                         m.renderer = m.state = m.spark = None  # held in the lost JVM
-                        self._observe(m)  # every status false until rehydrated
+                        self._observe(m.item.id, m.dataflow)  # every status false until rehydrated
                         if not m.is_mv:  # a view's output is durable: its frontier stands
                             m.frontier = 0
             for m in sorted(self._dataflows.values(), key=lambda m: m.item.id_num):
@@ -458,7 +458,7 @@ class Controller:
             leases.append(self.catalog.lease_batches(m.item.shard_id, as_of))
         try:
             renderer = renderer_for(spark, m.dataflow, {i.id: i.types for i in m.inputs}, index=not m.is_mv)
-            renderer.observer = self._observe(m, spark)
+            renderer.observer = self._observe(m.item.id, m.dataflow, spark)
             snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                      for i, lease in zip(m.inputs, leases, strict=False)}
             try:
@@ -490,7 +490,7 @@ class Controller:
             m.frontier, m.valid_from = as_of + 1, as_of
         renderer.observer = None
         took = time.monotonic() - started
-        self._report_hydrated(m, took)
+        self._report_hydrated(m.item.id, took)
         log.info("hydrated %s at %d in %.0f ms", m.item.qualified_name, as_of, took * 1000)
 
     # -- hydration reporting (compute.hydration, DESIGN §5.4) -----------------------------------
@@ -509,8 +509,9 @@ class Controller:
         spark = self.compute.current
         return int(spark.conf.get("spark.sql.shuffle.partitions")) if spark is not None else 1
 
-    def _observe(self, m: Maintained, spark: Any = None) -> Any:
-        """A (re)hydration of `m` starts: its statuses all false; the renderer's observer."""
+    def _observe(self, object_id: str, dataflow: lir.Dataflow, spark: Any = None) -> Any:
+        """A (re)hydration of a dataflow (an index's, MV's or subscription's) starts: its
+        statuses all false; the renderer's observer."""
         from compute.plan.lir_mapping import parents
 
         if spark is not None:
@@ -518,21 +519,21 @@ class Controller:
             from compute.render.listener import ensure_listener
 
             ensure_listener(spark, self.hydration(), TAG_PREFIX)
-        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, None)
-        return self.hydration().install(m.item.id, parents(m.dataflow), self._workers())
+        self.catalog.system_db().set_hydration_time(object_id, REPLICA_ID, None)
+        return self.hydration().install(object_id, parents(dataflow), self._workers())
 
-    def _report_installed(self, m: Maintained) -> None:
+    def _report_installed(self, object_id: str, dataflow: lir.Dataflow) -> None:
         from compute.plan.lir_mapping import lir_mapping
 
-        self.catalog.system_db().set_lir_mapping(m.item.id, [(r.lir_id, r.operator, r.parent_lir_id, r.nesting)
-                                                             for r in lir_mapping(m.dataflow)])
-        self._observe(m)
+        self.catalog.system_db().set_lir_mapping(object_id, [(r.lir_id, r.operator, r.parent_lir_id, r.nesting)
+                                                             for r in lir_mapping(dataflow)])
+        self._observe(object_id, dataflow)
 
-    def _report_hydrated(self, m: Maintained, took_s: float) -> None:
-        self.catalog.system_db().set_hydration_time(m.item.id, REPLICA_ID, int(took_s * 1e9))
+    def _report_hydrated(self, object_id: str, took_s: float) -> None:
+        self.catalog.system_db().set_hydration_time(object_id, REPLICA_ID, int(took_s * 1e9))
         delays = self.hydration().take_delays()
         if delays:  # task end -> status row written (benches/hydration.py reads this line)
-            log.info("hydration status delays of %s: %s ms", m.item.id, ",".join(f"{d:.1f}" for d in delays))
+            log.info("hydration status delays of %s: %s ms", object_id, ",".join(f"{d:.1f}" for d in delays))
 
     def _report_dropped(self, object_id: str) -> None:
         self.hydration().drop(object_id)
@@ -613,7 +614,7 @@ class Controller:
             log.warning("%s lost state held by an executor: rehydrating", m.item.qualified_name)
             with self._changed:
                 self._free(m)
-                self._observe(m)
+                self._observe(m.item.id, m.dataflow)
                 if not m.is_mv:
                     m.frontier = 0
             return

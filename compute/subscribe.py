@@ -212,6 +212,7 @@ class Subscribes:
         sub = Subscription(f"t{next(self._ids)}", dataflow, tuple(inputs), as_of, up_to, snapshot, progress, capacity)
         with self._lock:
             self._subs[sub.id] = sub
+        self.ctl._report_installed(sub.id, dataflow)  # mz_lir_mapping; every status false
         self.ctl._wake.set()
         return sub
 
@@ -228,6 +229,7 @@ class Subscribes:
         for s in self.live():
             s.cancel(SqlError("57P01", "terminating connection due to administrator command"))
             self._teardown(s)
+            self.ctl._report_dropped(s.id)
         with self._lock:
             self._subs.clear()
 
@@ -237,6 +239,7 @@ class Subscribes:
         for s in sorted(self.live(), key=lambda s: int(s.id[1:])):
             if s.ended:
                 self._teardown(s)
+                self.ctl._report_dropped(s.id)
                 with self._lock:
                     del self._subs[s.id]
                 continue
@@ -341,6 +344,7 @@ class Subscribes:
         for s in self.live():
             if s.renderer is not None:
                 self._teardown(s, "freed with the replica")
+                self.ctl._observe(s.id, s.dataflow)  # every status false until rebuilt
 
     def _times(self, s: Subscription, upper: int) -> list[int]:
         """The distinct write times in [frontier, upper] of the inputs (every batch of a
@@ -369,6 +373,7 @@ class Subscribes:
         started = time.monotonic()
         try:
             renderer = renderer_for(spark, s.dataflow, {i.id: i.types for i in s.inputs})
+            renderer.observer = self.ctl._observe(s.id, s.dataflow, spark)
             try:
                 snaps = {i.id: oneshot.read_shard(spark, [b.path for b in lease.batches], i.types, as_of, True)
                          for i, lease in zip(s.inputs, leases, strict=True)}
@@ -382,8 +387,10 @@ class Subscribes:
                 lease.release()
         s.renderer, s.until = renderer, until
         s.frontier = as_of + 1
-        log.info("subscription %s %s at %d in %.0f ms", s.id, "rebuilt" if rebuild else "hydrated", as_of,
-                 (time.monotonic() - started) * 1000)
+        renderer.observer = None
+        took = time.monotonic() - started
+        self.ctl._report_hydrated(s.id, took)
+        log.info("subscription %s %s at %d in %.0f ms", s.id, "rebuilt" if rebuild else "hydrated", as_of, took * 1000)
         if rows:
             s.push(_updates(as_of, rows))
 

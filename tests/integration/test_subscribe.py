@@ -287,3 +287,56 @@ def test_subscribe_to_a_temporal_filter_sees_the_retraction_with_no_write(mz_ser
     # never before it is due; stamped with the time of the step that releases it (steps run
     # about once a second plus their own duration: the time is coarsened, as for views)
     assert start + 4000 <= int(rows[1][0]) < start + 12000, rows
+
+
+def test_a_subscription_reports_its_hydration(mz_server: MzServer, uniq: Callable[[str], str]) -> None:
+    """A subscription is an installed dataflow like an index (issue 12): its LIR nodes are in
+    mz_lir_mapping under its transient id; its per-worker statuses are all true once its
+    snapshot arrived, with a hydration time; they vanish when it ends."""
+    t, d = uniq("t"), uniq("d")
+    admin = mz_server.connect(autocommit=True)
+    admin.execute(f"CREATE TABLE {t} (k int, v int)")
+    admin.execute(f"CREATE TABLE {d} (k int, name text)")
+    admin.execute(f"INSERT INTO {t} SELECT g, g % 7 FROM generate_series(1, 5000) AS g")
+    admin.execute(f"INSERT INTO {d} SELECT g, 'n' || g FROM generate_series(0, 99) AS g")
+
+    def transient() -> set[str]:
+        return {r[0] for r in admin.execute(
+            "SELECT object_id FROM mz_internal.mz_compute_operator_hydration_statuses_per_worker "
+            "WHERE object_id LIKE 't%'").fetchall()}
+
+    before = transient()
+    sub = mz_server.connect(autocommit=False)
+    sub.execute(f"DECLARE c CURSOR FOR SUBSCRIBE (SELECT d.name, count(*) AS n, sum(t.v) AS s "
+                f"FROM {t} AS t JOIN {d} AS d ON t.k % 100 = d.k GROUP BY d.name)")
+    snapshot = sub.execute("FETCH 100 c").fetchall()  # returns once hydrated
+    assert len(snapshot) == 100 and {r[1] for r in snapshot} == {1}
+    new = transient() - before
+    assert len(new) == 1, new
+    (oid,) = new
+    nodes = {int(i): op for i, op in admin.execute(
+        "SELECT lir_id, operator FROM mz_introspection.mz_lir_mapping WHERE global_id = %s", (oid,)).fetchall()}
+    assert any("Join" in op for op in nodes.values()) and any("Reduce" in op for op in nodes.values()), nodes
+    rows = admin.execute(
+        "SELECT plan_node_id, worker_id, hydrated FROM mz_internal.mz_compute_operator_hydration_statuses_per_worker "
+        "WHERE object_id = %s AND replica_id = 'u1'", (oid,)).fetchall()
+    workers = {int(w) for _n, w, _h in rows}
+    assert workers == set(range(len(workers))) and workers, rows
+    assert {(int(n), int(w)) for n, w, _h in rows} == {(n, w) for n in nodes for w in workers}
+    assert all(h for _n, _w, h in rows), rows
+    (hydrated, hydration_time), = admin.execute(
+        "SELECT hydrated, hydration_time FROM mz_internal.mz_compute_hydration_statuses WHERE object_id = %s",
+        (oid,)).fetchall()
+    assert hydrated is True and hydration_time is not None
+    assert admin.execute("SELECT hydrated FROM mz_internal.mz_hydration_statuses WHERE object_id = %s",
+                         (oid,)).fetchall() == [(True,)]
+    sub.commit()  # the cursor, and with it the subscription, ends
+    deadline = time.monotonic() + 60
+    while oid in transient() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert oid not in transient()
+    for rel, col in (("mz_introspection.mz_lir_mapping", "global_id"),
+                     ("mz_internal.mz_compute_hydration_statuses", "object_id")):
+        assert admin.execute(f"SELECT count(*) FROM {rel} WHERE {col} = %s", (oid,)).fetchone()[0] == 0, rel
+    sub.close()
+    admin.close()
