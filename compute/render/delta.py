@@ -681,12 +681,6 @@ class _Step:
         if not terms:
             empties = [d.rel for d in ds]
             return _Delta(Rel(f"SELECT * FROM {ctx.sub(_join(empties, n.equivalences, n.arities, n.paths, ctx))} WHERE FALSE", arity), True)
-        out = union(terms, False, ctx)
-        if self.initial and self.flow.observer is not None:
-            # hydration reporting: the join's output is materialized (a scratch piece its
-            # reader then scans), so its job observes the join
-            cols = ", ".join([*cnames(arity), DIFF])
-            s = self.store(f"SELECT {cols}, CAST(0 AS BIGINT) AS {HASH} FROM {ctx.sub(out)}", arity, temp=True, observe=nid,
-                           sort=False)
-            out = Rel(f"SELECT {cols} FROM global_temp.{s.view}", arity)
-        return _Delta(out, False)
+        # (hydration reporting: the join is computed in the stages of the job storing its
+        # consumer's state, and inherits that job's status; it is not materialized apart)
+        return _Delta(union(terms, False, ctx), False)
