@@ -238,8 +238,8 @@ class Controller:
 
     def expirations(self) -> list[tuple[str, str, int | None, int, int, int]]:
         """(object_id, replica_id, expiration, pending updates, updates held in Spark state,
-        replica start) of every hydrated dataflow; counted in Spark after any step in
-        progress."""
+        replica start) of every hydrated dataflow, subscriptions included (under their
+        transient ids); counted in Spark after any step in progress."""
         out = []
         with self._work:
             for oid, m in sorted(self._dataflows.items(), key=lambda kv: kv[1].item.id_num):
@@ -248,6 +248,12 @@ class Controller:
                 pending = m.renderer.pending_updates() if hasattr(m.renderer, "pending_updates") else 0
                 held = sum(m.renderer.state_rows().values()) + (m.state.rows() if m.state is not None else 0)
                 out.append((oid, REPLICA_ID, m.until, pending, held, self.replica.started))
+            for sub in sorted(self.subscribes.live(), key=lambda sub: int(sub.id[1:])):
+                r = sub.renderer
+                if r is None or sub.ended:
+                    continue
+                pending = r.pending_updates() if hasattr(r, "pending_updates") else 0
+                out.append((sub.id, REPLICA_ID, sub.until, pending, sum(r.state_rows().values()), self.replica.started))
         return out
 
     def error(self, object_id: str) -> SqlError | None:

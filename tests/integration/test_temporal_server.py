@@ -263,13 +263,19 @@ def test_a_subscribe_expires_and_goes_on_after_the_replica_restarts(tmp_path: Pa
         reader = threading.Thread(target=subscribe)
         reader.start()
         inserted = []
+        listed = []  # the subscription's rows in mzspark_dataflow_expiration, while it runs
         k = 0
         while int(mz.execute("SELECT mz_now()::text").fetchone()[0]) < start + span_ms - 5_000:
             k += 1
             mz.execute(f"INSERT INTO ev VALUES ({k}, now())")
             inserted.append(k)
+            listed += mz.execute("SELECT object_id, expiration::text, replica_started::text "
+                                 "FROM mz_internal.mzspark_dataflow_expiration WHERE object_id LIKE 't%'").fetchall()
             time.sleep(1.5)
         reader.join(300)
+        # listed under its transient id, expiring no sooner than 15 s after its replica started
+        assert listed and all(int(e) >= int(r) + 15_000 for _i, e, r in listed if e is not None), listed
+        assert any(e is not None for _i, e, _r in listed), listed
         assert not reader.is_alive() and not failed, failed
         times = [int(t) for t, _, _ in got]
         assert times == sorted(times) and all(start <= t < start + span_ms for t in times), got
