@@ -116,7 +116,9 @@ class Compute:
         with self._lock:
             if seen is None or self._spark is not seen:
                 return
-            log.error("the Spark driver exited")
+            from compute.render.spark import driver_exit_code
+
+            log.error("the Spark driver exited (exit status %s)", driver_exit_code())
             self._spark = None
             sources, self._sources = self._sources, None
         if sources is not None:

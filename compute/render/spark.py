@@ -158,6 +158,13 @@ def driver_alive() -> bool:
         return False
 
 
+def driver_exit_code() -> int | None:
+    """The exit status of the Spark driver JVM this process launched (None: running or
+    unknown; negative: the signal that killed it)."""
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return proc.poll() if proc is not None else None
+
+
 def driver_process_running() -> bool:
     """Whether the driver JVM process is still running (a cheap check: no py4j call)."""
     proc = getattr(SparkContext._gateway, "proc", None)
