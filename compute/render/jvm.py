@@ -48,7 +48,7 @@ def source_digest() -> str:
     return h.hexdigest()
 
 
-def built_digest(jar: Path = JAR) -> str | None:
+def built_digest(jar: Path) -> str | None:
     """The source digest the jar at `jar` was built from (None: no readable jar)."""
     try:
         with zipfile.ZipFile(jar) as z:
@@ -70,12 +70,12 @@ def spark_jars_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "jars"
 
 
-def build(jar: Path = JAR) -> Path:
+def build(jar: Path) -> Path:
     """Compile the sources and write `jar` (atomically: concurrent builds each write a whole
     jar)."""
     javac = shutil.which("javac")
     if javac is None:
-        raise JarUnavailable(f"mzspark's JVM UDFs ({jar.relative_to(ROOT)}) are missing or stale and there is no javac"
+        raise JarUnavailable(f"mzspark's JVM UDFs ({jar}) are missing or stale and there is no javac"
                              " on PATH to build them: run `make jar` (it installs a JDK), or install JDK 17+")
     api = sorted(spark_jars_dir().glob("spark-sql-api_*.jar"))
     if not api:
@@ -106,9 +106,9 @@ def build(jar: Path = JAR) -> Path:
 
 def jar() -> Path:
     """The up-to-date jar, built first when missing or stale."""
-    if built_digest() != source_digest():
+    if built_digest(JAR) != source_digest():
         log.info("building %s", JAR)
-        build()
+        build(JAR)
     return JAR
 
 
@@ -118,7 +118,7 @@ def main() -> int:
     except JarUnavailable as e:
         print(e, file=sys.stderr)
         return 1
-    print(path.relative_to(ROOT))
+    print(path)
     return 0
 
 
