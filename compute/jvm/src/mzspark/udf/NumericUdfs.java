@@ -6,7 +6,8 @@ import org.apache.spark.sql.api.java.UDF3;
 import org.apache.spark.sql.api.java.UDF4;
 
 /**
- * Spark Java UDFs over NumericOps, called as compute/render/numeric_udfs.py renders them:
+ * Spark Java UDFs over NumericOps (each registered class names its UDF interface itself:
+ * Spark's registerJava looks only at a class's own interfaces), called as compute/render/numeric_udfs.py renders them:
  * mz_numeric_NAME(a[, b], S, keep) returns the result's text when its digits fit Spark's
  * decimal(38, S), else an error marker (U+0001 "[SQLSTATE] message") the caller raises only
  * where the value is used. NULL when an argument is. keep is one character per argument:
@@ -110,7 +111,7 @@ public final class NumericUdfs {
         }
     }
 
-    public static final class Trunc extends Round {
+    public static final class Trunc extends Round implements UDF4<Object, Object, Integer, String, String> {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -138,7 +139,7 @@ public final class NumericUdfs {
         }
     }
 
-    public static final class Sqrt extends Unary {
+    public static final class Sqrt extends Unary implements UDF3<Object, Integer, String, String> {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -147,7 +148,7 @@ public final class NumericUdfs {
         }
     }
 
-    public static final class MinScale extends Unary {
+    public static final class MinScale extends Unary implements UDF3<Object, Integer, String, String> {
         private static final long serialVersionUID = 1L;
 
         @Override
@@ -156,7 +157,7 @@ public final class NumericUdfs {
         }
     }
 
-    public static final class TrimScale extends Unary {
+    public static final class TrimScale extends Unary implements UDF3<Object, Integer, String, String> {
         private static final long serialVersionUID = 1L;
 
         @Override
