@@ -150,7 +150,7 @@ def _pg_sql(case: tuple[str, str | None, str | int | None, str]) -> str:
         case "mul":
             return f"({num(a, 0)} * {num(b, 1)})::text"  # type: ignore[arg-type]
         case "round" | "trunc":
-            return f"{f}({num(a, 0)}, {'NULL' if b is None else b}::int4)::text"
+            return f"{f}({num(a, 0)}, ({'NULL' if b is None else b})::int4)::text"
         case _:
             return f"{f}({num(a, 0)})::text"
 
