@@ -5,10 +5,11 @@
 # On a Spark standalone cluster (server + master + 2 workers, one data volume): docker-compose.yml
 FROM python:3.11-slim-bookworm
 
-# (slim images lack the man dir the JRE post-install links into)
+# (slim images lack the man dir the JRE post-install links into; the JDK's javac builds the
+# project's Spark Java UDFs, build/jvm/mzspark-udfs.jar, below)
 RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
-    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && apt-get install -y --no-install-recommends openjdk-17-jdk-headless procps \
     && rm -rf /var/lib/apt/lists/*
 
 # PySpark finds `java` on PATH (no arch-specific JAVA_HOME needed).
@@ -18,7 +19,7 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /app
 COPY . /app
-RUN pip install .
+RUN pip install . && python -m compute.render.jvm
 
 VOLUME /mzdata
 EXPOSE 6875

@@ -1,6 +1,7 @@
 # mzspark build / run / test entry points.
 #
-#   make run    # create .venv if needed, install, start the server on 127.0.0.1:6875
+#   make run    # create .venv if needed, install, build the JVM UDF jar, start the server on 127.0.0.1:6875
+#   make jar    # build/jvm/mzspark-udfs.jar from compute/jvm/src (installs a JDK if javac is missing)
 #   make test   # install + Debian packages the client tests need, run all of tests/
 #   make lint   # ruff + import-linter + mypy
 #   make slt    # the whole sqllogictest corpus (../shared/slt/sqlite) against mzspark (slow)
@@ -38,7 +39,7 @@ PYTEST_ARGS ?=
 # WebDriver for the plan page's browser test).
 JDBC_JAR := /usr/share/java/postgresql.jar
 
-.PHONY: run test lint install deps-test clean test-hydration-5m cluster cluster-stop cluster-status
+.PHONY: run test lint install deps-test deps-jdk jar clean test-hydration-5m cluster cluster-stop cluster-status
 
 # (Re)create the venv when it is missing, its interpreter does not run (e.g. a venv copied
 # from another machine) or it has no pip (venv creation interrupted); reinstall only when
@@ -55,7 +56,26 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-run: $(STAMP)
+# The Spark Java UDFs (compute/jvm/src, built by compute/render/jvm.py: reproducible, and
+# rebuilt by the server itself when a source changed); the SparkSession loads the jar.
+JVM_JAR := build/jvm/mzspark-udfs.jar
+JVM_SRC := $(shell find compute/jvm/src -name '*.java')
+
+$(JVM_JAR): $(JVM_SRC) compute/render/jvm.py $(STAMP) | deps-jdk
+	$(PY) -m compute.render.jvm
+
+jar: $(JVM_JAR)
+
+# javac for the jar (sudo only when not root)
+deps-jdk:
+	@if ! command -v javac >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo -n"; fi; \
+	  echo "installing Debian packages: default-jdk-headless"; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq; \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends default-jdk-headless; \
+	fi
+
+run: $(STAMP) $(JVM_JAR)
 	exec $(PY) -m server --listen-addr $(LISTEN) --data-dir $(DATA) --spark-master '$(MASTER)' $(SERVER_ARGS)
 
 # Install the Debian packages the client tests need, only those missing; `apt-get update`
@@ -75,7 +95,7 @@ deps-test:
 	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$pkgs; \
 	fi
 
-test: $(STAMP) deps-test
+test: $(STAMP) deps-test $(JVM_JAR)
 	$(PY) -m pytest -p no:cacheprovider --timeout=$(TEST_TIMEOUT) tests/ $(PYTEST_ARGS)
 
 # issue 12's acceptance size: the hydration-status test over 5M rows (CI runs 200k)
@@ -133,7 +153,7 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 
 .PHONY: tpch
 
-tpch: $(BENCH_STAMP) deps-test
+tpch: $(BENCH_STAMP) deps-test $(JVM_JAR)
 	$(PY) benches/tpch.py --sf $(SF) $(TPCH_ARGS)
 
 # PostgreSQL 15's regression scripts, statement by statement against a throwaway PostgreSQL 15

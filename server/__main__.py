@@ -79,6 +79,12 @@ def main(argv: list[str] | None = None) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("py4j").setLevel(logging.WARNING)
     logging.getLogger("sqlglot").setLevel(logging.ERROR)  # parse fallbacks are reported as SqlErrors
+    from compute.render import jvm
+
+    try:
+        jvm.jar()  # the Spark Java UDFs: built now when missing or stale
+    except jvm.JarUnavailable as e:
+        sys.exit(f"mzspark: {e}")
     asyncio.run(_serve(args))
 
 

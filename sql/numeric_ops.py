@@ -29,8 +29,8 @@ MAX_DIGITS = 39  # Materialize's numeric precision
 _PREC = 160  # working precision: far beyond MAX_DIGITS plus any scale kept
 
 
-def context(rounding: str = ROUND_HALF_UP) -> Context:
-    return Context(prec=_PREC, rounding=rounding, Emax=999_999, Emin=-999_999)
+def context(rounding: str = ROUND_HALF_UP, prec: int = _PREC) -> Context:
+    return Context(prec=prec, rounding=rounding, Emax=999_999, Emin=-999_999)
 
 
 def dscale(v: Decimal) -> int:
@@ -63,10 +63,11 @@ def overflow() -> SqlError:
     return SqlError(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
 
 
-def checked(v: Decimal, scale: int) -> Decimal:
-    """v rounded half away from zero to `scale`; 22003 beyond MAX_DIGITS significant digits."""
+def checked(v: Decimal, scale: int, prec: int = _PREC) -> Decimal:
+    """v rounded half away from zero to `scale`; 22003 beyond MAX_DIGITS significant digits
+    (or `prec` digits in all)."""
     try:
-        q = v.quantize(Decimal(1).scaleb(-scale), context=context())
+        q = v.quantize(Decimal(1).scaleb(-scale), context=context(prec=prec))
     except InvalidOperation:
         raise overflow() from None
     if q != 0 and len(q.normalize(context()).as_tuple().digits) > MAX_DIGITS:
@@ -207,6 +208,7 @@ def round_to(x: Decimal, n: int, truncate: bool = False) -> Decimal:
     scale = max(n, 0)
     if x == 0 or n < -x.adjusted() - 1:
         return at_scale(0, scale)
-    with localcontext(context(ROUND_DOWN if truncate else ROUND_HALF_UP)):
-        q = x.quantize(Decimal(1).scaleb(-n)) if n >= -x.adjusted() - 1 else Decimal(0)
-    return checked(q, scale)
+    # every digit of x and up to MAX_DISPLAY_SCALE zeros after them (round(1.5, 1000))
+    prec = max(x.adjusted() + 2, 0) + MAX_DISPLAY_SCALE
+    q = x.quantize(Decimal(1).scaleb(-n), context=context(ROUND_DOWN if truncate else ROUND_HALF_UP, prec))
+    return checked(q, scale, prec)

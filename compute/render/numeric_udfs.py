@@ -1,6 +1,12 @@
-"""Numeric division and transcendental functions computed as PostgreSQL does, as an Arrow
-Python UDF (sql.numeric_ops on Python decimals): Spark's decimal division keeps 6 to 10
-fractional digits and its exp/ln/power/sqrt go through doubles.
+"""Numeric division and transcendental functions computed as PostgreSQL does: Spark's decimal
+division keeps 6 to 10 fractional digits and its exp/ln/power/sqrt go through doubles.
+
+Division (and avg's sum / count), exact products, round / trunc to a computed scale, sqrt,
+min_scale and trim_scale are Spark Java UDFs (compute/jvm/src, mzspark.udf.NumericUdfs:
+NumericOps mirrors sql.numeric_ops value for value, checked against it and PostgreSQL 15 by
+tests/integration/test_numeric_jvm_vs_postgres.py); exp / ln / log / power are an Arrow
+Python UDF over sql.numeric_ops (`_udf`, which also states every function's semantics in
+Python: the reference the Java code is tested against).
 
 The result's Spark type is decimal(38, S), S fixed per call site from the operands' types
 (`result_scale`): Postgres' result scale follows the values' magnitudes, Spark's is static.
@@ -45,6 +51,10 @@ def _mul(a: Decimal, b: Decimal) -> Decimal:
 # are beyond what decimal(38, S) holds; Materialize likewise rounds to its 39 digits)
 _ROUNDED: dict[str, Callable[[Decimal, Decimal], Decimal]] = {"mul": _mul}
 FUNCTIONS = frozenset(_UNARY) | frozenset(_BINARY)
+# computed in the JVM: function -> its Java UDF class (mz_numeric_<lowercase name> in SQL)
+JVM_UDFS = {"div": "Div", "div_avg": "Div", "mul": "Mul", "round": "Round", "trunc": "Trunc", "sqrt": "Sqrt",
+            "min_scale": "MinScale", "trim_scale": "TrimScale"}
+_JVM_CLASS = "mzspark.udf.NumericUdfs$"
 # one-argument calls computed by the UDF (round(x) / trunc(x) are Spark's own)
 UNARY_FUNCTIONS = frozenset(_UNARY)
 BINARY_FUNCTIONS = frozenset(_BINARY)
@@ -103,7 +113,7 @@ def _arg(v: object, keep: str) -> Decimal:
     if keep == "1" or d == 0:
         return d
     t = d.normalize(numeric_ops.context())
-    return t.quantize(Decimal(1)) if t.as_tuple().exponent > 0 else t  # type: ignore[operator]
+    return t.quantize(Decimal(1), context=numeric_ops.context()) if t.as_tuple().exponent > 0 else t  # type: ignore[operator]
 
 
 def _udf(f: str, a: object, b: object, scale: int, keep: str) -> str | None:
@@ -131,7 +141,15 @@ def call(f: str, args: list[str], types: list[SqlType]) -> str:
     s = result_scale(f, types)
     b = args[1] if len(args) > 1 else "CAST(NULL AS DECIMAL(1,0))"
     keep = "".join(_keeps_scale(t) for t in types).ljust(2, "1")
+    if (cls := JVM_UDFS.get(f)) is not None:
+        operands = ", ".join(args[:2] if f not in _UNARY else args[:1])
+        return checked(f"mz_numeric_{cls.lower()}({operands}, {s}, '{keep}')", f"DECIMAL(38,{s})")
     return checked(f"mz_numeric_fn('{f}', {args[0]}, {b}, {s}, '{keep}')", f"DECIMAL(38,{s})")
+
+
+def python_udf(f: str) -> bool:
+    """Is numeric function f computed by the Python UDF (Spark refuses one inside a lambda)?"""
+    return f in FUNCTIONS and f not in JVM_UDFS
 
 
 _DECIMAL = re.compile(r"DECIMAL\(\d+,\s*(\d+)\)", re.IGNORECASE)
@@ -156,4 +174,8 @@ def exact_product(a: str, b: str, at: SqlType, bt: SqlType) -> str | None:
 
 
 def register(spark: SparkSession) -> None:
+    """The Python UDF and the Java UDFs (their jar is on the session's classpath: spark.jars,
+    compute.render.jvm)."""
     spark.udf.register("mz_numeric_fn", F.udf(_udf, T.StringType(), useArrow=True))
+    for cls in sorted(set(JVM_UDFS.values())):
+        spark.udf.registerJavaFunction(f"mz_numeric_{cls.lower()}", _JVM_CLASS + cls, T.StringType())

@@ -68,12 +68,12 @@ def render_scalar(e: Scalar, cols: list[str]) -> str:
 
 
 def _numeric_udf(e: Scalar) -> bool:
-    """Is `e` computed by compute.render.numeric_udfs (a Python UDF)?"""
+    """Is `e` computed by compute.render.numeric_udfs' Python UDF?"""
     match e:
         case CallUnary(func=f, typ=t):
-            return f in numeric_udfs.UNARY_FUNCTIONS and t.name == "numeric"
+            return f in numeric_udfs.UNARY_FUNCTIONS and numeric_udfs.python_udf(f) and t.name == "numeric"
         case CallBinary(func=f, typ=t) | CallVariadic(func=f, typ=t):
-            return f in numeric_udfs.BINARY_FUNCTIONS and t.name == "numeric"
+            return f in numeric_udfs.BINARY_FUNCTIONS and numeric_udfs.python_udf(f) and t.name == "numeric"
     return False
 
 

@@ -14,7 +14,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, numeric_stats, numeric_udfs, numfmt_udfs, text_udfs
+from compute.render import jsonb, jvm, numeric_stats, numeric_udfs, numfmt_udfs, text_udfs
 from compute.render.cluster import cluster_conf
 
 log = logging.getLogger("mzspark.spark")
@@ -90,7 +90,11 @@ def spark_session(master: str = "local[2]", workers: int | None = None, conf: di
             .config("spark.scheduler.mode", "FAIR")
             .config("spark.scheduler.allocation.file", str(FAIR_POOLS))
         )
-        for k, v in {**cluster_conf(master, root), **(conf or {})}.items():
+        extra = {**cluster_conf(master, root), **(conf or {})}
+        # the project's Java UDFs (numeric_udfs): on the driver's classpath and fetched by
+        # every executor (built first when missing or stale; no javac: a clear error)
+        b = b.config("spark.jars", ",".join([str(jvm.jar()), *filter(None, [extra.pop("spark.jars", "")])]))
+        for k, v in extra.items():
             b = b.config(k, v)
         _spark = b.getOrCreate()
         register_functions(_spark)

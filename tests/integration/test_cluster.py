@@ -6,7 +6,8 @@ workers.
 In file order (each test also stands alone):
 - a slice of the sqllogictest CI subset (tests/integration/test_slt_subset.py), compared the
   same way: every record PostgreSQL 15 passes must pass;
-- DDL and DML (create, insert, update, delete, join, aggregate, jsonb UDFs on executors)
+- DDL and DML (create, insert, update, delete, join, aggregate, jsonb UDFs and the numeric
+  Java UDFs on executors)
   against PostgreSQL 15;
 - a materialized view and an indexed view kept up to date across writes, equal to the
   PostgreSQL query of their definition, with hydration statuses for both workers;
@@ -146,6 +147,10 @@ def test_ddl_dml_vs_postgres(server: MzServer, pg: psycopg.Connection) -> None:
         # Python UDFs (jsonb) run in the executors' Python workers
         assert_same(mz, pg, "SELECT id, jsonb_strip_nulls(tags)::text, (tags || '{\"z\": 1}')::text FROM c_custs")
         assert_same(mz, pg, "SELECT id, (amount * 1.5)::float8::text FROM c_orders WHERE id < 20")
+        # Java UDFs (numeric division and rounding: build/jvm/mzspark-udfs.jar, shipped with
+        # spark.jars) run in the executors' JVMs
+        assert_same(mz, pg, "SELECT cust, avg(amount), sum(amount) / count(*), round(avg(amount) * 3, cust + 2) "
+                            "FROM c_orders GROUP BY cust")
 
 
 def _hydration(mz: psycopg.Connection, names: list[str]) -> dict[str, set[tuple[int, int, bool]]]:
