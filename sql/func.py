@@ -205,6 +205,8 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
             return TEXT, TEXT, TEXT
         raise op_error(op, a, b)
     if op in ("like", "ilike", "not_like", "not_ilike"):
+        if op in ("like", "not_like") and "bytea" in (a.name, b.name) and {a.name, b.name} <= {"bytea", "unknown"}:
+            return BYTEA, BYTEA, BOOL  # bytealike / byteanlike
         if a.is_string and b.is_string:
             return TEXT, TEXT, BOOL
         raise op_error(op, a, b)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import assert_never
 
-from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set
+from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
 from compute.render.scalar_bytea import render_bytea
@@ -27,7 +27,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
-from compute.render.scalar_text import chr_text, trim_chars
+from compute.render.scalar_text import chr_text, like_pattern, trim_chars
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -435,6 +435,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return j
     if f == "mode_final":
         return ordered_set.mode(x, t)
+    if f == "like_pattern":
+        return like_pattern(x, xt.name == "bytea")
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
     if f in ("justify_days", "justify_hours", "justify_interval"):
@@ -535,18 +537,28 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "starts_with":
             return f"startswith({a}, {b})"
         case "encode":
-            # the binder admits the literal formats 'hex' and 'base64' (PostgreSQL's base64
-            # breaks lines after 76 characters)
+            # the binder admits the literal formats 'hex', 'base64' and 'escape' (PostgreSQL's
+            # base64 breaks lines after 76 characters)
             if "'hex'" in b:
                 return f"lower(hex({a}))"
+            if "'escape'" in b:
+                return scalar_bytea.encode_escape(a)
             return f"regexp_replace(regexp_replace(base64({a}), '[\\r\\n]', ''), '(.{{76}})(?=.)', '$1\\n')"
+        case "decode" if "'escape'" in b:
+            return scalar_bytea.decode_escape(a)
+        case "decode" if "'base64'" in b:
+            return scalar_bytea.decode_base64(a)
         case "decode":
-            # decode(text, 'hex') (the binder admits only 'hex'): pairs of hex digits, with
-            # whitespace before a pair skipped, else PostgreSQL's 22023
-            digits = f"regexp_replace({a}, '[ \\t\\n\\r]', '')"
+            # decode(text, 'hex'): pairs of hex digits, whitespace allowed before a pair (so
+            # every run of digits between whitespace has even length), else PostgreSQL's 22023;
+            # no regex loop over groups (Java's recursion there overflows on long inputs)
+            ws = "'[ \\t\\n\\r]+'"
+            run = fresh_var()
+            bad_char = f"{a} RLIKE '[^0-9a-fA-F \\t\\n\\r]'"
+            odd_run = f"exists(split({a}, {ws}), {run} -> length({run}) % 2 = 1)"
             bad = raise_error("[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit", "binary")
-            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN {a} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$' THEN unhex({digits})"
-                    f" ELSE {bad} END)")
+            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN NOT ({bad_char} OR {odd_run})"
+                    f" THEN unhex(regexp_replace({a}, {ws}, '')) ELSE {bad} END)")
         case "log":
             return cast(f"log({a}, {b})", t)
         case "div_avg":
@@ -559,6 +571,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return _power(a, b, t)
         case "concat":
             return f"concat({a}, {b})"
+        case "like" if at.name == "bytea":
+            return f"like(decode({a}, 'ISO-8859-1'), decode({b}, 'ISO-8859-1'))"  # a character per byte
         case "like" | "ilike" | "round":
             return f"{f}({a}, {b})"
         case "trunc":
