@@ -637,6 +637,7 @@ def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bo
         raise SqlError("22023", "regexp_match() does not support the \"global\" option",
                        hint="Use the regexp_matches function instead.")
     jp = regex.java_regex(pattern)
+    regex.leftmost_first_is_longest(pattern)
     if "i" in flags.replace("c", "") and flags.rfind("i") > flags.rfind("c"):
         jp = "(?i)" + jp
     jr = None
