@@ -218,16 +218,10 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
 
 
 def _bytea_in(x: str) -> str:
-    """byteain of a computed text: '\\x' and pairs of hex digits (whitespace before a pair
-    skipped, else 22023), or text without a backslash as its UTF-8 bytes; the escape format
-    (backslash sequences) is 0A000 (was: the text's bytes, '\\x12' as 5c783132)."""
-    digits = f"substr({x}, 3)"
-    hexed = (f"(CASE WHEN {digits} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$'"
-             f" THEN unhex(regexp_replace({digits}, '[ \\t\\n\\r]', ''))"
-             f" ELSE {raise_error('[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit', 'binary')} END)")
-    escaped = raise_error("[0A000] bytea escape-format input of a computed value not yet supported", "binary")
-    return (f"(CASE WHEN {x} IS NULL THEN CAST(NULL AS BINARY) WHEN startswith({x}, {quote(chr(92) + 'x')}) THEN {hexed}"
-            f" WHEN instr({x}, {quote(chr(92))}) = 0 THEN CAST({x} AS BINARY) ELSE {escaped} END)")
+    """byteain of a computed text: '\\x' and pairs of hex digits (decode(.., 'hex') of the
+    rest), else the escape format (decode(.., 'escape'))."""
+    return (f"(CASE WHEN {x} IS NULL THEN CAST(NULL AS BINARY) WHEN startswith({x}, {quote(chr(92) + 'x')})"
+            f" THEN {scalar_bytea.decode_hex(f'substr({x}, 3)')} ELSE {scalar_bytea.decode_escape(x)} END)")
 
 
 def _interval_text(x: str) -> str:
@@ -549,16 +543,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "decode" if "'base64'" in b:
             return scalar_bytea.decode_base64(a)
         case "decode":
-            # decode(text, 'hex'): pairs of hex digits, whitespace allowed before a pair (so
-            # every run of digits between whitespace has even length), else PostgreSQL's 22023;
-            # no regex loop over groups (Java's recursion there overflows on long inputs)
-            ws = "'[ \\t\\n\\r]+'"
-            run = fresh_var()
-            bad_char = f"{a} RLIKE '[^0-9a-fA-F \\t\\n\\r]'"
-            odd_run = f"exists(split({a}, {ws}), {run} -> length({run}) % 2 = 1)"
-            bad = raise_error("[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit", "binary")
-            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN NOT ({bad_char} OR {odd_run})"
-                    f" THEN unhex(regexp_replace({a}, {ws}, '')) ELSE {bad} END)")
+            return scalar_bytea.decode_hex(a)
         case "log":
             return cast(f"log({a}, {b})", t)
         case "div_avg":

@@ -83,6 +83,19 @@ def encode_escape(b: str) -> str:
 
 
 _BS = "\\\\"  # Spark SQL text of one backslash inside a string literal
+_WS = f"'[ {_BS}t{_BS}n{_BS}r]+'"
+
+
+def decode_hex(t: str) -> str:
+    """decode(t, 'hex'): pairs of hex digits, whitespace allowed before a pair (so every run of
+    digits between whitespace has even length), else Postgres' 22023. No regex loop over
+    groups: Java's recursion there overflows the stack on long inputs (and kills the driver)."""
+    run = fresh_var()
+    bad_char = f"{t} RLIKE '[^0-9a-fA-F {_BS}t{_BS}n{_BS}r]'"
+    odd_run = f"exists(split({t}, {_WS}), {run} -> length({run}) % 2 = 1)"
+    bad = _fail("22023", quote("invalid hexadecimal data: odd number of digits or invalid hexadecimal digit"), "BINARY")
+    return (f"(CASE WHEN {t} IS NULL THEN CAST(NULL AS BINARY) WHEN NOT ({bad_char} OR {odd_run})"
+            f" THEN unhex(regexp_replace({t}, {_WS}, '')) ELSE {bad} END)")
 _ESCAPES = f"{_BS}{_BS}{_BS}{_BS}|{_BS}{_BS}[0-3][0-7]{{2}}"  # the regex \\\\|\\[0-3][0-7]{2}
 
 
