@@ -93,6 +93,12 @@ QUERIES = [
     "SELECT decode('QU*D', 'base64')",
     "SELECT decode(repeat('QUJD', 5000), 'base64') = decode(repeat('414243', 5000), 'hex'),"
     " length(decode(repeat('a\\\\b\\101', 5000), 'escape'))",
+    # computed text to bytea: the hex and escape formats; long inputs (no regex recursion)
+    "SELECT id, s::bytea, (s || '\\\\' || '101')::bytea, ('\\x' || encode(v, 'hex'))::bytea = v FROM b",
+    "SELECT (s || '\\q')::bytea FROM b WHERE id = 1",
+    "SELECT ('\\x' || s)::bytea FROM b WHERE id = 1",
+    "SELECT length(('\\x' || repeat('ab ', 20000))::bytea), length(decode(repeat('ff00', 20000), 'hex')),"
+    " length(encode(decode(repeat('ff00', 5000), 'hex'), 'escape'))",
     # unistr
     "SELECT unistr('\\0064at\\+0000610'), unistr('d\\u0061t\\U000000610'), unistr('a\\\\b'), unistr(NULL),"
     " unistr('\\D83D\\DE00')",
