@@ -166,10 +166,14 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "numeric" and s in ("float4", "float8"):
         # float8_numeric / float4_numeric: the value printed to 15 / 6 significant digits
         # (Java's %g rounds the exact binary value half up, as C's printf does but for exact ties)
+        # NaN is 0A000 and +-Infinity 22003 as for a literal (sql.literal): Spark's decimal has
+        # neither, and its CAST makes them NULL (was: NULL, stored by INSERT)
         digits = 6 if s == "float4" else 15
-        finite = f"(NOT isnan({x}) AND abs({x}) <> CAST('Infinity' AS DOUBLE))"
         printed = f"format_string('%.{digits}g', CAST({x} AS DOUBLE))"
-        return f"(CASE WHEN {finite} THEN {cast(printed, dst)} ELSE {cast(x, dst)} END)"
+        nan = raise_error("[0A000] numeric value NaN not yet supported", dst)
+        inf = raise_error("[22003] cannot convert infinity to numeric", dst)
+        return (f"(CASE WHEN isnan({x}) THEN {nan} WHEN abs({x}) = CAST('Infinity' AS DOUBLE) THEN {inf}"
+                f" ELSE {cast(printed, dst)} END)")
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", fresh_var()
@@ -211,6 +215,10 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return x if d == "varchar" else f"rtrim({x})"
     if d in ("text", "varchar") and s in ("float4", "float8"):
         return f"mz_{s}_text({x})"
+    if d == "numeric" and s in ("text", "varchar", "bpchar", "name"):
+        # numeric_in's NaN / Infinity spellings: 0A000 as for a literal (Spark would say 22P02)
+        special = f"lower(trim({x})) IN ('nan', 'infinity', '+infinity', '-infinity', 'inf', '+inf', '-inf')"
+        return f"(CASE WHEN {special} THEN {raise_error('[0A000] numeric value NaN or Infinity not yet supported', dst)} ELSE {cast(x, dst)} END)"
     if d in ("text", "varchar") and s == "numeric" and src.numeric_precision_scale() is None:
         # as results are sent (compute.render.types): without the storage scale's zeros
         return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
