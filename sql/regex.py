@@ -91,15 +91,21 @@ def leftmost_first_is_longest(pattern: str) -> None:
     _literal_alternation(pattern, jp)
 
 
+_ANCHOR = "\0"  # an alternative's ^ or $ (zero-width), in _literal_alternation
+
+
 def _literal_alternation(pattern: str, jp: str) -> None:
     """Alternation only of literal strings none of which is a prefix of another (case-folded):
-    then at most one alternative matches at a position, as a literal would (`a|e|i`, `(v|ph)`)."""
+    then at most one alternative matches at a position, as a literal would (`a|e|i`, `(v|ph)`);
+    or of anchors only (`^|$`: all match the empty string)."""
     stack: list[list[str | None]] = [[""]]  # per open group: its alternatives (None: not literal)
     i, n = 0, len(jp)
 
     def close(alts: list[str | None]) -> None:
+        if len(alts) > 1 and all(a and set(a) == {_ANCHOR} for a in alts):
+            return  # anchors only (`^|$`): every alternative matches the empty string
         if len(alts) > 1:
-            texts = [a.lower() for a in alts if a]
+            texts = [a.lower() for a in alts if a and _ANCHOR not in a]
             if len(texts) < len(alts) or any(x != y and y.startswith(x) for x in texts for y in texts) \
                     or len(set(texts)) < len(texts):
                 raise unsupported(f"regular expression {pattern!r} (alternation of other than distinct literal"
@@ -117,6 +123,8 @@ def _literal_alternation(pattern: str, jp: str) -> None:
             close(stack.pop())
         elif c == "|":
             stack[-1].append("")
+        elif c in "^$" and stack[-1][-1] is not None and set(stack[-1][-1]) <= {_ANCHOR}:
+            stack[-1][-1] += _ANCHOR  # type: ignore[operator]
         elif c in "\\[.^$?*+{":
             taint()
             if c == "\\":

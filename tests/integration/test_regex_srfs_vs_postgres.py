@@ -60,6 +60,8 @@ QUERIES = [
     "SELECT regexp_split_to_table('abc', 'b', 'g')",
     "SELECT regexp_split_to_table('abc', NULL)",
     "SELECT regexp_split_to_table(NULL, 'b')",
+    # alternation Java matches as Postgres does: distinct literals none a prefix of another, anchors
+    "SELECT regexp_replace('AAA', '^|$', 'Z', 'g'), regexp_matches('a PostgreSQL function', '(a|e|i|o|u)(.)', 'gi')",
 ]
 
 # 0A000 where PostgreSQL answers: what Java's regex could answer otherwise

@@ -96,6 +96,7 @@ def test_regexp_matches_arguments() -> None:
     ("a|ab", False), ("(ab)?(abcd)?", False), ("(a+?)(b*)", False), ("a*?", False), ("x{1,2}?", False),
     ("(x){2}", False), ("(bar)(beque)", True), ("b[^b]+", True), ("[|?]+x{2}", True), ("a\\|b", True),
     ("[[:alpha:]]+$", True), ("a|e|i|o|u", True), ("^Ste(v|ph)en$", True), ("(foo|fo)", False), ("x(a|b*)", False),
+    ("^|$", True), ("a|$", False), ("(^a|b)", False), ("^a|^b", False),
 ])
 def test_patterns_java_may_match_otherwise_are_refused(pattern: str, ok: bool) -> None:
     """Alternation, quantified groups and non-greedy quantifiers: Postgres' ARE takes the
