@@ -384,6 +384,8 @@ def table_function(binder: Binder, t: exp.Expression, rel: HirRel, scope: Scope)
         return _jsonb_table_function(binder, t, fn, rel, scope)
     else:
         raise unsupported(f"table function {fn.sql(dialect='postgres')}")
+    if t.args.get("ordinality") and not ordinality:
+        raise unsupported(f"{name} WITH ORDINALITY")  # (was: the ordinality column silently dropped)
     alias = t.args.get("alias")
     table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
     cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
@@ -422,6 +424,8 @@ def _jsonb_table_function(binder: Binder, t: exp.Expression, fn: exp.Anonymous, 
     """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
     jsonb_object_keys(j): a FlatMap of the rows the function returns for each input row."""
     name = fn.name.lower()
+    if t.args.get("ordinality"):
+        raise unsupported(f"{name} WITH ORDINALITY")  # (was: the ordinality column silently dropped)
     if len(fn.expressions) != 1:
         raise SqlError(UNDEFINED_FUNCTION, f"function {name} takes one jsonb argument")
     j = binder.scalar(fn.expressions[0], scope)
