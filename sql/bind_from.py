@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import func
+from sql import func, regex
 from sql.bind_cte import cte_at_depth
 from sql.errors import (
     AMBIGUOUS_COLUMN,
@@ -21,6 +21,7 @@ from sql.errors import (
 from sql.hir import HConstant, HFlatMap, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
 from sql.scalar import TRUE, CallVariadic, Column, Literal, Scalar
 from sql.scope import Scope, ScopeColumn, aliased_names, concat, shifted
+from sql.srf import SET_RETURNING
 from sql.types import BOOL, INT4, INT8, JSONB, TEXT, SqlType
 
 if TYPE_CHECKING:
@@ -107,6 +108,8 @@ def _is_comma(j: exp.Join) -> bool:
 
 
 def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) -> tuple[HirRel, Scope]:
+    if isinstance(t, exp.Lateral):
+        t = _as_from_item(t)
     if _is_table_function(t):
         return table_function(binder, t, rel, scope)
     if isinstance(t.this, exp.Expression) and _is_table_function(t.this):
@@ -128,6 +131,9 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
     side = (j.args.get("side") or "").lower()
     if _is_table_function(j.this) and not side and j.args.get("on") is None:
         return table_function(binder, j.this, rel, scope)
+    if isinstance(j.this, exp.Lateral):
+        j = j.copy()
+        j.set("this", _as_from_item(j.this))
     if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
         t = j.this.this.copy()
         if j.this.args.get("alias") is not None:
@@ -318,6 +324,18 @@ def _is_join_tree(t: exp.Expression) -> bool:
     return isinstance(t, (exp.Table, exp.Subquery)) and bool(t.args.get("joins"))
 
 
+# table functions sqlglot reads after LATERAL as a bare call (not as a table)
+_LATERAL_CALLS = SET_RETURNING
+
+
+def _as_from_item(lat: exp.Lateral) -> exp.Lateral:
+    """LATERAL f(..) with f(..) read as a FROM item (sqlglot leaves a bare call)."""
+    if isinstance(lat.this, exp.Anonymous) and lat.this.name.lower() in _LATERAL_CALLS:
+        lat = lat.copy()
+        lat.set("this", exp.Table(this=lat.this.copy()))
+    return lat
+
+
 def _is_table_function(t: exp.Expression) -> bool:
     return isinstance(t, exp.Unnest) or isinstance(t, exp.Table) and isinstance(t.this, exp.Func)
 
@@ -359,10 +377,15 @@ def table_function(binder: Binder, t: exp.Expression, rel: HirRel, scope: Scope)
         if len(args) == 2:
             args.append(binder.coerce(Literal(1, INT4), typ))
         name = func_name = "generate_series"
+    elif isinstance(fn, exp.Anonymous) and fn.name.lower() in ("regexp_matches", "regexp_split_to_table"):
+        name, func_name, args, typ = _regex_table_function(binder, fn, bool(t.args.get("ordinality")), scope)
+        ordinality = func_name == "unnest_array_with_ordinality"
     elif isinstance(fn, exp.Anonymous) and fn.name.lower() in JSONB_TABLE_FUNCTIONS:
         return _jsonb_table_function(binder, t, fn, rel, scope)
     else:
         raise unsupported(f"table function {fn.sql(dialect='postgres')}")
+    if t.args.get("ordinality") and not ordinality:
+        raise unsupported(f"{name} WITH ORDINALITY")  # (was: the ordinality column silently dropped)
     alias = t.args.get("alias")
     table_alias = t.alias_or_name if alias is not None and alias.this is not None else name
     cols = [c.name for c in alias.columns] if alias is not None and alias.columns else []
@@ -377,10 +400,32 @@ def table_function(binder: Binder, t: exp.Expression, rel: HirRel, scope: Scope)
     return out, scope.extended(new_cols)
 
 
+def _regex_table_function(binder: Binder, fn: exp.Anonymous, ordinality: bool,
+                          scope: Scope) -> tuple[str, str, list[HirScalar], SqlType]:
+    """regexp_split_to_table(s, p [, flags]) = unnest(regexp_split_to_array(s, p [, flags]));
+    regexp_matches(s, p [, flags]): a FlatMap of a text[] per match (sql.regex.bind_matches).
+    Returns (name, FlatMap function, its arguments, column type)."""
+    name = fn.name.lower()
+    if name == "regexp_split_to_table":
+        call = exp.Anonymous(this="regexp_split_to_array", expressions=[x.copy() for x in fn.expressions])
+        arr = binder.scalar(call, scope)
+        return name, "unnest_array_with_ordinality" if ordinality else "unnest_array", [arr], TEXT
+    if ordinality:
+        raise unsupported("regexp_matches WITH ORDINALITY")
+    args = [binder.scalar(x, scope) for x in fn.expressions]
+    if len(args) not in (2, 3) or not all(a.typ.is_string or a.typ.name == "unknown" for a in args):
+        sig = ", ".join(a.typ.pg_format() for a in args)
+        raise SqlError(UNDEFINED_FUNCTION, f"function regexp_matches({sig}) does not exist",
+                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+    return name, name, list(regex.bind_matches([binder.coerce(a, TEXT) for a in args])), SqlType("_text")
+
+
 def _jsonb_table_function(binder: Binder, t: exp.Expression, fn: exp.Anonymous, rel: HirRel, scope: Scope) -> tuple[HirRel, Scope]:
     """jsonb_array_elements[_text](j) (value), jsonb_each[_text](j) (key, value) and
     jsonb_object_keys(j): a FlatMap of the rows the function returns for each input row."""
     name = fn.name.lower()
+    if t.args.get("ordinality"):
+        raise unsupported(f"{name} WITH ORDINALITY")  # (was: the ordinality column silently dropped)
     if len(fn.expressions) != 1:
         raise SqlError(UNDEFINED_FUNCTION, f"function {name} takes one jsonb argument")
     j = binder.scalar(fn.expressions[0], scope)

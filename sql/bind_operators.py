@@ -39,6 +39,9 @@ def _like(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     like, esc_e = (e.this, e.expression) if isinstance(e, exp.Escape) else (e, None)
     op = "ilike" if isinstance(like, exp.ILike) else "like"
     a, b = binder.scalar(like.this, scope), binder.scalar(like.expression, scope)
+    if op == "like" and "bytea" in (a.typ.name, b.typ.name):
+        res = _bytea_like(binder, a, b, esc_e)
+        return CallUnary("not", res, BOOL) if like.args.get("negate") else res
     esc = binder.coerce(binder.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
     if not isinstance(esc, Literal):
         raise unsupported("LIKE with an ESCAPE that is not a literal")
@@ -49,10 +52,35 @@ def _like(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         if esc.value is None:
             return Literal(None, BOOL)
         raise unsupported("LIKE … ESCAPE with a pattern that is not a literal")
-    res = binder._binary(op, a, b)
+    res = _pg_escapes(binder._binary(op, a, b))
     if esc.value is None:
         res = Literal(None, BOOL)
     return CallUnary("not", res, BOOL) if like.args.get("negate") else res
+
+
+def _pg_escapes(res: HirScalar) -> HirScalar:
+    """A LIKE whose pattern is computed reads it through like_pattern (the renderer's rewrite
+    to the escapes Spark takes, as like_pattern below does for a literal)."""
+    if isinstance(res, CallBinary) and not isinstance(res.expr2, Literal):
+        return CallBinary(res.func, res.expr1, CallUnary("like_pattern", res.expr2, res.expr2.typ), res.typ)
+    return res
+
+
+def _bytea_like(binder: Binder, a: HirScalar, b: HirScalar, esc_e: exp.Expression | None) -> HirScalar:
+    """bytea LIKE bytea (bytealike): the LIKE of their ISO-8859-1 texts (one character per
+    byte); a literal pattern is rewritten as a text one is (escape: the byte `\\`)."""
+    if esc_e is not None:
+        if b.typ.name != "bytea":  # like_escape(text, text): bytea ~~ text
+            raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: {a.typ.pg_format()} ~~ text",
+                           hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+        raise unsupported("LIKE … ESCAPE on bytea")
+    res = binder._binary("like", a, b)
+    assert isinstance(res, CallBinary)
+    pat = res.expr2
+    if isinstance(pat, Literal) and pat.value is not None:
+        text = like_pattern(bytes(pat.value).decode("latin-1"), "\\")
+        res = CallBinary("like", res.expr1, Literal(text.encode("latin-1"), pat.typ), BOOL)
+    return _pg_escapes(res)
 
 
 def like_pattern(pattern: str, escape: str) -> str:

@@ -694,28 +694,25 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
     if name == "encode":
-        # encode(bytea, 'hex' | 'base64'); escape is 0A000, not approximated
+        # encode(bytea, 'hex' | 'base64' | 'escape')
         fmt = cargs[1]
         if not isinstance(fmt, Literal):
             raise unsupported("encode with a format that is not a literal")
         if fmt.value is None:
             return Literal(None, rtype)
-        if str(fmt.value).lower() == "escape":
-            raise unsupported(f"encode(.., '{fmt.value}')")
-        if str(fmt.value).lower() not in ("hex", "base64"):
+        if str(fmt.value).lower() not in ("hex", "base64", "escape"):
             raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
         cargs = (cargs[0], Literal(str(fmt.value).lower(), TEXT))
     if name == "decode":
-        # decode(text, 'hex') only: base64 / escape are 0A000, not approximated
+        # decode(text, 'hex' | 'base64' | 'escape')
         fmt = cargs[1]
         if not isinstance(fmt, Literal):
             raise unsupported("decode with a format that is not a literal")
         if fmt.value is None:
             return Literal(None, rtype)
-        if str(fmt.value).lower() in ("base64", "escape"):
-            raise unsupported(f"decode(.., '{fmt.value}')")
-        if str(fmt.value).lower() != "hex":
+        if str(fmt.value).lower() not in ("hex", "base64", "escape"):
             raise SqlError("22023", f'unrecognized encoding: "{fmt.value}"')
+        cargs = (cargs[0], Literal(str(fmt.value).lower(), TEXT))
     if name in _VARIADIC_ONLY:
         return CallVariadic(name, cargs, rtype)
     if len(cargs) == 1:

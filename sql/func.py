@@ -205,6 +205,8 @@ def binary_op(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlTyp
             return TEXT, TEXT, TEXT
         raise op_error(op, a, b)
     if op in ("like", "ilike", "not_like", "not_ilike"):
+        if op in ("like", "not_like") and "bytea" in (a.name, b.name) and {a.name, b.name} <= {"bytea", "unknown"}:
+            return BYTEA, BYTEA, BOOL  # bytealike / byteanlike
         if a.is_string and b.is_string:
             return TEXT, TEXT, BOOL
         raise op_error(op, a, b)
@@ -635,6 +637,7 @@ def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bo
         raise SqlError("22023", "regexp_match() does not support the \"global\" option",
                        hint="Use the regexp_matches function instead.")
     jp = regex.java_regex(pattern)
+    regex.leftmost_first_is_longest(pattern)
     if "i" in flags.replace("c", "") and flags.rfind("i") > flags.rfind("c"):
         jp = "(?i)" + jp
     jr = None

@@ -20,7 +20,7 @@ from sql.errors import FEATURE_NOT_SUPPORTED, SqlError, unsupported
 
 # single-column set-returning functions the binder plans in FROM (bind_from.table_function)
 SELECT_LIST_SRFS = frozenset({"generate_series", "unnest", "jsonb_array_elements", "jsonb_array_elements_text",
-                              "jsonb_object_keys"})
+                              "jsonb_object_keys", "regexp_matches", "regexp_split_to_table"})
 # all of Postgres' SRFs we know: in any other position they are an error (0A000)
 SET_RETURNING = SELECT_LIST_SRFS | {"jsonb_each", "jsonb_each_text", "generate_subscripts", "regexp_matches",
                                     "regexp_split_to_table"}

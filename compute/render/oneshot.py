@@ -39,6 +39,7 @@ from compute.render.aggregates import (
 )
 from compute.render.jsonb import checked
 from compute.render.local_read import LOCAL_READ_ROWS, read_local
+from compute.render.regex import render_matches
 from compute.render.rel import (
     DIFF,
     Rel,
@@ -243,6 +244,10 @@ def _flat_map(r: Rel, func: str, exprs, types: tuple[SqlType, ...], ctx: RenderC
         return select_rel(ctx, exploded, [*cols, f"__v AS {cname(r.arity)}", f"CAST(__p + 1 AS BIGINT) AS {cname(r.arity + 1)}", DIFF])
     if func.startswith("jsonb_"):
         return _jsonb_flat_map(r, func, render_scalar(exprs[0], cols), ctx)
+    if func == "regexp_matches":
+        src, pattern, flags = exprs
+        rows = render_matches(render_scalar(src, cols), pattern.value, flags.value)
+        return select_rel(ctx, r, [*cols, f"explode({rows}) AS {cname(r.arity)}", DIFF])
     if func != "generate_series":
         raise SqlError(INTERNAL_ERROR, f"no rendering for table function {func}")
     start, stop, step = (f"CAST({render_scalar(e, cols)} AS BIGINT)" for e in exprs)

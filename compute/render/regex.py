@@ -4,7 +4,7 @@ regexp_split_to_array and regexp_replace(..., start, N): Java regexes built by s
 
 from __future__ import annotations
 
-from compute.render.spark_sql import let_bind, quote
+from compute.render.spark_sql import fresh_var, let_bind, quote
 from sql import regex
 
 
@@ -53,3 +53,28 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
             # the text after the N-th match is kept by regexp_replace (the regex is anchored at ^)
             return f"regexp_replace({x}, {quote(pat)}, {quote(rep)})"
     raise AssertionError(name)
+
+
+def render_matches(x: str, pattern: str, flags: str) -> str:
+    """regexp_matches(x, pattern, flags) as Spark SQL of an array<array<string>>: a text[] per
+    match (every match with flag g, else the first), of the groups' texts (the whole match when
+    the pattern has no group); '' of a group that may take no part is NULL (sql.regex.matches_body)."""
+    b = regex.matches_body(pattern)
+    flat = quote(regex.mode(flags) + b.text)
+    if not b.groups:
+        e = fresh_var()
+        rows = f"transform(regexp_extract_all({x}, {flat}, 0), {e} -> array({e}))"
+    else:
+        def at(k: int, v: str) -> str:
+            return v if regex.mandatory(b, k) else f"nullif({v}, '')"
+
+        def zipped(v: str, alls: list[str]) -> str:
+            """each group's texts of all matches bound once, then zipped into rows"""
+            k = len(alls) + 1
+            if k <= len(b.groups):
+                return let_bind(f"regexp_extract_all({v}, {flat}, {k})", lambda m: zipped(v, [*alls, m]))
+            e, i = fresh_var(), fresh_var()
+            items = [at(1, e)] + [at(j, f"{alls[j - 1]}[{i}]") for j in range(2, len(b.groups) + 1)]
+            return f"transform({alls[0]}, ({e}, {i}) -> array({', '.join(items)}))"
+        rows = let_bind(x, lambda v: zipped(v, []))
+    return rows if "g" in flags else f"slice({rows}, 1, 1)"

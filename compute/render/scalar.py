@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import assert_never
 
-from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set
+from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_regex
 from compute.render.scalar_bytea import render_bytea
@@ -27,7 +27,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
-from compute.render.scalar_text import chr_text, trim_chars
+from compute.render.scalar_text import chr_text, like_pattern, trim_chars
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -166,10 +166,14 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "numeric" and s in ("float4", "float8"):
         # float8_numeric / float4_numeric: the value printed to 15 / 6 significant digits
         # (Java's %g rounds the exact binary value half up, as C's printf does but for exact ties)
+        # NaN is 0A000 and +-Infinity 22003 as for a literal (sql.literal): Spark's decimal has
+        # neither, and its CAST makes them NULL (was: NULL, stored by INSERT)
         digits = 6 if s == "float4" else 15
-        finite = f"(NOT isnan({x}) AND abs({x}) <> CAST('Infinity' AS DOUBLE))"
         printed = f"format_string('%.{digits}g', CAST({x} AS DOUBLE))"
-        return f"(CASE WHEN {finite} THEN {cast(printed, dst)} ELSE {cast(x, dst)} END)"
+        nan = raise_error("[0A000] numeric value NaN not yet supported", dst)
+        inf = raise_error("[22003] cannot convert infinity to numeric", dst)
+        return (f"(CASE WHEN isnan({x}) THEN {nan} WHEN abs({x}) = CAST('Infinity' AS DOUBLE) THEN {inf}"
+                f" ELSE {cast(printed, dst)} END)")
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", fresh_var()
@@ -211,6 +215,10 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         return x if d == "varchar" else f"rtrim({x})"
     if d in ("text", "varchar") and s in ("float4", "float8"):
         return f"mz_{s}_text({x})"
+    if d == "numeric" and s in ("text", "varchar", "bpchar", "name"):
+        # numeric_in's NaN / Infinity spellings: 0A000 as for a literal (Spark would say 22P02)
+        special = f"lower(trim({x})) IN ('nan', 'infinity', '+infinity', '-infinity', 'inf', '+inf', '-inf')"
+        return f"(CASE WHEN {special} THEN {raise_error('[0A000] numeric value NaN or Infinity not yet supported', dst)} ELSE {cast(x, dst)} END)"
     if d in ("text", "varchar") and s == "numeric" and src.numeric_precision_scale() is None:
         # as results are sent (compute.render.types): without the storage scale's zeros
         return f"regexp_replace(regexp_replace(CAST({x} AS STRING), '([.][0-9]*?)0+$', '$1'), '[.]$', '')"
@@ -218,16 +226,10 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
 
 
 def _bytea_in(x: str) -> str:
-    """byteain of a computed text: '\\x' and pairs of hex digits (whitespace before a pair
-    skipped, else 22023), or text without a backslash as its UTF-8 bytes; the escape format
-    (backslash sequences) is 0A000 (was: the text's bytes, '\\x12' as 5c783132)."""
-    digits = f"substr({x}, 3)"
-    hexed = (f"(CASE WHEN {digits} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$'"
-             f" THEN unhex(regexp_replace({digits}, '[ \\t\\n\\r]', ''))"
-             f" ELSE {raise_error('[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit', 'binary')} END)")
-    escaped = raise_error("[0A000] bytea escape-format input of a computed value not yet supported", "binary")
-    return (f"(CASE WHEN {x} IS NULL THEN CAST(NULL AS BINARY) WHEN startswith({x}, {quote(chr(92) + 'x')}) THEN {hexed}"
-            f" WHEN instr({x}, {quote(chr(92))}) = 0 THEN CAST({x} AS BINARY) ELSE {escaped} END)")
+    """byteain of a computed text: '\\x' and pairs of hex digits (decode(.., 'hex') of the
+    rest), else the escape format (decode(.., 'escape'))."""
+    return (f"(CASE WHEN {x} IS NULL THEN CAST(NULL AS BINARY) WHEN startswith({x}, {quote(chr(92) + 'x')})"
+            f" THEN {scalar_bytea.decode_hex(f'substr({x}, 3)')} ELSE {scalar_bytea.decode_escape(x)} END)")
 
 
 def _interval_text(x: str) -> str:
@@ -435,6 +437,8 @@ def _unary(f: str, x: str, xt: SqlType, t: SqlType) -> str:
         return j
     if f == "mode_final":
         return ordered_set.mode(x, t)
+    if f == "like_pattern":
+        return like_pattern(x, xt.name == "bytea")
     if f == "cardinality":
         return f"(CASE WHEN {x} IS NOT NULL THEN size({x}) END)"
     if f in ("justify_days", "justify_hours", "justify_interval"):
@@ -535,18 +539,19 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "starts_with":
             return f"startswith({a}, {b})"
         case "encode":
-            # the binder admits the literal formats 'hex' and 'base64' (PostgreSQL's base64
-            # breaks lines after 76 characters)
+            # the binder admits the literal formats 'hex', 'base64' and 'escape' (PostgreSQL's
+            # base64 breaks lines after 76 characters)
             if "'hex'" in b:
                 return f"lower(hex({a}))"
+            if "'escape'" in b:
+                return scalar_bytea.encode_escape(a)
             return f"regexp_replace(regexp_replace(base64({a}), '[\\r\\n]', ''), '(.{{76}})(?=.)', '$1\\n')"
+        case "decode" if "'escape'" in b:
+            return scalar_bytea.decode_escape(a)
+        case "decode" if "'base64'" in b:
+            return scalar_bytea.decode_base64(a)
         case "decode":
-            # decode(text, 'hex') (the binder admits only 'hex'): pairs of hex digits, with
-            # whitespace before a pair skipped, else PostgreSQL's 22023
-            digits = f"regexp_replace({a}, '[ \\t\\n\\r]', '')"
-            bad = raise_error("[22023] invalid hexadecimal data: odd number of digits or invalid hexadecimal digit", "binary")
-            return (f"(CASE WHEN {a} IS NULL THEN CAST(NULL AS BINARY) WHEN {a} RLIKE '^([ \\t\\n\\r]*[0-9a-fA-F]{{2}})*[ \\t\\n\\r]*$' THEN unhex({digits})"
-                    f" ELSE {bad} END)")
+            return scalar_bytea.decode_hex(a)
         case "log":
             return cast(f"log({a}, {b})", t)
         case "div_avg":
@@ -559,6 +564,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
             return _power(a, b, t)
         case "concat":
             return f"concat({a}, {b})"
+        case "like" if at.name == "bytea":
+            return f"like(decode({a}, 'ISO-8859-1'), decode({b}, 'ISO-8859-1'))"  # a character per byte
         case "like" | "ilike" | "round":
             return f"{f}({a}, {b})"
         case "trunc":

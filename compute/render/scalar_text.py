@@ -55,3 +55,21 @@ def trim_chars(a: str, chars: str, leading: bool, trailing: bool) -> str:
         # \z: the end of the text (Java's $ also matches before a final line terminator)
         out = f"regexp_replace({out}, concat({cls}, {_END}), '')"
     return f"(CASE WHEN length({chars}) = 0 THEN {a} ELSE {out} END)"  # (no empty class [])
+
+
+_BS = "\\\\"  # Spark SQL text of one backslash inside a string literal
+
+
+def like_pattern(p: str, binary: bool) -> str:
+    """A computed LIKE pattern with Postgres' escapes as one Spark's LIKE reads alike: `\\c` is
+    a literal c for any c (Spark takes only \\%, \\_ and \\\\ and fails on others), so `\\c`
+    becomes `c` unless c is one of those; a pattern ending in a lone backslash is Postgres'
+    22025. A bytea pattern is rewritten as its ISO-8859-1 text (a character per byte)."""
+    def body(v: str) -> str:
+        text = f"decode({v}, 'ISO-8859-1')" if binary else v
+        spark = f"regexp_replace({text}, '(?s)({_BS}{_BS}[%_{_BS}{_BS}])|{_BS}{_BS}(.)', '$1$2')"
+        trailing = f"{text} RLIKE '(^|[^{_BS}{_BS}])({_BS}{_BS}{_BS}{_BS})*{_BS}{_BS}{_BS}z'"
+        bad = raise_error("[22025] LIKE pattern must not end with escape character", "binary" if binary else "string")
+        out = f"encode({spark}, 'ISO-8859-1')" if binary else spark
+        return f"(CASE WHEN {trailing} THEN {bad} ELSE {out} END)"
+    return let_bind(p, body)

@@ -125,3 +125,49 @@ def test_products_past_24_fractional_digits_are_rounded(both: tuple[psycopg.Conn
     q = Decimal(1).scaleb(-24)
     assert (m1, m2) == (p1.quantize(q, ROUND_HALF_UP), p2.quantize(q, ROUND_HALF_UP))
     assert m1 != p1  # PostgreSQL's digits past the 24th were there to round
+
+
+# numeric NaN / Infinity (Postgres 15 has both; Materialize NaN only): Spark's decimal holds
+# neither and every decimal(38, s) value is a real number, so no value can stand for NaN. Each
+# way in is an error with a SQLSTATE: literals, text and float values (constant or computed,
+# also in arrays and INSERT ... SELECT), never NULL or another number (was: a float8 NaN or
+# Infinity cast to numeric at run time became NULL, and INSERT stored it)
+NAN_PATHS = [
+    "SELECT 'NaN'::numeric", "SELECT 'nan'::numeric + 1", "SELECT numeric 'NaN' < 1", "SELECT '{1,NaN}'::numeric[]",
+    "SELECT 'Infinity'::numeric", "SELECT '-inf'::numeric",
+    "SELECT CAST('NaN'::float8 AS numeric)", "SELECT x::numeric FROM (VALUES ('NaN'::float8), (1.5)) t(x)",
+    "SELECT id, f::numeric FROM nanf", "SELECT id, f::numeric FROM nanf WHERE id = 1",
+    "SELECT id, f::numeric FROM nanf WHERE id = 2", "SELECT id, t::numeric FROM nanf WHERE id = 1",
+    "SELECT id, t::numeric(10, 2) FROM nanf WHERE id = 2", "SELECT ARRAY[f]::numeric[] FROM nanf WHERE id = 1",
+    "SELECT sum(f::numeric) OVER (ORDER BY id) FROM nanf", "SELECT max(f::numeric) FROM nanf",
+    "SELECT id FROM nanf ORDER BY f::numeric", "SELECT f::numeric = f::numeric FROM nanf WHERE id = 1",
+    "SELECT x, sum(x) OVER () FROM (VALUES ('NaN'::float8::numeric)) t(x)",
+]
+
+
+@pytest.fixture(scope="module")
+def nanf(both: tuple[psycopg.Connection, psycopg.Connection]) -> tuple[psycopg.Connection, psycopg.Connection]:
+    for conn in both:
+        conn.execute("CREATE TABLE nanf (id int, t text, f float8)")
+        conn.execute("INSERT INTO nanf VALUES (1, 'NaN', 'NaN'::float8), (2, ' nan ', 'Infinity'::float8), (3, '3.5', 3.5),"
+                     " (4, '-inf', '-Infinity'::float8)")
+        conn.execute("CREATE TABLE nanv (a numeric)")
+    return both
+
+
+@pytest.mark.parametrize("sql", NAN_PATHS)
+def test_nan_and_infinity_are_refused_never_other_values(nanf: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    mz, pg = nanf
+    assert not isinstance(sorted_outcome(pg, sql), str)
+    assert sorted_outcome(mz, sql) in ("error 0A000", "error 22003")
+
+
+@pytest.mark.parametrize("sql", ["INSERT INTO nanv SELECT f FROM nanf WHERE id = 1", "INSERT INTO nanv SELECT f FROM nanf WHERE id = 2",
+                                 "INSERT INTO nanv SELECT t::numeric FROM nanf WHERE id = 1", "INSERT INTO nanv VALUES ('NaN')",
+                                 "INSERT INTO nanv SELECT 'NaN'::float8"])
+def test_nan_is_never_stored(nanf: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    mz, _ = nanf
+    with pytest.raises(psycopg.Error) as e:
+        mz.execute(sql)
+    assert e.value.sqlstate in ("0A000", "22003")
+    assert mz.execute("SELECT count(*) FROM nanv").fetchone() == (0,)

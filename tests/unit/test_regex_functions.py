@@ -66,3 +66,44 @@ def test_dollar_is_the_string_end_and_backslash_b_refused() -> None:
 def test_caret_with_a_start_position_is_refused() -> None:
     with pytest.raises(SqlError):
         regex.check("regexp_count", regex.RegexArgs("^a", start=2))
+
+
+def test_regexp_matches_takes_g_and_refuses_optional_empty_groups() -> None:
+    assert regex.parse_args("regexp_matches", ["a", "gi"]).flags == "gi"
+    assert [g for g in regex.matches_body("(a)(b+)c").groups] == [(1, 2), (4, 6)]
+    for pattern in ("(a)(x*)?", "(a*)|b", "(a?)*", "(a)(b+)?c"):
+        with pytest.raises(SqlError) as err:
+            regex.matches_body(pattern)
+        assert err.value.sqlstate == "0A000"
+    regex.matches_body("(a*)b")  # a group in every match: its '' is the empty string
+
+
+def test_regexp_matches_arguments() -> None:
+    from sql.scalar import Column, Literal
+
+    s = Column(0, TEXT)
+    assert regex.bind_matches([s, Literal("b", TEXT)])[1:] == (Literal("b", TEXT), Literal("", TEXT))
+    assert regex.bind_matches([s, Literal(None, TEXT)])[0] == Literal(None, TEXT)  # strict: no rows
+    with pytest.raises(SqlError) as err:
+        regex.bind_matches([s, s])
+    assert err.value.sqlstate == "0A000"
+    with pytest.raises(SqlError) as err:
+        regex.bind_matches([s, Literal("b", TEXT), Literal("q", TEXT)])
+    assert err.value.sqlstate == "0A000"  # a Postgres flag Java has no translation for
+
+
+@pytest.mark.parametrize(("pattern", "ok"), [
+    ("a|ab", False), ("(ab)?(abcd)?", False), ("(a+?)(b*)", False), ("a*?", False), ("x{1,2}?", False),
+    ("(x){2}", False), ("(bar)(beque)", True), ("b[^b]+", True), ("[|?]+x{2}", True), ("a\\|b", True),
+    ("[[:alpha:]]+$", True), ("a|e|i|o|u", True), ("^Ste(v|ph)en$", True), ("(foo|fo)", False), ("x(a|b*)", False),
+    ("^|$", True), ("a|$", False), ("(^a|b)", False), ("^a|^b", False),
+])
+def test_patterns_java_may_match_otherwise_are_refused(pattern: str, ok: bool) -> None:
+    """Alternation, quantified groups and non-greedy quantifiers: Postgres' ARE takes the
+    longest match at the leftmost position, Java the first its backtracking finds."""
+    if ok:
+        regex.leftmost_first_is_longest(pattern)
+    else:
+        with pytest.raises(SqlError) as err:
+            regex.leftmost_first_is_longest(pattern)
+        assert err.value.sqlstate == "0A000"
