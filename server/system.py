@@ -26,7 +26,7 @@ from server.session import BOOL_VARS, READ_ONLY, REPORTED_NAMES, SERVER_VERSION_
 from server.system_sql import Rewriter, Rewritten, deps_hold
 from server.system_sql_ast import SYSTEM_SCHEMAS, parse_pg
 from server.system_sql_context import Context, NotCatalog, _system_relation, is_catalog_query
-from server.system_sql_functions import _FUNCTIONS
+from server.system_sql_functions import _FUNCTIONS, RUNTIME_ERROR_TAG
 from server.system_utility import UtilityMixin
 from sql.errors import (
     FEATURE_NOT_SUPPORTED,
@@ -580,6 +580,8 @@ def _compatible(t: SqlType, duck: str) -> bool:
 def _duck_error(e: Exception) -> SqlError:
     msg = str(e).split("\n")[0]
     name = type(e).__name__
+    if (tagged := re.search(RUNTIME_ERROR_TAG + r" ([0-9A-Z]{5}): (.*)", msg)) is not None:
+        return SqlError(tagged.group(1), tagged.group(2))  # a call the rewrite made raise (_raises)
     if "Permission" in name:
         return SqlError(INSUFFICIENT_PRIVILEGE, "permission denied")
     if "Conversion" in name or "conversion" in msg.lower():

@@ -279,6 +279,11 @@ class Rewriter(ExprMixin):
         alias = alias_node.name if alias_node is not None and alias_node.name else None
         col_aliases = [c.name for c in alias_node.columns] if alias_node is not None and alias_node.columns else []
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+            if _table_function_name(node.this) == "pg_show_all_settings" and not _func_args(node.this):
+                # pg_catalog.pg_settings = SELECT * FROM pg_show_all_settings() (PostgreSQL's view)
+                node = exp.Table(this=exp.to_identifier("pg_settings"), db=exp.to_identifier("pg_catalog"),
+                                 alias=alias_node)
+                return self._source(node, scope)
             return self.table_function(node, scope, alias, col_aliases)
         if isinstance(node, exp.Table):
             parts = _table_parts(node)
@@ -339,7 +344,7 @@ class Rewriter(ExprMixin):
 
     def table_function(self, node: exp.Table, scope: Scope, alias: str | None, col_aliases: list[str]) -> exp.Expression:
         f = node.this
-        name = (f.name if isinstance(f, exp.Anonymous) else f.key).lower()
+        name = _table_function_name(f)
         if isinstance(f, (exp.ExplodingGenerateSeries, exp.GenerateSeries)) or name == "generate_series":
             args = [self.expr(a, scope)[0] for a in _func_args(f)]
             col = (col_aliases or [alias or "generate_series"])[0]
@@ -433,3 +438,7 @@ _VOLATILE = {"now", "clock_timestamp", "statement_timestamp", "transaction_times
              "txid_current", "pg_current_xact_id", "age"}
 _VOLATILE_TYPED = tuple(getattr(exp, n) for n in ("CurrentTimestamp", "CurrentDate", "CurrentTime", "Localtimestamp",
                                                    "Rand", "Random") if hasattr(exp, n))
+
+
+def _table_function_name(f: exp.Func) -> str:
+    return (f.name if isinstance(f, exp.Anonymous) else f.key).lower()

@@ -9,6 +9,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from catalog.system.relations import FN, SysRelation, duck_type
 from sql.errors import SYNTAX_ERROR, UNDEFINED_OBJECT, SqlError
@@ -50,7 +51,8 @@ def _parse(sql: str) -> exp.Expression:
     stmts = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
     if len(stmts) != 1:
         raise SqlError(SYNTAX_ERROR, "syntax error: expected one statement")
-    return stmts[0]
+    # unquoted identifiers fold to lower case, as PostgreSQL folds them (`AT.attname` = `at.attname`)
+    return normalize_identifiers(stmts[0], dialect="postgres")
 
 
 # ---- type helpers -------------------------------------------------------------------------------------

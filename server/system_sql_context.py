@@ -85,7 +85,7 @@ def is_catalog_query(ast: exp.Expression, ctx: Context) -> bool:
     saw_system = False
     for t in ast.find_all(exp.Table):
         if isinstance(t.this, exp.Func):
-            if t.this.name.lower() == "pg_get_keywords" or t.this.name.lower() == "_pg_expandarray":
+            if t.this.name.lower() in ("pg_get_keywords", "_pg_expandarray", "pg_show_all_settings"):
                 saw_system = True
             continue
         parts = _table_parts(t)

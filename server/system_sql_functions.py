@@ -78,6 +78,22 @@ def _const(value: Callable[[RewriterView], Any], t: SqlType) -> Handler:
     return handler
 
 
+RUNTIME_ERROR_TAG = "mzsqlstate"
+
+
+def _raises(code: str, message: str, t: SqlType) -> Handler:
+    """A function whose every call is an error (SQLSTATE `code`), raised when DuckDB evaluates
+    the call: a call in a branch no row takes (`CASE WHEN false THEN f() ...`) raises nothing,
+    as in PostgreSQL."""
+    def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+        for a in args:
+            rw.expr(a, scope)
+        err = exp.Anonymous(this="error", expressions=[exp.Literal.string(f"{RUNTIME_ERROR_TAG} {code}: {message}")])
+        return _cast(err, t), t
+
+    return handler
+
+
 def _macro(name: str, t: SqlType | None, nargs: tuple[int, ...], *, extra: Callable[[RewriterView], list[exp.Expression]] | None = None,
            arg_types: Sequence[SqlType | None] = (), constant: Callable[[RewriterView, list[Any]], Any] | None = None) -> Handler:
     def handler(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
@@ -148,6 +164,8 @@ _FUNCTIONS.update({
     "pg_postmaster_start_time": _const(lambda rw: rw.ctx.started_at, SqlType("timestamptz")),
     "pg_conf_load_time": _const(lambda rw: rw.ctx.started_at, SqlType("timestamptz")),
     "pg_is_in_recovery": _const(lambda rw: False, BOOL),
+    # never in recovery: PostgreSQL's answer outside recovery
+    "pg_is_wal_replay_paused": _raises("55000", "recovery is not in progress", BOOL),
     "pg_my_temp_schema": _const(lambda rw: 0, OID),
     "pg_is_other_temp_schema": _const(lambda rw: False, BOOL),
     "pg_relation_is_publishable": _const(lambda rw: False, BOOL),
@@ -505,6 +523,13 @@ _DUCK_ALLOWED = {
 }
 
 
+def _tagged_error(n: exp.Anonymous) -> bool:
+    """An `error(...)` call `_raises` wrote (its one argument a literal carrying the tag)."""
+    args = n.expressions
+    return (len(args) == 1 and isinstance(args[0], exp.Literal) and args[0].is_string
+            and args[0].this.startswith(f"{RUNTIME_ERROR_TAG} "))
+
+
 def _verify(node: exp.Expression) -> None:
     """Defense in depth: the rewritten query only reads mzsys relations and only calls
     whitelisted functions."""
@@ -518,6 +543,8 @@ def _verify(node: exp.Expression) -> None:
         elif isinstance(n, exp.Anonymous):
             name = n.name
             if name.lower().startswith(f"{FN}."):
+                continue
+            if name == "error" and _tagged_error(n):
                 continue
             if name.lower() not in _DUCK_ALLOWED:
                 raise SqlError(UNDEFINED_FUNCTION, f"function {name}() does not exist")
