@@ -168,8 +168,8 @@ refresh(); setInterval(refresh, 1000);
 PAGE_HTML = """<!doctype html>
 <html><head><meta charset="utf-8"><title>dataflow {{ID}}</title>
 <script src="/static/cytoscape.min.js"></script>
-<style>body{font-family:sans-serif;margin:1em}#cy{width:100%;height:80vh;border:1px solid #ccc}</style></head>
-<body><h2 id="title">dataflow {{ID}}</h2><div id="summary"></div><div id="cy"></div>
+<style>body{font-family:sans-serif;margin:1em}#graph{width:100%;height:80vh;border:1px solid #ccc}</style></head>
+<body><h2 id="title">dataflow {{ID}}</h2><div id="summary"></div><div id="graph"></div>
 <script>
 const GREEN = '#2ca02c', GREY = '#cccccc';
 window.mzState = {updates: 0, hydrated: 0, nodes: 0};
@@ -197,7 +197,7 @@ async function refresh() {
     df.nodes.filter(n => n.parent !== null).forEach(n =>
       els.push({data: {id: `e${n.id}`, source: String(n.parent), target: String(n.id)}}));
     const root = df.nodes.find(n => n.parent === null);
-    cy = cytoscape({container: document.getElementById('cy'), elements: els, style: style(df.workers),
+    cy = cytoscape({container: document.getElementById('graph'), elements: els, style: style(df.workers),
                     layout: {name: 'breadthfirst', directed: true, roots: root ? [String(root.id)] : undefined, spacingFactor: 1.4}});
     window.cy = cy;
   } else {
