@@ -2,13 +2,7 @@
 
     .venv/bin/python benches/hydration.py [--rows 5000000] [--repeat 3] [--workers 2]
 
-Measured on the 2-core shared box (load average ~20, so noisy):
-- `--rows 200000 --repeat 2` (after a warm-up pair): off 56.8 / 45.1 s, on 67.1 / 50.6 s,
-  medians 50.2 vs 57.6 s = 1.15× (pairs 1.18×, 1.12×); task end → status row p50 35 ms,
-  p95 177 ms;
-- `--rows 300000 --repeat 2` (no warm-up): run 1 off 86.9 s / on 79.5 s (0.92×); the first
-  off run was a cold 251 s; p50 112 ms, p95 211 ms.
-The 5M / 20M runs of the issue did not fit this session on this box.
+Figures: docs/hydration.md and the README's introspection section.
 
 One server (`--workers`), tables `fact(k1, k2, k3, v)` (`--rows` rows) and three dimensions
 (`--rows / 10` rows each), a view joining the four and aggregating; then, alternating,
