@@ -172,8 +172,9 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
         printed = f"format_string('%.{digits}g', CAST({x} AS DOUBLE))"
         nan = raise_error("[0A000] numeric value NaN not yet supported", dst)
         inf = raise_error("[22003] cannot convert infinity to numeric", dst)
-        return (f"(CASE WHEN isnan({x}) THEN {nan} WHEN abs({x}) = CAST('Infinity' AS DOUBLE) THEN {inf}"
-                f" ELSE {cast(printed, dst)} END)")
+        # (a NULL first: format_string prints it as the text 'null')
+        return (f"(CASE WHEN {x} IS NULL THEN {cast(x, dst)} WHEN isnan({x}) THEN {nan}"
+                f" WHEN abs({x}) = CAST('Infinity' AS DOUBLE) THEN {inf} ELSE {cast(printed, dst)} END)")
     if d == "name" and s != "name":
         # at most 63 bytes of UTF-8, cut at a character boundary
         y, k = f"CAST({x} AS STRING)", fresh_var()
