@@ -46,6 +46,13 @@ def translate_spark_error(e: BaseException) -> SqlError:
         m = re.search(r"\[([A-Z_]+)(?:\.[A-Z_]+)?\]", text)
         cond = m.group(1) if m else None
     cond = cond.split(".")[0] if cond else None  # NUMERIC_VALUE_OUT_OF_RANGE.WITH_SUGGESTION -> its class
+    if cond in ("INTERNAL_ERROR", "FAILED_EXECUTE_UDF"):
+        # an error raised while the optimizer evaluates an expression over a local relation
+        # (ConvertToLocalRelation), or while a Java UDF's argument is converted to its input
+        # type, comes wrapped: the cause's condition answers
+        for m in re.finditer(r"\[([A-Z_]+)(?:\.[A-Z_]+)?\]", text):
+            if m.group(1) in _CONDITIONS or m.group(1) == "USER_RAISED_EXCEPTION":
+                return translate_spark_error(Exception(text[m.start():]))
     if cond in _CONDITIONS:
         state, msg = _CONDITIONS[cond]
         if msg is None:
