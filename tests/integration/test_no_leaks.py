@@ -3,7 +3,9 @@ mixed statements (constants, lookups through Spark, INSERTs) has closed, the ser
 descriptors and threads, and the Spark driver JVM's descriptors and py4j connection threads,
 return to what they were before (the connections' worker threads leave when idle, closing
 their py4j sockets and JVM threads). Spark's own thread pools shrink on their own 60 s
-keep-alive and are not counted."""
+keep-alive and are not counted; nor are the workers Arrow's two pools (CPU, IO) start lazily,
+up to their fixed sizes, when concurrent INSERTs first overlap enough (seen with gdb: the
+threads a second round adds are `arrow::internal::ThreadPool` workers, parked)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from tests.integration.harness import MzServer
@@ -20,6 +23,9 @@ pytestmark = pytest.mark.slow
 
 IDLE_S = 14.0  # the worker pool's idle timeout (10 s) and some slack
 SESSIONS = 40
+# Arrow's pools start workers lazily and keep them, never more than their sizes (the server
+# uses the defaults, the same as this process's pyarrow); a leak per session would be SESSIONS
+ARROW_POOL_THREADS = pa.cpu_count() + pa.io_thread_count()
 
 
 def _children(pid: int) -> list[int]:
@@ -113,6 +119,7 @@ def test_fds_and_threads_return_after_load(tmp_path: Path) -> None:
         # the load did use more (worker threads with py4j sockets), and all of it came back
         assert during["threads"] > before["threads"], (before, during)
         for k, v in before.items():
-            assert after[k] <= v + 2, (k, before, during, after)
+            slack = 2 + (ARROW_POOL_THREADS if k == "threads" else 0)
+            assert after[k] <= v + slack, (k, before, during, after)
     finally:
         server.stop()
