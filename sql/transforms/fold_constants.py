@@ -9,6 +9,12 @@
   (overflow, division by zero), is left to the renderer, whose errors are the reference
 - Project(o)(Constant(rows)) = Constant(row[o] for row in rows)
 - Filter(ps)(Constant(rows)) = Constant(rows where every p is true), for scalars as above
+- s(l1, .., ln) = eval(s) for a scalar s of Map, Filter or FlatMap whose arguments are all
+  literals, over any input (the same evaluations as above, plus date / timestamp ± interval
+  and date ± integer by sql.datetime_arith); CASE WHEN true THEN a ELSE b END = a and
+  CASE WHEN false/null THEN a ELSE b END = b; AND / OR absorb their literals (see _absorb);
+  an evaluation that would fail stays, so that
+  the error is raised only when a row reaches it
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
 - empty inputs: Union(.., Constant[], ..) = Union(..) (the input itself when one is left);
@@ -19,15 +25,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import operator
 from collections.abc import Callable
+from dataclasses import replace
 from decimal import Decimal, localcontext
 from typing import Any
 
 from sql import mir, numeric_ops
+from sql.datetime_arith import negate_interval, timestamp_plus_interval
 from sql.literal import cast_value
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal, Scalar
+from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal, Scalar, children
 from sql.transforms.visit import map_children
+from sql.types import Interval
 
 
 class NotFoldable(Exception):
@@ -115,6 +125,27 @@ def _compare_call(s: Scalar) -> bool:
     return False
 
 
+def _datetime_call(s: Scalar) -> bool:
+    """date / timestamp ± interval (a timestamp) and date ± integer (a date); timestamptz
+    arithmetic depends on the session's time zone and is left to the renderer."""
+    match s:
+        case CallBinary(func="add" | "sub", expr1=a, expr2=b, typ=t):
+            return (a.typ.name in ("date", "timestamp") and b.typ.name == "interval" and t.name == "timestamp") \
+                or (a.typ.name == "date" and b.typ.name == "int4" and t.name == "date")
+    return False
+
+
+def _datetime_eval(f: str, a: Any, b: Any) -> Any:
+    match a, b:
+        case dt.datetime(), Interval():
+            return timestamp_plus_interval(a, b if f == "add" else negate_interval(b))
+        case dt.date(), Interval():
+            return timestamp_plus_interval(dt.datetime(a.year, a.month, a.day), b if f == "add" else negate_interval(b))
+        case dt.date(), int():
+            return a + dt.timedelta(days=b if f == "add" else -b)
+    raise NotFoldable
+
+
 def _in_range(v: int, typ: str) -> int:
     bound = _INT_RANGE[typ]
     if not -bound <= v < bound:
@@ -143,6 +174,14 @@ def eval_scalar(s: Scalar, row: tuple[Any, ...], types) -> Any:
         case CallUnary(func="neg", expr=x, typ=t) if _int_call(s):
             v = eval_scalar(x, row, types)
             return None if v is None else _in_range(-v, t.name)
+        case CallBinary(func=f, expr1=a, expr2=b) if _datetime_call(s):
+            va, vb = eval_scalar(a, row, types), eval_scalar(b, row, types)
+            if va is None or vb is None:
+                return None
+            try:
+                return _datetime_eval(f, va, vb)
+            except OverflowError:
+                raise NotFoldable from None  # out of Python's years: the renderer decides
         case CallBinary(func=f, expr1=a, expr2=b) if _compare_call(s):
             va, vb = eval_scalar(a, row, types), eval_scalar(b, row, types)
             if va is None or vb is None:
@@ -178,7 +217,7 @@ def foldable(s: Scalar) -> bool:
             return foldable(a) and foldable(b)
         case CallUnary(expr=x) if _numeric_call(s) or _int_call(s):
             return foldable(x)
-        case CallBinary(expr1=a, expr2=b) if _int_call(s) or _compare_call(s):
+        case CallBinary(expr1=a, expr2=b) if _int_call(s) or _compare_call(s) or _datetime_call(s):
             return foldable(a) and foldable(b)
         case CallUnary(func="not" | "is_null", expr=x, typ=t) if t.name == "bool":
             return foldable(x)
@@ -190,12 +229,110 @@ def foldable(s: Scalar) -> bool:
             return False
 
 
+def _rebuild(s: Scalar, kids: tuple[Scalar, ...]) -> Scalar:
+    match s:
+        case CallUnary():
+            return replace(s, expr=kids[0])
+        case CallBinary():
+            return replace(s, expr1=kids[0], expr2=kids[1])
+        case CallVariadic():
+            return replace(s, exprs=kids)
+        case If():
+            return replace(s, cond=kids[0], then=kids[1], els=kids[2])
+    return s
+
+
+# casts whose result does not depend on session settings (TimeZone, DateStyle, IntervalStyle,
+# extra_float_digits); a literal of any other cast that survived binding stays for the renderer
+_CONTEXT_FREE = frozenset({"int2", "int4", "int8", "numeric", "float4", "float8", "bool"})
+
+
+def _context_free(s: Scalar) -> bool:
+    match s:
+        case CallUnary(func="cast", expr=x, typ=t):
+            return (x.typ.name in _CONTEXT_FREE and t.name in _CONTEXT_FREE) or (x.typ.name, t.name) == ("date", "timestamp")
+    return True
+
+
+def fold_scalar(s: Scalar) -> Scalar:
+    """s with every subexpression whose arguments are all literals evaluated (bottom up),
+    where eval_scalar evaluates it and the evaluation succeeds; s itself when nothing folds."""
+    if isinstance(s, If):
+        c = fold_scalar(s.cond)
+        if isinstance(c, Literal):  # CASE picks its branch without evaluating the other
+            return fold_scalar(s.then if c.value is True else s.els)
+    kids = children(s)
+    if not kids:
+        return s
+    folded = tuple(fold_scalar(k) for k in kids)
+    s2 = s if all(a is b for a, b in zip(kids, folded, strict=True)) else _rebuild(s, folded)
+    if isinstance(s2, CallVariadic) and s2.func in ("and", "or"):
+        s2 = _absorb(s2)
+        if not isinstance(s2, CallVariadic):
+            return s2
+        folded = s2.exprs
+    if all(isinstance(k, Literal) for k in folded) and _context_free(s2) and foldable(s2):
+        try:
+            return Literal(eval_scalar(s2, (), ()), s2.typ)
+        except Exception:  # noqa: BLE001 - NotFoldable, or an input/cast error: the renderer's to raise
+            return s2
+    return s2
+
+
+def _total(s: Scalar) -> bool:
+    """s never raises an error (so skipping its evaluation changes nothing)."""
+    match s:
+        case Literal() | Column():
+            return True
+        case CallUnary(func="is_null" | "not", expr=x):
+            return _total(x)
+        case CallVariadic(func="and" | "or", exprs=xs):
+            return all(_total(x) for x in xs)
+    return False
+
+
+def _absorb(s: CallVariadic) -> Scalar:
+    """a AND true = a, a OR false = a; x AND false AND .. = false and x OR true OR .. = true
+    when every x before the literal never raises (PostgreSQL evaluates left to right and
+    stops there, so an error before it is still raised)."""
+    dominant, neutral = (False, True) if s.func == "and" else (True, False)
+    rest = tuple(x for x in s.exprs if not (isinstance(x, Literal) and x.value is neutral))
+    for x in rest:
+        if isinstance(x, Literal) and x.value is dominant:
+            return Literal(dominant, s.typ)
+        if not _total(x):
+            break
+    if len(rest) == len(s.exprs):
+        return s
+    return Literal(neutral, s.typ) if not rest else rest[0] if len(rest) == 1 else replace(s, exprs=rest)
+
+
+def _fold_all(ss: tuple[Scalar, ...]) -> tuple[Scalar, ...]:
+    out = tuple(fold_scalar(s) for s in ss)
+    return ss if all(a is b for a, b in zip(ss, out, strict=True)) else out
+
+
+def _fold_scalars(r: mir.Mir) -> mir.Mir:
+    """The literal-only subexpressions of a Map's, Filter's or FlatMap's scalars, evaluated."""
+    match r:
+        case mir.Map(scalars=ss):
+            ss2 = _fold_all(ss)
+            return r if ss2 is ss else replace(r, scalars=ss2)
+        case mir.Filter(predicates=ps):
+            ps2 = _fold_all(ps)
+            return r if ps2 is ps else replace(r, predicates=ps2)
+        case mir.FlatMap(exprs=xs):
+            xs2 = _fold_all(xs)
+            return r if xs2 is xs else replace(r, exprs=xs2)
+    return r
+
+
 def _is_empty(x: mir.Mir) -> bool:
     return isinstance(x, mir.Constant) and not x.rows
 
 
 def fold_constants(r: mir.Mir) -> mir.Mir:
-    r = map_children(r, fold_constants)
+    r = _fold_scalars(map_children(r, fold_constants))
     match r:
         case mir.Union(inputs=xs) if any(_is_empty(x) for x in xs):
             rest = tuple(x for x in xs if not _is_empty(x))

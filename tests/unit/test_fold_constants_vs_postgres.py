@@ -115,3 +115,36 @@ def test_explain_names_the_constant_strategy(engines: tuple[GoldenSession, Any])
         p = g.coord.prepare(g.session, f"EXPLAIN PHYSICAL PLAN FOR {q}", [])
         (text,) = next(iter(g.coord.execute(g.session, p, []).batches))[0]
         assert text.startswith("Explained Query (fast path):\n  Constant") == fast, text
+
+
+def _datetime_expr(rng: random.Random) -> str:
+    import datetime as dt
+
+    day = dt.date(rng.choice([1, 1999, 2000, 2024, 9998, 9999]), rng.randint(1, 12), 1) + dt.timedelta(days=rng.choice([0, 14, 27, 28, 29, 30]))
+    if rng.random() < 0.5:
+        base = f"timestamp '{day.isoformat()} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999999):06d}'"
+    else:
+        base = f"date '{day.isoformat()}'"
+        if rng.random() < 0.3:
+            return f"({base} {rng.choice('+-')} {rng.randint(-400, 400)})"
+    iv = f"interval '{rng.randint(-30, 30)} mons {rng.randint(-40, 40)} days {rng.randint(-100000, 100000)} seconds'"
+    return f"({base} {rng.choice('+-')} {iv})"
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_datetime_arithmetic_folded_like_postgres(engines: tuple[GoldenSession, Any], seed: int) -> None:
+    """date / timestamp +- interval and date +- integer, folded while planning (also over a
+    table's rows: the same fold_scalar), equal PostgreSQL's value; out of Python's years the
+    expression is left to the renderer."""
+    g, pg = engines
+    rng = random.Random(seed)
+    folded = 0
+    for _ in range(150):
+        expr = _datetime_expr(rng)
+        kind, want = _pg(pg, f"SELECT {expr}")
+        plan = _plan(g, expr)
+        if plan.startswith("Constant"):
+            folded += 1
+            assert kind == "ok", (expr, "folded, but PostgreSQL raises", want)
+            assert _value(g, expr) == want, expr
+    assert folded >= 100
