@@ -20,6 +20,7 @@ from sql.types import (
     MZ_TIMESTAMP,
     NUMERIC,
     TEXT,
+    TIME,
     TIMESTAMP,
     TIMESTAMPTZ,
     SqlType,
@@ -260,8 +261,27 @@ def _unknown_peer(op: str, other: SqlType) -> SqlType:
     return other
 
 
+def _time_arith(op: str, na: str, nb: str) -> tuple[SqlType, SqlType, SqlType] | None:
+    """PostgreSQL's time operators: time +- interval = time (modulo a day), interval + time,
+    time - time = interval, date + time = time + date = timestamp."""
+    match op, na, nb:
+        case ("add" | "sub"), "time", "interval":
+            return TIME, INTERVAL, TIME
+        case "add", "interval", "time":
+            return INTERVAL, TIME, TIME
+        case "sub", "time", "time":
+            return TIME, TIME, INTERVAL
+        case "add", "date", "time":
+            return DATE, TIME, TIMESTAMP
+        case "add", "time", "date":
+            return TIME, DATE, TIMESTAMP
+    return None
+
+
 def _datetime_arith(op: str, a: SqlType, b: SqlType) -> tuple[SqlType, SqlType, SqlType] | None:
     na, nb = a.name, b.name
+    if (tm := _time_arith(op, na, nb)) is not None:
+        return tm
     if op == "add":
         if na == "date" and nb in ("int2", "int4"):
             return DATE, INT4, DATE

@@ -504,7 +504,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         return ordered_set.percentile(f, a, b, t)
     if (arr := _array_binary(f, a, b, at, bt, t)) is not None:
         return arr
-    if "interval" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):
+    if "interval" in (at.name, bt.name) or "time" in (at.name, bt.name) or (f == "sub" and at.name in ("timestamp", "timestamptz")):
         if (iv := interval_arith(f, a, b, at, bt, t)) is not None:
             return iv
     if f in COMPARISONS:

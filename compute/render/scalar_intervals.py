@@ -69,8 +69,28 @@ def interval_arith(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType)
     return f"(CASE WHEN {a} IS NOT NULL AND {b} IS NOT NULL THEN {r} END)"
 
 
+def time_arith(f: str, a: str, b: str, an: str, bn: str) -> str | None:
+    """time +- interval = (time +- its microseconds) modulo a day (months and days ignored,
+    PostgreSQL's time_pl_interval); time - time = an interval of microseconds; date + time =
+    the timestamp at that time of day. time is microseconds since midnight (a bigint)."""
+    match f, an, bn:
+        case ("add" | "sub"), "time", "interval":
+            return f"pmod({a} {'+' if f == 'add' else '-'} {b}.micros, {DAY_US})"
+        case "add", "interval", "time":
+            return time_arith("add", b, a, bn, an)
+        case "sub", "time", "time":
+            return interval_struct("0", "0", f"({a} - {b})")
+        case "add", "date", "time":
+            return f"timestampadd(MICROSECOND, {b}, CAST({a} AS TIMESTAMP_NTZ))"
+        case "add", "time", "date":
+            return time_arith("add", b, a, bn, an)
+    return None
+
+
 def interval_arith_raw(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:
     an, bn = at.name, bt.name
+    if "time" in (an, bn) and (tm := time_arith(f, a, b, an, bn)) is not None:
+        return tm
     if f in COMPARISONS and an == bn == "interval":
         return f"({interval_key(a)} {COMPARISONS[f]} {interval_key(b)})"
     if f in ("add", "sub") and an == bn == "interval":

@@ -65,6 +65,11 @@ QUERIES = [
     # interval and time output as text (casts of computed values, not folded literals)
     "SELECT id, CAST(iv AS text), iv::varchar(9), iv::char(20), CAST(-iv AS text), (iv * 3.5)::text FROM d",
     "SELECT id, CAST(t AS text), t::varchar(5), t::char(10), CAST(t AS name) FROM tm",
+    # time operators over columns (rendered, not folded): time +- interval wraps at midnight
+    # and ignores months / days; time - time; date + time and time + date
+    "SELECT tm.id, d.id, t + iv, t - iv, iv + t, t - t, t - time '12:00', date '2020-02-29' + t, t + date '1999-12-31' FROM tm, d",
+    "SELECT time '23:00' + interval '2 hours', time '01:00' - interval '1 day 3 hours', time '01:00' - time '03:00',"
+    " date '2000-01-01' + time '01:02:03.5' FROM one",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",
