@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -197,3 +199,19 @@ def test_driver_killed_while_sessions_read_and_write(server: MzServer) -> None:
         c.execute("INSERT INTO acked VALUES (-1)")
         assert c.execute("SELECT count(*) FROM acked WHERE id = -1").fetchone() == (1,)
         assert c.execute("SELECT count(*) FROM pairs").fetchone() == (20000,)
+
+
+def test_usr1_dumps_every_thread_and_the_server_goes_on(server: MzServer) -> None:
+    """`kill -USR1 <pid>` (a stuck server's first diagnostic) writes each Python thread's
+    stack to the log; sessions go on."""
+    assert server.proc is not None
+    before = server.log_path.read_text() if server.log_path.exists() else ""
+    os.kill(server.proc.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 30
+    while "most recent call first" not in server.log_path.read_text()[len(before):] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    dump = server.log_path.read_text()[len(before):]
+    assert "most recent call first" in dump, dump[-2000:]
+    assert dump.count("Thread 0x") >= 3  # the event loop and the server's own threads at least
+    with server.connect(autocommit=True) as conn:
+        assert conn.execute("SELECT 1 + 1").fetchone() == (2,)
