@@ -125,7 +125,8 @@ class QueriesMixin:
                 m = pipeline.to_mir_rel(rel) if e.stage in ("raw", "decorrelated") else pipeline.optimize(pipeline.to_mir_rel(rel), monotonic_sources=self._monotonic_sources())
                 if e.format == "json":
                     return pipeline.explain_mir_json(m, e.stage, f"materialize.{schema}.{name}")
-                return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
+                return pipeline.explain_mir_text(m, e.options, names=self._column_names(m),
+                                                 sizes=self._sizes(m, self._fresh_read_ts()))
             m = pipeline.to_mir_rel(rel)
             return self._explain_maintained(e, m, f"materialize.{schema}.{name}")
         assert isinstance(target, st.CreateIndex)
@@ -140,7 +141,8 @@ class QueriesMixin:
         if e.stage != "physical":
             if e.format == "json":
                 return pipeline.explain_mir_json(m, e.stage, header)
-            return pipeline.explain_mir_text(m, e.options, names=self._column_names(m))
+            return pipeline.explain_mir_text(m, e.options, names=self._column_names(m),
+                                             sizes=self._sizes(m, self._fresh_read_ts()))
         df = pipeline.dataflow(m, None, name=header, single_time=False)
         return pipeline.explain_lir_json(df) if e.format == "json" else pipeline.explain_lir_text(df, e.options)
 

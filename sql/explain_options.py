@@ -18,7 +18,7 @@ _EXPLAIN_OPTION_NAMES = {
 # the modifiers each output implements; any other known one is 0A000 (never silently ignored)
 _EXPLAIN_IMPLEMENTED = {
     "mir_text": frozenset({"arity", "types", "keys", "join_impls", "redacted", "humanized_exprs", "no_fast_path",
-                           "no_notices"}),
+                           "no_notices", "cardinality"}),
     "lir_text": frozenset({"node_ids", "redacted", "no_fast_path", "no_notices"}),
     "json": frozenset({"no_fast_path", "no_notices"}),
 }

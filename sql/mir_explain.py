@@ -38,6 +38,7 @@ from sql.scalar import (
     literal_text,
 )
 from sql.transforms.analysis import unique_keys
+from sql.transforms.cardinality import Estimate, estimate_text
 from sql.types import BOOL
 
 
@@ -48,9 +49,11 @@ class Annotations:
     arity: bool = False
     types: bool = False
     keys: bool = False
+    # WITH (cardinality): each node's estimate by id(node) (sql.transforms.cardinality)
+    cardinality: Mapping[int, Estimate] | None = None
 
     def __bool__(self) -> bool:
-        return self.arity or self.types or self.keys
+        return self.arity or self.types or self.keys or self.cardinality is not None
 
     def text(self, r: Mir) -> str:
         parts = []
@@ -62,6 +65,8 @@ class Annotations:
         if self.keys:
             ks = sorted(sorted(k) for k in unique_keys(r))
             parts.append('keys: "(' + ", ".join("[" + ", ".join(str(c) for c in k) + "]" for k in ks) + ')"')
+        if self.cardinality is not None:
+            parts.append(f'cardinality: "{estimate_text(self.cardinality.get(id(r)))}"')
         return f" // {{ {', '.join(parts)} }}" if parts else ""
 
 

@@ -26,6 +26,7 @@ from sql.mir_explain import Annotations, explain_mir
 from sql.mir_json import mir_json
 from sql.optimize import optimize
 from sql.scalar import Scalar, redacted_literals
+from sql.transforms.cardinality import cardinalities
 from sql.types import SqlType
 
 
@@ -43,11 +44,12 @@ def arrange_by(m: Mir, keys: tuple[Scalar, ...]) -> Mir:
 
 
 def explain_mir_text(m: Mir, options: tuple[str, ...] = (), finishing: Finishing | None = None,
-                     names: Mapping[str, tuple[str, ...]] | None = None) -> str:
+                     names: Mapping[str, tuple[str, ...]] | None = None, sizes: Mapping[str, int] | None = None) -> str:
     """EXPLAIN <RAW | DECORRELATED | OPTIMIZED> PLAN AS TEXT: the MIR tree, under a `Finish`
     line when the query's ORDER BY / LIMIT / OFFSET / output projection is not trivial.
     `names` (storage id -> column names) for WITH (humanized expressions)."""
-    notes = Annotations(arity="arity" in options, types="types" in options, keys="keys" in options)
+    notes = Annotations(arity="arity" in options, types="types" in options, keys="keys" in options,
+                        cardinality=cardinalities(m, sizes) if "cardinality" in options else None)
     humanized = (names or {}) if "humanized_exprs" in options else None
     with redacted_literals("redacted" in options):
         tree = explain_mir(m, join_impls="join_impls" in options, annotations=notes, humanized=humanized)
@@ -146,7 +148,8 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
     if stage != "physical":
         if fmt == "json":
             return explain_mir_json(m, stage)
-        return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None)
+        return explain_mir_text(m, options, bound.finishing, names(m) if names is not None else None,
+                                sizes(m) if sizes is not None else None)
     df = dataflow(m, bound.finishing, flags=flags, sizes=sizes(m) if sizes is not None else None)
     return explain_lir_json(df) if fmt == "json" else explain_lir_text(df, options, indexed, lookups)
 

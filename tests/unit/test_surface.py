@@ -105,7 +105,7 @@ def test_explain_annotations(coord: Coordinator, session: Any) -> None:
 
 
 def test_explain_unimplemented_modifier_is_an_error(coord: Coordinator, session: Any) -> None:
-    assert error(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (cardinality) FOR SELECT * FROM t").sqlstate == "0A000"
+    assert error(coord, session, "EXPLAIN OPTIMIZED PLAN WITH (subtree size) FOR SELECT * FROM t").sqlstate == "0A000"
     assert error(coord, session, "EXPLAIN PLAN WITH (nonsense) FOR SELECT * FROM t").sqlstate == "42601"
 
 
