@@ -61,3 +61,10 @@ def test_other_outputs_refuse_it(gs: GoldenSession) -> None:
     with pytest.raises(SqlError) as e:
         gs.run("EXPLAIN PHYSICAL PLAN WITH (cardinality) FOR SELECT * FROM a")
     assert e.value.sqlstate == "0A000"
+
+
+def test_maintained_objects_too(gs: GoldenSession) -> None:
+    text = "\n".join(r[0] for r in gs.run(
+        "EXPLAIN OPTIMIZED PLAN WITH (cardinality) FOR CREATE MATERIALIZED VIEW mv AS SELECT y, count(*) FROM a WHERE x > 1 GROUP BY y"))
+    assert 'ReadStorage materialize.public.a // { cardinality: "200" }' in text, text
+    assert 'Filter (#0 > 1) // { cardinality: "20" }' in text, text
