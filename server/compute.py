@@ -10,6 +10,7 @@ restart loses only caches: the cached sources are dropped and rebuilt on first u
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import threading
 from typing import Any
@@ -23,6 +24,9 @@ log = logging.getLogger("mzspark.compute")
 # session is being terminated, which it is not: the next statement runs on the new driver.
 COMPUTE_UNAVAILABLE = "58000"
 MONITOR_INTERVAL_S = 1.0
+# Spark's exit status after an OutOfMemoryError (SparkExitCode.OOM): Materialize's reason
+# `oom-killed` in mz_cluster_replica_statuses
+SPARK_OOM_EXIT = 52
 
 
 def unavailable(reason: str) -> SqlError:
@@ -40,6 +44,28 @@ class Compute:
         self.restarts = 0
         self._closed = threading.Event()
         self._restart_hooks: list[Any] = []
+        # the replica's process status as last observed: (status, reason, since)
+        self._status: tuple[str, str | None, dt.datetime] = ("offline", None, dt.datetime.now(dt.UTC))
+
+    def replica_status(self) -> tuple[str, str | None, dt.datetime]:
+        """`online` while the driver JVM runs (observed: its process is alive), else `offline`
+        with the reason of its last exit (`oom-killed`) or none (not started yet)."""
+        from compute.render.spark import driver_process_running
+
+        status, reason, since = self._status
+        if status == "online" and not driver_process_running():
+            self._set_status("offline", self._exit_reason())
+        return self._status
+
+    def _set_status(self, status: str, reason: str | None) -> None:
+        if self._status[:2] != (status, reason):
+            self._status = (status, reason, dt.datetime.now(dt.UTC))
+
+    @staticmethod
+    def _exit_reason() -> str | None:
+        from compute.render.spark import driver_exit_code
+
+        return "oom-killed" if driver_exit_code() == SPARK_OOM_EXIT else None
 
     def on_restart(self, fn: Any) -> None:
         """`fn()` is called after every restart of a lost driver (the compute controller
@@ -62,6 +88,7 @@ class Compute:
                 if not self._started:
                     self._spark = rs.spark_session(*self._args)
                     self._started = True
+                    self._set_status("online", None)
                     threading.Thread(target=self._monitor, name="spark-monitor", daemon=True).start()
                 else:
                     log.warning("the Spark driver was lost; starting a new one")
@@ -71,6 +98,7 @@ class Compute:
                         log.exception("restarting the Spark driver failed")
                         raise unavailable("the Spark driver could not be restarted") from None
                     self.restarts += 1
+                    self._set_status("online", None)
                     log.warning("the Spark driver is running again (restart %d)", self.restarts)
                     for fn in self._restart_hooks:
                         fn()
@@ -119,6 +147,7 @@ class Compute:
             from compute.render.spark import driver_exit_code
 
             log.error("the Spark driver exited (exit status %s)", driver_exit_code())
+            self._set_status("offline", self._exit_reason())
             self._spark = None
             sources, self._sources = self._sources, None
         if sources is not None:

@@ -419,6 +419,11 @@ class SystemHandler(UtilityMixin):
         if rel == "mz_internal.mz_compute_frontiers":
             ctl = self.coordinator.controller
             return [] if ctl is None else [(o, r, t) for o, r, t in ctl.frontiers() if t > 0]
+        if rel == "mz_internal.mz_cluster_replica_statuses":
+            from compute.controller import REPLICA_ID
+
+            status, reason, since = self.coordinator.compute.replica_status()
+            return [(REPLICA_ID, 0, status, reason, since)]
         if rel == "mz_internal.mzspark_dataflow_expiration":
             ctl = self.coordinator.controller
             return [] if ctl is None else ctl.expirations()

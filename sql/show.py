@@ -38,19 +38,20 @@ class ShowCreate:
 
 # the listings, their row sources (`o` is the object, `s` its schema) and columns
 _IN_SCHEMA = {
-    "objects": ("mz_catalog.mz_objects", "o.name, o.type"),
-    "tables": ("mz_catalog.mz_tables", "o.name"),
-    "views": ("mz_catalog.mz_views", "o.name"),
-    "materialized views": ("mz_catalog.mz_materialized_views", "o.name, cl.name AS cluster"),
-    "sources": ("mz_catalog.mz_sources", "o.name, o.type, cl.name AS cluster"),
-    "sinks": ("mz_catalog.mz_sinks", "o.name, o.type, cl.name AS cluster"),
-    "secrets": ("mz_catalog.mz_secrets", "o.name"),
-    "connections": ("mz_catalog.mz_connections", "o.name, o.type"),
-    "types": ("mz_catalog.mz_types", "o.name"),
+    "objects": ("mz_catalog.mz_objects", "o.name, o.type", "o.type"),
+    "tables": ("mz_catalog.mz_tables", "o.name", "'table'"),
+    "views": ("mz_catalog.mz_views", "o.name", "'view'"),
+    "materialized views": ("mz_catalog.mz_materialized_views", "o.name, cl.name AS cluster", "'materialized-view'"),
+    "sources": ("mz_catalog.mz_sources", "o.name, o.type, cl.name AS cluster", "'source'"),
+    "sinks": ("mz_catalog.mz_sinks", "o.name, o.type, cl.name AS cluster", "'sink'"),
+    "secrets": ("mz_catalog.mz_secrets", "o.name", "'secret'"),
+    "connections": ("mz_catalog.mz_connections", "o.name, o.type", "'connection'"),
+    "types": ("mz_catalog.mz_types", "o.name", "'type'"),
 }
 _CLUSTERED = {"materialized views", "sources", "sinks", "indexes"}
+# ids are unique per kind only (a table, a cluster and a role can all be u1): match the kind too
 _COMMENT = ("COALESCE((SELECT c.comment FROM mz_internal.mz_comments c "
-            "WHERE c.id = {id} AND c.object_sub_id IS NULL LIMIT 1), '') AS comment")
+            "WHERE c.id = {id} AND c.object_type = {kind} AND c.object_sub_id IS NULL LIMIT 1), '') AS comment")
 
 _WHAT = (r"objects|tables|views|materialized\s+views|indexes|index|keys|sources|sinks|clusters|"
          r"cluster\s+replicas|secrets|connections|roles|types|schemas|databases|columns")
@@ -110,6 +111,10 @@ def _name_column(what: str) -> str:
     return {"cluster replicas": "replica"}.get(what, "name")
 
 
+def _kind(k: str) -> str:
+    return f"'{k}'"
+
+
 def _lit(v: str) -> str:
     return "'" + v.replace("'", "''") + "'"
 
@@ -117,12 +122,12 @@ def _lit(v: str) -> str:
 def _listing(s: ShowListing, schema_id: str | None, on_id: str | None, cluster_id: str | None) -> str:
     what = s.what
     if what in _IN_SCHEMA:
-        rel, cols = _IN_SCHEMA[what]
+        rel, cols, kind = _IN_SCHEMA[what]
         joins = " LEFT JOIN mz_catalog.mz_clusters cl ON cl.id = o.cluster_id" if "cl." in cols else ""
         conds = [f"o.schema_id = {schema_id}"]
         if cluster_id is not None:
             conds.append(f"o.cluster_id = {cluster_id}")
-        return (f"SELECT {cols}, {_COMMENT.format(id='o.id')} FROM {rel} o{joins} "
+        return (f"SELECT {cols}, {_COMMENT.format(id='o.id', kind=kind)} FROM {rel} o{joins} "
                 f"WHERE {' AND '.join(conds)} ORDER BY o.name")
     if what == "indexes":
         conds = []
@@ -136,28 +141,28 @@ def _listing(s: ShowListing, schema_id: str | None, on_id: str | None, cluster_i
                "FROM mz_catalog.mz_index_columns ic LEFT JOIN mz_catalog.mz_columns c "
                "ON c.id = i.on_id AND c.position = ic.on_position WHERE ic.index_id = i.id)")
         where = f" WHERE {' AND '.join(conds)}" if conds else ""
-        return (f"SELECT i.name, r.name AS on, cl.name AS cluster, {key} AS key, {_COMMENT.format(id='i.id')} "
+        return (f"SELECT i.name, r.name AS on, cl.name AS cluster, {key} AS key, {_COMMENT.format(id='i.id', kind=_kind('index'))} "
                 f"FROM mz_catalog.mz_indexes i JOIN mz_catalog.mz_objects r ON r.id = i.on_id "
                 f"LEFT JOIN mz_catalog.mz_clusters cl ON cl.id = i.cluster_id{where} ORDER BY i.name")
     if what == "clusters":
         replicas = ("(SELECT string_agg(r.name || ' (' || r.size || ')', ', ' ORDER BY r.name) "
                     "FROM mz_catalog.mz_cluster_replicas r WHERE r.cluster_id = cl.id)")
-        return (f"SELECT cl.name, {replicas} AS replicas, {_COMMENT.format(id='cl.id')} "
+        return (f"SELECT cl.name, {replicas} AS replicas, {_COMMENT.format(id='cl.id', kind=_kind('cluster'))} "
                 "FROM mz_catalog.mz_clusters cl ORDER BY cl.name")
     if what == "cluster replicas":
         ready = ("EXISTS (SELECT 1 FROM mz_internal.mz_cluster_replica_statuses st "
                  "WHERE st.replica_id = r.id AND st.status = 'online')")
         return (f"SELECT cl.name AS cluster, r.name AS replica, r.size, {ready} AS ready, "
-                f"{_COMMENT.format(id='r.id')} FROM mz_catalog.mz_cluster_replicas r "
+                f"{_COMMENT.format(id='r.id', kind=_kind('cluster-replica'))} FROM mz_catalog.mz_cluster_replicas r "
                 "JOIN mz_catalog.mz_clusters cl ON cl.id = r.cluster_id ORDER BY cl.name, r.name")
     if what == "roles":
-        return (f"SELECT r.name, {_COMMENT.format(id='r.id')} FROM mz_catalog.mz_roles r "
+        return (f"SELECT r.name, {_COMMENT.format(id='r.id', kind=_kind('role'))} FROM mz_catalog.mz_roles r "
                 "WHERE r.id LIKE 'u%' ORDER BY r.name")
     if what == "schemas":
-        return (f"SELECT s.name, {_COMMENT.format(id='s.id')} FROM mz_catalog.mz_schemas s "
+        return (f"SELECT s.name, {_COMMENT.format(id='s.id', kind=_kind('schema'))} FROM mz_catalog.mz_schemas s "
                 "WHERE s.name NOT LIKE 'mz_temp%' ORDER BY s.name")
     if what == "databases":
-        return f"SELECT d.name, {_COMMENT.format(id='d.id')} FROM mz_catalog.mz_databases d ORDER BY d.name"
+        return f"SELECT d.name, {_COMMENT.format(id='d.id', kind=_kind('database'))} FROM mz_catalog.mz_databases d ORDER BY d.name"
     if what == "columns":
         return ("SELECT c.name, c.nullable, c.type, COALESCE((SELECT m.comment FROM mz_internal.mz_comments m "
                 "WHERE m.id = c.id AND m.object_sub_id = c.position LIMIT 1), '') AS comment "

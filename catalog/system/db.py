@@ -402,8 +402,6 @@ class SystemDb:
         self._insert_static(con, "mz_types", rows_table(rels[("mz_catalog", "mz_types")], [
             {"id": f"s{t['oid']}", "oid": t["oid"], "schema_id": f"s{t['typnamespace']}", "name": t["typname"],
              "category": mz_type_category(t), "owner_id": "s1"} for t in types]))
-        self._insert_static(con, "mz_cluster_replica_statuses", rows_table(
-            rels[("mz_internal", "mz_cluster_replica_statuses")], []))
 
     # -- the snapshot of the catalog -----------------------------------------------------------
 

@@ -183,6 +183,7 @@ SESSION_RELATIONS = {
     ("mz_internal", "mz_compute_frontiers"),
     ("mz_internal", "mzspark_spark_storage"),
     ("mz_internal", "mzspark_dataflow_expiration"),
+    ("mz_internal", "mz_cluster_replica_statuses"),
 }
 # Tables the compute controller writes (everything else is derived or static).
 STATE_TABLES = (

@@ -29,6 +29,7 @@ pytestmark = [pytest.mark.integration]
 
 SPARK_MAX_RESULT = "64m"
 RECOVERY_TIMEOUT_S = 240.0
+REPLICA_STATUS = "SELECT status, reason, updated_at FROM mz_internal.mz_cluster_replica_statuses WHERE replica_id = 'u1'"
 
 
 @pytest.fixture(scope="module")
@@ -173,6 +174,11 @@ def test_driver_killed_while_sessions_read_and_write(server: MzServer) -> None:
         subprocess.run(["kill", "-9", str(jvm)], check=True)
         threads[-1].join(RECOVERY_TIMEOUT_S)
         assert long_result and long_result[0][:2] == ("error", "58000"), long_result
+        # the replica is offline (its process is gone: observed) until the restart ends
+        with server.connect(autocommit=True) as c:
+            status = c.execute(REPLICA_STATUS).fetchone()
+            assert status is not None and status[0] == "offline" and status[1] is None, status
+            assert [r[3] for r in c.execute("SHOW CLUSTER REPLICAS").fetchall()] == [False]
         # the server restarts the driver by itself; statements succeed again
         deadline = time.monotonic() + RECOVERY_TIMEOUT_S
         with server.connect() as c:
@@ -189,6 +195,9 @@ def test_driver_killed_while_sessions_read_and_write(server: MzServer) -> None:
         for t in threads:
             t.join(RECOVERY_TIMEOUT_S)
     assert java_child(server) != jvm
+    with server.connect(autocommit=True) as c:
+        back = c.execute(REPLICA_STATUS).fetchone()
+        assert back is not None and back[0] == "online" and back[2] > status[2], (status, back)
     bad = [e for e in errors if e[1] != "58000" or not (e[2] or "").startswith("compute unavailable")]
     assert not bad, bad
     with server.connect() as c:

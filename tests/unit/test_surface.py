@@ -441,3 +441,29 @@ def test_current_role_is_a_keyword(coord: Coordinator, session: Any) -> None:
     read as a column: 42703)."""
     assert columns(coord, session, "SELECT current_role") == ["current_role"]
     assert run(coord, session, "SELECT current_role, current_role = current_user") == [("materialize", True)]
+
+
+def test_comments_belong_to_their_kind_of_object(coord: Coordinator, session: Any) -> None:
+    """ids are unique per kind only: table t, the cluster, its replica, the role and the
+    database are all `u1`; a comment on the table shows on the table alone."""
+    run(coord, session, "COMMENT ON TABLE t IS 'about t'")
+    try:
+        assert ("t", "about t") in run(coord, session, "SHOW TABLES")
+        assert run(coord, session, "SHOW CLUSTERS") == [("quickstart", "r1 (spark)", "")]
+        assert [r[-1] for r in run(coord, session, "SHOW CLUSTER REPLICAS")] == [""]
+        assert run(coord, session, "SHOW DATABASES") == [("materialize", "")]
+        assert ("materialize", "") in run(coord, session, "SHOW ROLES")
+    finally:
+        run(coord, session, "COMMENT ON TABLE t IS NULL")
+
+
+def test_replica_readiness_is_the_driver_process(coord: Coordinator, session: Any) -> None:
+    """SHOW CLUSTER REPLICAS' `ready` and mz_cluster_replica_statuses follow the Spark driver
+    JVM as observed (online while its process runs), not a constant."""
+    from compute.render.spark import driver_process_running
+
+    coord.compute.spark()  # started (the first statement that needs Spark would start it)
+    assert driver_process_running()
+    assert [r[3] for r in run(coord, session, "SHOW CLUSTER REPLICAS")] == [True]
+    (row,) = run(coord, session, "SELECT replica_id, process_id, status, reason FROM mz_internal.mz_cluster_replica_statuses")
+    assert row == ("u1", 0, "online", None)
