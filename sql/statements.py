@@ -338,6 +338,10 @@ def classify(sql: str) -> Statement:
         return _parse_rename(text)
     if w0 in ("validate", "inspect"):  # Materialize's VALIDATE CONNECTION, INSPECT SHARD
         raise unsupported(w0.upper())
+    if w0 == "alter" and len(words) > 1:
+        # name what is refused (0A000): ALTER CLUSTER, ALTER CLUSTER REPLICA, ALTER MATERIALIZED VIEW, ...
+        two = words[1] == "materialized" or words[1:3] == ["cluster", "replica"]
+        raise unsupported("ALTER " + " ".join(words[1:3] if two else words[1:2]).upper())
     if w0 in ("alter", "declare", "fetch", "close", "discard", "unlisten", "listen", "grant", "revoke", "prepare", "execute", "truncate", "vacuum", "analyze", "comment", "lock"):
         raise unsupported(f"{w0.upper()}")
     if w0 not in STATEMENT_KEYWORDS and not text.startswith("("):

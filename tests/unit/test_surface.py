@@ -331,6 +331,15 @@ def test_valid_materialize_sql_is_0a000_never_a_syntax_error(coord: Coordinator,
     assert error(coord, session, sql).sqlstate == "0A000"
 
 
+def test_alter_refusals_name_what_is_refused(coord: Coordinator, session: Any) -> None:
+    for sql, what in (("ALTER CLUSTER quickstart SET (REPLICATION FACTOR 2)", "ALTER CLUSTER"),
+                      ("ALTER CLUSTER REPLICA quickstart.r1 OWNER TO x", "ALTER CLUSTER REPLICA"),
+                      ("ALTER MATERIALIZED VIEW mv SET (RETAIN HISTORY FOR '1h')", "ALTER MATERIALIZED VIEW"),
+                      ("ALTER TABLE t ADD COLUMN c int", "ALTER TABLE")):
+        e = error(coord, session, sql)
+        assert (e.sqlstate, e.message) == ("0A000", f"{what} not yet supported"), sql
+
+
 def test_explain_timestamp(coord: Coordinator, session: Any) -> None:
     """EXPLAIN TIMESTAMP: the read's timestamp and each input's frontiers (Materialize's layout)."""
     text = explain(coord, session, "EXPLAIN TIMESTAMP FOR SELECT * FROM u, v")
