@@ -151,6 +151,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "jsonb" and s != "jsonb":
         return checked(f"mz_jsonb_in({x})")  # parse and canonicalise like jsonb_in
     if _is_array(src) and d in ("text", "varchar"):
+        if src.element is not None and src.element.name == "interval":
+            return f"mz_interval_array_out({x})"  # its elements' text is a Python UDF (text_udfs)
         return _array_text(x, src)
     if s == "record" and d in ("text", "varchar"):
         return _record_text(x, src)

@@ -6,7 +6,8 @@ the shortest round-trip digits in printf-like notation ("-1", "1e+20"), as `sql.
 of Postgres' interval syntax: a computed text cast to interval calls mz_interval_in
 (sql.interval.parse_interval), which returns "months days micros" or an ERR-tagged error
 (compute.render.jsonb.checked); an interval cast to text calls mz_interval_out
-(sql.interval_text, IntervalStyle postgres); unistr(text) calls mz_unistr (sql.unicode_escapes).
+(sql.interval_text, IntervalStyle postgres), an interval[] mz_interval_array_out; unistr(text)
+calls mz_unistr (sql.unicode_escapes).
 """
 
 from __future__ import annotations
@@ -48,6 +49,29 @@ def _interval_out(months: int | None, days: int | None, micros: int | None) -> s
     return format_interval(Interval(int(months), int(days), int(micros)), "postgres")
 
 
+def _array_element(t: str) -> str:
+    """An element of an array's text form (array_out): quoted when empty, NULL-like or
+    holding a brace, comma, quote, backslash or white space; quotes and backslashes escaped."""
+    if t == "" or t.upper() == "NULL" or any(c in '{},"\\' or c.isspace() for c in t):
+        return '"' + t.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return t
+
+
+def _interval_array_out(arr: list | None) -> str | None:
+    """An interval[] as text (IntervalStyle postgres): a UDF of its own, since a Python UDF
+    cannot run inside Spark's transform() lambda."""
+    if arr is None:
+        return None
+    parts = []
+    for v in arr:
+        if v is None:
+            parts.append("NULL")
+            continue
+        months, days, micros = (v["months"], v["days"], v["micros"])
+        parts.append(_array_element(format_interval(Interval(int(months), int(days), int(micros)), "postgres")))
+    return "{" + ",".join(parts) + "}"
+
+
 def _unistr(v: str | None) -> str | None:
     """unistr(text) (sql.unicode_escapes), or an ERR-tagged error."""
     if v is None:
@@ -59,7 +83,7 @@ def _unistr(v: str | None) -> str | None:
 
 
 UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in,
-        "mz_interval_out": _interval_out, "mz_unistr": _unistr}
+        "mz_interval_out": _interval_out, "mz_interval_array_out": _interval_array_out, "mz_unistr": _unistr}
 
 
 def register(spark: SparkSession) -> None:

@@ -65,15 +65,27 @@ QUERIES = [
     # interval and time output as text (casts of computed values, not folded literals)
     "SELECT id, CAST(iv AS text), iv::varchar(9), iv::char(20), CAST(-iv AS text), (iv * 3.5)::text FROM d",
     "SELECT id, CAST(t AS text), t::varchar(5), t::char(10), CAST(t AS name) FROM tm",
+    # interval and time arrays as text (casts of computed arrays, NULL elements) and in results
+    "SELECT id, ARRAY[iv, NULL, -iv]::text, ARRAY[iv]::varchar, ARRAY[iv * 2, justify_hours(iv)]::text FROM d",
+    "SELECT id, ARRAY[t, NULL, t]::text, ARRAY[t]::varchar FROM tm",
+    "SELECT array_agg(iv ORDER BY id)::text, array_agg(iv ORDER BY id) FROM d",
+    "SELECT array_agg(t ORDER BY id)::text, array_agg(t ORDER BY id) FROM tm",
+    "SELECT id, ARRAY[iv, NULL], ARRAY[NULL::interval] FROM d",
+    "SELECT id, ARRAY[t, NULL] FROM tm",
+    "SELECT ARRAY[INTERVAL '1 day', INTERVAL '2 hours']::text, ARRAY[TIME '01:02:03', NULL]::text,"
+    " ARRAY[INTERVAL '-1 mons 40 days -30:00:00.5']::text FROM one",
+    "SELECT INTERVAL '-1 mons 40 days -30:00:00.5'::text, INTERVAL '-1 year -1 mon'::text, INTERVAL '14 mons -3 days'::text FROM one",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",
 ]
 
 # IntervalStyle output: (style, query)
-STYLED = [(style, "SELECT id, iv FROM d") for style in ("postgres_verbose", "iso_8601")]
+STYLED = [(style, sql) for style in ("postgres_verbose", "iso_8601")
+          for sql in ("SELECT id, iv FROM d", "SELECT id, ARRAY[iv, NULL] FROM d")]
 # an interval cast to text is rendered in IntervalStyle postgres only (Materialize has no other)
-STYLED_REFUSED = [(style, "SELECT CAST(iv AS text) FROM d") for style in ("postgres_verbose", "iso_8601")]
+STYLED_REFUSED = [(style, sql) for style in ("postgres_verbose", "iso_8601")
+                  for sql in ("SELECT CAST(iv AS text) FROM d", "SELECT ARRAY[iv]::text FROM d")]
 
 # what we refuse (0A000) instead of answering differently from Postgres
 REFUSED = ["SELECT date 'infinity'", "SELECT DATE_TRUNC('DECADE', DATE '0004-12-25') FROM one",
