@@ -117,6 +117,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return datetime_unit_call(f, unit, r(b), b.typ, t)
         case CallBinary(func="to_char" | "to_number" as f, expr1=a, expr2=b) if f == "to_number" or a.typ.name in func.NUMBER_FORMAT_TYPES:
             return numfmt_udfs.call(f, r(a), r(b), a.typ)
+        case CallBinary(func="to_timestamp", expr1=a, expr2=b):  # text_udfs: epoch microseconds or an error
+            return f"timestamp_micros({checked(f'mz_to_timestamp({r(a)}, {r(b)})', 'BIGINT')})"
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
             return _to_char(r(a), pattern)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):

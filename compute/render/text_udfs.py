@@ -7,10 +7,12 @@ of Postgres' interval syntax: a computed text cast to interval calls mz_interval
 (sql.interval.parse_interval), which returns "months days micros" or an ERR-tagged error
 (compute.render.jsonb.checked); an interval cast to text calls mz_interval_out
 (sql.interval_text, IntervalStyle postgres), an interval[] mz_interval_array_out; unistr(text)
-calls mz_unistr (sql.unicode_escapes).
+calls mz_unistr (sql.unicode_escapes), to_timestamp(text, text) mz_to_timestamp (sql.to_timestamp).
 """
 
 from __future__ import annotations
+
+import datetime as dt
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -21,8 +23,11 @@ from sql.errors import SqlError
 from sql.interval import parse_interval
 from sql.interval_text import format_interval
 from sql.literal import format_float
+from sql.to_timestamp import to_timestamp
 from sql.types import FLOAT4, Interval
 from sql.unicode_escapes import decode
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _float8_text(v: float | None) -> str | None:
@@ -72,6 +77,19 @@ def _interval_array_out(arr: list | None) -> str | None:
     return "{" + ",".join(parts) + "}"
 
 
+def _to_timestamp(v: str | None, fmt: str | None) -> str | None:
+    """to_timestamp(text, format) (sql.to_timestamp) as microseconds since the epoch, or an
+    ERR-tagged error."""
+    if v is None or fmt is None:
+        return None
+    try:
+        ts = to_timestamp(v, fmt)
+    except SqlError as e:
+        return f"{ERR}[{e.sqlstate}] {e.message}"
+    delta = ts - _EPOCH
+    return str((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds)
+
+
 def _unistr(v: str | None) -> str | None:
     """unistr(text) (sql.unicode_escapes), or an ERR-tagged error."""
     if v is None:
@@ -83,7 +101,8 @@ def _unistr(v: str | None) -> str | None:
 
 
 UDFS = {"mz_float8_text": _float8_text, "mz_float4_text": _float4_text, "mz_interval_in": _interval_in,
-        "mz_interval_out": _interval_out, "mz_interval_array_out": _interval_array_out, "mz_unistr": _unistr}
+        "mz_interval_out": _interval_out, "mz_interval_array_out": _interval_array_out, "mz_unistr": _unistr,
+        "mz_to_timestamp": _to_timestamp}
 
 
 def register(spark: SparkSession) -> None:
