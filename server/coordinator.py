@@ -247,9 +247,14 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                     b.unary_plus = target.unary_plus
                     planned.bound = b.bind_query(target.ast)
                     planned.param_types = b.param_types()
-                name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan", "physical": "Physical Plan",
-                        "timestamp": "Timestamp"}[stmt.stage]
-                columns = (ColumnDesc(name, TEXT),)
+                if stmt.stage == "filter_pushdown":
+                    from server import explain_pushdown
+
+                    columns = explain_pushdown.COLUMNS
+                else:
+                    name = {"raw": "Raw Plan", "decorrelated": "Decorrelated Plan", "optimized": "Optimized Plan",
+                            "physical": "Physical Plan", "timestamp": "Timestamp"}[stmt.stage]
+                    columns = (ColumnDesc(name, TEXT),)
             case st.ShowVar(name=name):
                 if name == "all":
                     columns = (ColumnDesc("name", TEXT), ColumnDesc("setting", TEXT), ColumnDesc("description", TEXT))
@@ -363,6 +368,9 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
                     ts = self._as_of_ts(session, planned.bound, stmt.as_of, stmt.as_of_at_least)
                     return self._select(session, planned.bound, params, planned.param_types, ts=ts)
                 return self._select(session, planned.bound, params, planned.param_types)
+            case st.Explain() if stmt.stage == "filter_pushdown":
+                return RowsResult(prepared.columns or (), iter([self._explain_pushdown(session, stmt, planned.bound, params,
+                                                                                       planned.param_types)]))
             case st.Explain(target=st.Query()) if stmt.stage == "timestamp":
                 assert planned.bound is not None
                 q = stmt.target

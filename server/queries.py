@@ -98,6 +98,27 @@ class QueriesMixin:
         self._run(session, df, ts, bound, record_counts=counts)
         return pipeline.explain_dataflow_text(df, node_ids=True, records=counts)
 
+    def _explain_pushdown(self, session: Session, e: st.Explain, bound: BoundQuery | None, params: list[Any],
+                          param_types: tuple[SqlType, ...]) -> list[tuple[Any, ...]]:
+        """EXPLAIN FILTER PUSHDOWN FOR <select> | MATERIALIZED VIEW <mv> (server.explain_pushdown)."""
+        from server import explain_pushdown
+
+        if bound is not None:
+            return explain_pushdown.for_select(self, session, bound, params, param_types)
+        target = e.target
+        assert isinstance(target, st.ExplainObject)
+        resolver = Resolver(self.catalog, session, self.system)
+        item = resolver.item(target.name)
+        if item is None:
+            raise SqlError(UNDEFINED_TABLE, f"unknown catalog item '{'.'.join(target.name)}'")
+        if item.kind != "materialized-view":
+            raise SqlError(WRONG_OBJECT_TYPE, f"{item.qualified_name} is not a materialized view")
+        create = st.classify(item.create_sql)
+        assert isinstance(create, st.CreateView)
+        b = Binder(resolver)
+        rel = b._finish_nested(b.bind_query(create.query, top=False))
+        return explain_pushdown.for_materialized_view(self, pipeline.to_mir_rel(rel))
+
     def _explain_object(self, session: Session, e: st.Explain) -> str:
         """EXPLAIN for CREATE MATERIALIZED VIEW / CREATE INDEX / VIEW / MATERIALIZED VIEW / INDEX:
         the maintained plan (not single-time), headed by the object's name."""

@@ -630,9 +630,8 @@ class Binder:
             return Literal(cast_value(h.value, h.typ, t, explicit), t)
         if h.typ.name == t.name and t.typmod == -1:
             return h
-        if t.is_string and func.is_array(h.typ) and h.typ.element.name in ("interval", "time"):  # type: ignore[union-attr]
-            raise unsupported(f"casting {h.typ.pg_format()} values to text")
-        if t.is_string and h.typ.name == "interval" and (style := self._session_setting("intervalstyle")) not in (None, "postgres"):
+        element = h.typ.element.name if func.is_array(h.typ) else None  # type: ignore[union-attr]
+        if t.is_string and "interval" in (h.typ.name, element) and (style := self._session_setting("intervalstyle")) not in (None, "postgres"):
             # rendered in IntervalStyle postgres (as Materialize, which has no other style)
             raise unsupported(f"casting interval values to text with IntervalStyle {style}")
         if func.is_array(t) and not func.is_array(h.typ):

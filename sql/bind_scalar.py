@@ -64,6 +64,7 @@ from sql.scalar import (
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn, whole_row  # noqa: F401 (re-exported)
 from sql.subquery_keys import quantified
+from sql.to_timestamp import bind_to_timestamp
 from sql.types import (
     BOOL,
     INT4,
@@ -693,6 +694,8 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
         func.to_char_pattern(cargs[1].value)
+    if name == "to_timestamp":
+        return bind_to_timestamp(cargs)
     if name == "encode":
         # encode(bytea, 'hex' | 'base64' | 'escape')
         fmt = cargs[1]
@@ -766,7 +769,7 @@ def _flatten(e: exp.Expression, cls: type[exp.Expression]) -> list[exp.Expressio
 _KNOWN_UNSUPPORTED_FUNCTIONS = {
     "jsonb_agg", "json_agg", "jsonb_object_agg",
     "string_to_array", "unnest", "list_agg",
-    "to_timestamp", "make_interval",
+    "make_interval",
     "percentile_cont", "percentile_disc", "mode", "string_agg", "array_agg",
 }
 

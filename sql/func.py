@@ -9,7 +9,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sql import regex
-from sql.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_FUNCTION, SqlError
+from sql.errors import (
+    DATATYPE_MISMATCH,
+    FEATURE_NOT_SUPPORTED,
+    UNDEFINED_FUNCTION,
+    SqlError,
+    unsupported,
+)
 from sql.types import (
     BOOL,
     DATE,
@@ -442,6 +448,10 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
         return [JSONB], TEXT if name == "jsonb_typeof" else INT4
     if name == "to_number" and n == 2 and all(a.name in ("text", "unknown", "varchar", "bpchar") for a in args):
         return [TEXT, TEXT], NUMERIC
+    if name == "to_timestamp" and n == 2 and all(a.name in ("text", "unknown", "varchar", "bpchar") for a in args):
+        return [TEXT, TEXT], TIMESTAMPTZ
+    if name == "to_timestamp" and n == 1 and (args[0].is_numeric or args[0].name == "unknown"):
+        raise unsupported("to_timestamp(double precision)")
     if name == "now" and n == 0:
         return [], TIMESTAMPTZ
     if name == "mz_now" and n == 0:

@@ -218,25 +218,11 @@ def format_float4(v: float) -> str:
 
 
 def format_interval(iv: Interval) -> str:
-    parts = []
-    years, mons = divmod(abs(iv.months), 12)
-    sign = "-" if iv.months < 0 else ""
-    if years:
-        parts.append(f"{sign}{years} year{'s' if years != 1 else ''}")
-    if mons:
-        parts.append(f"{sign}{mons} mon{'s' if mons != 1 else ''}")
-    if iv.days:
-        parts.append(f"{iv.days} day{'s' if abs(iv.days) != 1 else ''}")
-    if iv.micros or not parts:
-        us = abs(iv.micros)
-        h, rem = divmod(us, 3_600_000_000)
-        m, rem = divmod(rem, 60_000_000)
-        sec, frac = divmod(rem, 1_000_000)
-        t = f"{'-' if iv.micros < 0 else ''}{h:02d}:{m:02d}:{sec:02d}"
-        if frac:
-            t += f".{frac:06d}".rstrip("0")
-        parts.append(t)
-    return " ".join(parts)
+    """interval_out in IntervalStyle postgres (was: a copy without the mixed-sign `+` and
+    with `-1 mon` for -1 month; `'-1 mons 40 days'::interval::text` printed it)."""
+    from sql.interval_text import format_interval as interval_out
+
+    return interval_out(iv, "postgres")
 
 
 def to_text(v: Any, t: SqlType | None) -> str:

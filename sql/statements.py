@@ -190,7 +190,7 @@ class ExplainAnalyzeObject:
 
 @dataclass(frozen=True)
 class Explain:
-    stage: str  # raw | decorrelated | optimized | physical | timestamp
+    stage: str  # raw | decorrelated | optimized | physical | timestamp | filter_pushdown
     options: tuple[str, ...]
     format: str  # text | verbose text | json
     target: Query | CreateView | CreateIndex | ExplainObject
@@ -523,6 +523,15 @@ def _parse_explain(text: str) -> Statement:
         if not isinstance(inner, Query):
             raise unsupported("EXPLAIN TIMESTAMP of anything but a SELECT")
         return Explain("timestamp", (), (mt.group(1) or "text").lower(), inner)
+    mf = re.match(r"(?is)^explain\s+filter\s+pushdown\s+(?:as\s+text\s+)?for\s+(.*)$", text)
+    if mf:  # FOR <select> | FOR MATERIALIZED VIEW <name>
+        mo = re.match(rf"(?is)^materialized\s+view\s+({QNAME})\s*$", mf.group(1))
+        if mo:
+            return Explain("filter_pushdown", (), "text", ExplainObject("materialized view", qname(mo.group(1))))
+        inner = classify(mf.group(1))
+        if not isinstance(inner, Query):
+            raise unsupported("EXPLAIN FILTER PUSHDOWN of anything but a SELECT or a MATERIALIZED VIEW")
+        return Explain("filter_pushdown", (), "text", inner)
     mu = re.match(r"(?is)^explain\s+(timestamp|filter\s+pushdown|key\s+schema|value\s+schema|replan)\b", text)
     if mu:
         raise unsupported(f"EXPLAIN {' '.join(mu.group(1).upper().split())}")

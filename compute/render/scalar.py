@@ -117,6 +117,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return datetime_unit_call(f, unit, r(b), b.typ, t)
         case CallBinary(func="to_char" | "to_number" as f, expr1=a, expr2=b) if f == "to_number" or a.typ.name in func.NUMBER_FORMAT_TYPES:
             return numfmt_udfs.call(f, r(a), r(b), a.typ)
+        case CallBinary(func="to_timestamp", expr1=a, expr2=b):  # text_udfs: epoch microseconds or an error
+            return f"timestamp_micros({checked(f'mz_to_timestamp({r(a)}, {r(b)})', 'BIGINT')})"
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
             return _to_char(r(a), pattern)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
@@ -151,6 +153,8 @@ def _cast(x: str, src: SqlType, dst: SqlType) -> str:
     if d == "jsonb" and s != "jsonb":
         return checked(f"mz_jsonb_in({x})")  # parse and canonicalise like jsonb_in
     if _is_array(src) and d in ("text", "varchar"):
+        if src.element is not None and src.element.name == "interval":
+            return f"mz_interval_array_out({x})"  # its elements' text is a Python UDF (text_udfs)
         return _array_text(x, src)
     if s == "record" and d in ("text", "varchar"):
         return _record_text(x, src)

@@ -29,6 +29,10 @@ SETUP = [
     " (5, '1970-01-01 12:00:00', '1970-01-01 12:00:00+00', '1970-01-01 12:00:00', '-1 mons 40 days -30:00:00')",
     "CREATE TABLE {s}.tm (id int, t time)",
     "INSERT INTO {s}.tm VALUES (1, '00:00:00'), (2, '12:34:56.5'), (3, '00:00:00.00001'), (4, NULL), (5, '23:59:59.999999'), (6, '01:02:03')",
+    "CREATE TABLE {s}.tt (id int, t text, f text)",
+    "INSERT INTO {s}.tt VALUES (1, '2024-01-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US'),"
+    " (2, '05 Mar 2024 3:04 PM', 'DD Mon YYYY HH:MI AM'), (3, '2024-1-2 03:04:05+05:30', 'YYYY-FMMM-FMDD HH24:MI:SSTZH:TZM'),"
+    " (4, NULL, 'YYYY'), (5, '2024-02-30', 'YYYY-MM-DD'), (6, '2024-01-02 13:00 PM', 'YYYY-MM-DD HH:MI AM')",
     "CREATE TABLE {s}.p (id int, a timestamp(2), b timestamptz(0), c interval minute, e interval(1))",
     "INSERT INTO {s}.p VALUES (1, '2020-01-01 00:00:00.666666', '2020-01-01 00:00:00.5+00', '1 day 01:02:03', '00:00:01.25'),"
     " (2, '1999-12-31 23:59:59.995', '1999-12-31 23:59:59.5+00', '-1 day -01:02:59', '-00:00:01.25')",
@@ -70,15 +74,33 @@ QUERIES = [
     "SELECT tm.id, d.id, t + iv, t - iv, iv + t, t - t, t - time '12:00', date '2020-02-29' + t, t + date '1999-12-31' FROM tm, d",
     "SELECT time '23:00' + interval '2 hours', time '01:00' - interval '1 day 3 hours', time '01:00' - time '03:00',"
     " date '2000-01-01' + time '01:02:03.5' FROM one",
+    # interval and time arrays as text (casts of computed arrays, NULL elements) and in results
+    "SELECT id, ARRAY[iv, NULL, -iv]::text, ARRAY[iv]::varchar, ARRAY[iv * 2, justify_hours(iv)]::text FROM d",
+    "SELECT id, ARRAY[t, NULL, t]::text, ARRAY[t]::varchar FROM tm",
+    "SELECT array_agg(iv ORDER BY id)::text, array_agg(iv ORDER BY id) FROM d",
+    "SELECT array_agg(t ORDER BY id)::text, array_agg(t ORDER BY id) FROM tm",
+    "SELECT id, ARRAY[iv, NULL], ARRAY[NULL::interval] FROM d",
+    "SELECT id, ARRAY[t, NULL] FROM tm",
+    "SELECT ARRAY[INTERVAL '1 day', INTERVAL '2 hours']::text, ARRAY[TIME '01:02:03', NULL]::text,"
+    " ARRAY[INTERVAL '-1 mons 40 days -30:00:00.5']::text FROM one",
+    "SELECT INTERVAL '-1 mons 40 days -30:00:00.5'::text, INTERVAL '-1 year -1 mon'::text, INTERVAL '14 mons -3 days'::text FROM one",
+    # to_timestamp(text, text): computed (a Python UDF), a literal format, Superset's constant filter
+    "SELECT id, to_timestamp(t, f), to_timestamp(t, 'YYYY-MM-DD HH24:MI:SS.US') FROM tt WHERE id < 3",
+    "SELECT id, to_timestamp(t, f) FROM tt WHERE id IN (3, 4)",
+    "SELECT to_timestamp(t, f) FROM tt WHERE id = 5",
+    "SELECT to_timestamp(t, f) FROM tt WHERE id = 6",
+    "SELECT id FROM d WHERE tz >= TO_TIMESTAMP('2000-01-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",
 ]
 
 # IntervalStyle output: (style, query)
-STYLED = [(style, "SELECT id, iv FROM d") for style in ("postgres_verbose", "iso_8601")]
+STYLED = [(style, sql) for style in ("postgres_verbose", "iso_8601")
+          for sql in ("SELECT id, iv FROM d", "SELECT id, ARRAY[iv, NULL] FROM d")]
 # an interval cast to text is rendered in IntervalStyle postgres only (Materialize has no other)
-STYLED_REFUSED = [(style, "SELECT CAST(iv AS text) FROM d") for style in ("postgres_verbose", "iso_8601")]
+STYLED_REFUSED = [(style, sql) for style in ("postgres_verbose", "iso_8601")
+                  for sql in ("SELECT CAST(iv AS text) FROM d", "SELECT ARRAY[iv]::text FROM d")]
 
 # what we refuse (0A000) instead of answering differently from Postgres
 REFUSED = ["SELECT date 'infinity'", "SELECT DATE_TRUNC('DECADE', DATE '0004-12-25') FROM one",

@@ -94,3 +94,37 @@ def test_unknown_cluster_fails_at_use(mz_server: MzServer, uniq) -> None:
         conn.execute("RESET cluster")
         assert conn.execute(f"SELECT * FROM {t}").fetchall() == []
         conn.execute(f"DROP TABLE {t}")
+
+
+def test_explain_filter_pushdown(mz_server: MzServer, uniq) -> None:
+    """A table written in three batches with disjoint ranges: a range predicate selects the
+    one part that can match, no predicate or one the statistics cannot judge selects all,
+    and EXPLAIN FILTER PUSHDOWN reads only Parquet footers (no Spark job)."""
+    from tests.integration.tools.replay import spark_jobs
+
+    t, mv = uniq("pd"), uniq("pdmv")
+    with mz_server.connect(autocommit=True) as conn:
+        conn.execute(f"CREATE TABLE {t} (a int, at timestamptz)")
+        for k in range(3):
+            conn.execute(f"INSERT INTO {t} SELECT g, TIMESTAMPTZ '2024-01-01' + g * INTERVAL '1 day' "
+                         f"FROM generate_series({k * 100}, {k * 100 + 99}) g")
+        conn.execute(f"CREATE MATERIALIZED VIEW {mv} AS SELECT a FROM {t} WHERE at < TIMESTAMPTZ '2024-02-01'")
+        jobs = spark_jobs(conn)
+
+        def explain(sql: str) -> tuple:
+            cur = conn.execute(f"EXPLAIN FILTER PUSHDOWN FOR {sql}")
+            assert [d.name for d in cur.description] == ["Source", "Total Bytes", "Selected Bytes", "Total Parts", "Selected Parts"]
+            ((source, *counts),) = cur.fetchall()  # uint8, which psycopg returns as text
+            total_bytes, selected_bytes, total, selected = (int(x) for x in counts)
+            assert source == f"materialize.public.{t}" and total_bytes > 0 and (selected_bytes < total_bytes) is (selected < total)
+            return total, selected
+
+        assert explain(f"SELECT * FROM {t} WHERE a >= 250") == (3, 1)
+        assert explain(f"SELECT count(*) FROM {t} WHERE a BETWEEN 150 AND 250") == (3, 2)
+        assert explain(f"SELECT * FROM {t} WHERE at > TIMESTAMPTZ '2024-09-01'") == (3, 1)
+        assert explain(f"SELECT * FROM {t}") == (3, 3)
+        assert explain(f"SELECT * FROM {t} WHERE a % 100 = 5") == (3, 3)  # not judged: every part
+        assert explain(f"MATERIALIZED VIEW {mv}") == (3, 1)
+        assert spark_jobs(conn) == jobs, "EXPLAIN FILTER PUSHDOWN must not start Spark jobs"
+        # the answers the selected parts hold
+        assert conn.execute(f"SELECT count(*) FROM {t} WHERE a >= 250").fetchone() == (50,)

@@ -44,11 +44,11 @@ WHERE at >= TIMESTAMP '2024-01-15 00:00:00.000000' AND at < TIMESTAMP '2024-03-0
 GROUP BY DATE_TRUNC('month', placed) ORDER BY placed_month LIMIT 10000"""
 
 # PostgresBaseEngineSpec.convert_dttm spells datetime filters with TO_TIMESTAMP / TO_DATE and a
-# format: outside Materialize's surface. Materialize has to_timestamp(double) only (the format
-# form is a clean 0A000 here) and no to_date (42883, as Materialize answers); Superset shows
-# either as the chart's error. PostgreSQL 15 answers both.
+# format. to_timestamp(text, text) answers as PostgreSQL 15 (sql.to_timestamp; Materialize has
+# only to_timestamp(double)); to_date is not in Materialize's surface (42883, as Materialize
+# answers; Superset shows it as the chart's error).
 CONVERT_DTTM = [
-    ("SELECT TO_TIMESTAMP('2024-01-15 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')", "0A000"),
+    ("SELECT TO_TIMESTAMP('2024-01-15 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')", None),
     ("SELECT TO_DATE('2024-01-10', 'YYYY-MM-DD')", "42883"),
 ]
 
@@ -94,9 +94,11 @@ def superset_session(eng: sa.Engine, t: str, v: str, *, pg: bool) -> dict[str, A
         out["all_rows"] = sorted(tuple(r) for r in conn.execute(sa.text(f"SELECT id, customer, amount, placed, at FROM {t}")))
         out["chart"] = [tuple(r) for r in conn.execute(sa.text(CHART.format(t=t)))]
         out["epoch"] = [tuple(r) for r in conn.execute(sa.text(EPOCH))]
-        out["convert_dttm"] = [r[0] for sql, _ in CONVERT_DTTM for r in conn.execute(sa.text(sql))] if pg else []
+        out["convert_dttm"] = [r[0] for sql, code in CONVERT_DTTM if code is None for r in conn.execute(sa.text(sql))]
     if not pg:
         for sql, code in CONVERT_DTTM:
+            if code is None:
+                continue
             with eng.connect() as conn, pytest.raises(sa.exc.DBAPIError) as err:
                 conn.execute(sa.text(sql))
             orig = err.value.orig
@@ -124,7 +126,8 @@ def test_superset_database_browse_and_preview(mz_server: MzServer, reference: tu
     statements: list[str] = []
     sa.event.listen(mz, "before_cursor_execute", lambda *a: statements.append(a[2]))
     got, want = superset_session(mz, t, v, pg=False), superset_session(pg, t, v, pg=True)
-    assert len(want.pop("convert_dttm")) == 2 and got.pop("convert_dttm") == []
+    converted = want.pop("convert_dttm")
+    assert len(converted) == 1 and got.pop("convert_dttm") == converted
 
     # Materialize's own schemas are listed beside PostgreSQL's user schemas
     assert {"mz_catalog", "mz_internal", "public"} <= set(got.pop("schemas"))
