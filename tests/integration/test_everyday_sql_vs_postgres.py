@@ -34,6 +34,21 @@ QUERIES = [
     "SELECT x FROM (VALUES (1), (true)) v(x)",  # no common type: 42804
     "VALUES (1, 'a'), (2.5, NULL), (NULL, 'c')",
     "WITH w(a) AS (VALUES (1), (2.5), (NULL)) SELECT a, pg_typeof(a)::text FROM w",
+    # 2. jsonb set-returning functions in FROM: a one-column function's item is its value
+    "SELECT id, e, pg_typeof(e)::text FROM tj, LATERAL jsonb_array_elements(tj.j) e",
+    "SELECT id, e.value FROM tj, LATERAL jsonb_array_elements(tj.j) e",
+    "SELECT id, e FROM tj, jsonb_array_elements(tj.j) e",
+    "SELECT id, e FROM tj CROSS JOIN LATERAL jsonb_array_elements(tj.j) AS e",
+    "SELECT id, e, pg_typeof(e)::text FROM tj, LATERAL jsonb_array_elements_text(tj.j) e",
+    "SELECT e, e.value FROM jsonb_array_elements('[1, [2]]') e",
+    "SELECT e FROM jsonb_array_elements('[1, 2]') e(x)",
+    "SELECT id, e.key, e.value, pg_typeof(e.value)::text FROM tj, LATERAL jsonb_each(jsonb_build_object('id', tj.id, 'j', tj.j)) e",
+    "SELECT id, e FROM tj, LATERAL jsonb_each_text(jsonb_build_object('id', tj.id)) e",
+    "SELECT id, e, e.e FROM tj, LATERAL jsonb_object_keys(jsonb_build_object('id', tj.id)) e",
+    "SELECT count(*) FROM tj, jsonb_array_elements(tj.j) e WHERE e = '1'",
+    "SELECT id, (SELECT sum(e::text::int) FROM jsonb_array_elements(j) e WHERE jsonb_typeof(e) = 'number') FROM tj",
+    "SELECT g, g.g FROM generate_series(1, 2) g",
+    "SELECT u FROM unnest(ARRAY[1, 2]) u",
 ]
 
 # statements whose effect is read back by the query after them
