@@ -49,6 +49,15 @@ QUERIES = [
     "SELECT id, (SELECT sum(e::text::int) FROM jsonb_array_elements(j) e WHERE jsonb_typeof(e) = 'number') FROM tj",
     "SELECT g, g.g FROM generate_series(1, 2) g",
     "SELECT u FROM unnest(ARRAY[1, 2]) u",
+    # 3. LIKE escapes: a pattern ending in its escape is 22025; bytea LIKE bytea ESCAPE bytea
+    "SELECT 'a\\' LIKE 'a\\'",
+    "SELECT 'a\\' LIKE 'a\\\\', 'a' LIKE 'a\\' ESCAPE '', 'a\\' LIKE 'a\\' ESCAPE ''",
+    "SELECT 'a%b'::bytea LIKE 'a#%b'::bytea ESCAPE '#', 'axb'::bytea LIKE 'a#%b'::bytea ESCAPE '#'",
+    "SELECT 'a%b'::bytea NOT LIKE 'a#%%'::bytea ESCAPE '#', 'a_'::bytea LIKE '%#_'::bytea ESCAPE '#'",
+    "SELECT 'a\\\\b'::bytea LIKE 'a\\\\\\\\b'::bytea ESCAPE '', 'ab'::bytea LIKE 'a%'::bytea ESCAPE NULL",
+    "SELECT 'ab'::bytea LIKE 'a#'::bytea ESCAPE '#'",  # 22025
+    "SELECT 'ab'::bytea LIKE 'a%'::bytea ESCAPE '##'",  # 22025
+    "SELECT 'ab'::bytea LIKE 'a%' ESCAPE '#'",  # like_escape(text, text): bytea ~~ text, 42883
 ]
 
 # statements whose effect is read back by the query after them
