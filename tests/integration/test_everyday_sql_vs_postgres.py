@@ -110,3 +110,28 @@ def test_same_effect_as_postgres(both: tuple[psycopg.Connection, psycopg.Connect
     expected = _result(pg, script[-1])
     assert _result(mz, script[-1]) == expected
 
+
+# 4. A regular expression whose matching overflows the JVM's stack (java.util.regex recurses
+# once per repetition of (a|b)*) fails only its statement, with PostgreSQL's 54001 where
+# PostgreSQL's own engine answers; the server, its Spark JVM and other sessions carry on.
+OVERFLOWING = [
+    "SELECT 'x' || repeat('ab', 100000) ~ '(a|b)*c'",
+    "SELECT count(*) FROM (SELECT repeat('ab', 100000) || g::text AS s FROM generate_series(1, 3) g) t WHERE s ~ '^(a|b)*$'",
+    "SELECT regexp_like(repeat('ab', 100000), '(a|b)*c')",
+    "SELECT repeat('ab', 100000) SIMILAR TO '(a|b)*c'",
+]
+
+
+@pytest.mark.parametrize("sql", OVERFLOWING)
+def test_regex_stack_overflow_fails_only_the_statement(mz_server: MzServer,
+                                                       both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
+    _, pg = both
+    assert not isinstance(_result(pg, sql), str)  # PostgreSQL answers (its regex engine does not recurse so)
+    with mz_server.connect() as mz:
+        with pytest.raises(psycopg.Error) as err:
+            mz.execute(sql).fetchall()
+        assert err.value.sqlstate == "54001"
+        assert "stack depth limit exceeded" in str(err.value)
+        assert mz.execute("SELECT 'ab' ~ '(a|b)*', count(*) FROM generate_series(1, 10)").fetchall() == [(True, 10)]
+    with mz_server.connect() as other:  # a new session: the server and its Spark JVM live on
+        assert other.execute("SELECT 'x' || repeat('ab', 10) ~ '(a|b)*c'").fetchall() == [(False,)]
