@@ -1,7 +1,9 @@
 """Everyday SQL compared with a real PostgreSQL 15 (issue 16): VALUES typed per column across
 its rows and INSERT ... VALUES assignment-cast row by row, jsonb set-returning functions in
 FROM (a one-column function's item is its value), LIKE escapes (text and bytea). Rows, column
-names and SQLSTATEs must be PostgreSQL's; values compare as the text each server sends."""
+names and SQLSTATEs must be PostgreSQL's; values compare as the text each server sends.
+Also what the pg_regress scripts found (interval * float8 overflow), and a regular expression
+that overflows the JVM's stack failing only its statement."""
 
 from __future__ import annotations
 
@@ -58,6 +60,14 @@ QUERIES = [
     "SELECT 'ab'::bytea LIKE 'a#'::bytea ESCAPE '#'",  # 22025
     "SELECT 'ab'::bytea LIKE 'a%'::bytea ESCAPE '##'",  # 22025
     "SELECT 'ab'::bytea LIKE 'a%' ESCAPE '#'",  # like_escape(text, text): bytea ~~ text, 42883
+    # 5. found by the pg_regress scripts: interval * float8 overflowing an interval field is
+    # 22008 (was: the microseconds clamped to 2^63 - 1 by Spark's cast)
+    "SELECT '256 microseconds'::interval * (2^55)::float8",
+    "SELECT extract(epoch from '256 microseconds'::interval * (2^55)::float8)",
+    "SELECT i * f FROM (VALUES (interval '256 microseconds', (2^55)::float8), (interval '1 day', 1.5)) v(i, f)",
+    "SELECT interval '1 month' * 3e9::float8",
+    "SELECT interval '2 days' * 2e9::float8",
+    "SELECT interval '1 month 2 days 03:04:05.5' * 2.5::float8, interval '1 month' / 3e9::float8",
 ]
 
 # statements whose effect is read back by the query after them
@@ -88,7 +98,7 @@ def _result(conn: psycopg.Connection, sql: str) -> tuple[list[str], list[tuple]]
 @pytest.fixture(scope="module")
 def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Connection]]:
     def configure(conn: psycopg.Connection) -> None:
-        for name in ("jsonb", "numeric", "date", "bytea"):  # compared as the text each server sends
+        for name in ("jsonb", "numeric", "date", "bytea", "interval"):  # compared as the text each server sends
             conn.adapters.register_loader(name, TextLoader)
 
     with paired_with_postgres(mz_server.connect(), "everyday-", "ev", SETUP, configure) as pair:
