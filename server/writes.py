@@ -135,7 +135,8 @@ class WritesMixin:
                 if isinstance(src, exp.Values):
                     src = expand_values(src, [self._default_ast(item.columns[names.index(c)]) for c in cols_given])
                 self._seed_value_params(b, src, target_types)
-                b.values_hint = target_types
+                if isinstance(src, exp.Values):  # (a VALUES inside a query is typed on its own)
+                    b.values_hint = list(zip(target_types, cols_given, strict=False))
                 try:
                     bq = b.bind_query(src, top=False)
                 finally:

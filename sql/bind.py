@@ -115,8 +115,9 @@ class Binder:
         self._agg: _AggCtx | None = None
         # WITH names in scope: (relation, column names, depth of self.outer where bound)
         self.ctes: dict[str, tuple[HirRel, list[str], int]] = {}
-        # INSERT ... VALUES: target column types for VALUES columns of unknown type only
-        self.values_hint: list[SqlType] | None = None
+        # INSERT ... VALUES: the target columns' (type, name), which every row's values are
+        # assignment-cast to one by one (PostgreSQL's transformInsertRow), not unified
+        self.values_hint: list[tuple[SqlType, str]] | None = None
         # ids of the catalog items the statement reads (directly; views count once)
         self.dependencies: list[str] = []
         # the statement wrote ROW() (a record of no fields; see _has_empty_record)
@@ -521,12 +522,11 @@ class Binder:
         hint, self.values_hint = self.values_hint, None
         with self._windows(None, (WINDOWING_ERROR, "window functions are not allowed in VALUES")):
             bound = [[self.scalar(e, Scope()) for e in r] for r in rows]
-        types = tuple(
-            hint[i] if hint is not None and i < len(hint) and all(r[i].typ.name == "unknown" for r in bound)
-            else func.unify([r[i].typ for r in bound], "VALUES")
-            for i in range(width)
-        )
-        coerced = [[self.coerce(e, types[i]) for i, e in enumerate(r)] for r in bound]
+        targets = hint or []
+        types = tuple(targets[i][0] if i < len(targets) else func.unify([r[i].typ for r in bound], "VALUES")
+                      for i in range(width))
+        coerced = [[self.assignment_cast(e, *targets[i]) if i < len(targets) else self.coerce(e, types[i])
+                    for i, e in enumerate(r)] for r in bound]
         names = tuple(f"column{i + 1}" for i in range(width))
         if all(isinstance(e, Literal) for r in coerced for e in r):
             return HConstant(tuple(tuple(cast(Literal, e).value for e in r) for r in coerced), types), names, types

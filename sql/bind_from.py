@@ -394,7 +394,7 @@ def table_function(binder: Binder, t: exp.Expression, rel: HirRel, scope: Scope)
     col = cols[0] if cols else table_alias
     types = (typ, INT8) if ordinality else (typ,)
     out = HFlatMap(rel, func_name, tuple(args), types)
-    new_cols = [ScopeColumn(table_alias, col, typ)]
+    new_cols = [ScopeColumn(table_alias, col, typ, scalar_item=not ordinality)]
     if ordinality:
         new_cols.append(ScopeColumn(table_alias, cols[1] if len(cols) > 1 else "ordinality", INT8))
     return out, scope.extended(new_cols)
@@ -443,7 +443,10 @@ def _jsonb_table_function(binder: Binder, t: exp.Expression, fn: exp.Anonymous, 
         cols = [table_alias]  # a function returning a base type: the alias names its column
     out_names = [*cols, *names[len(cols):]]
     out = HFlatMap(rel, name, (j,), types)
-    return out, scope.extended([ScopeColumn(table_alias, c, ty) for c, ty in zip(out_names, types, strict=True)])
+    # one column: the function returns a base type (jsonb_array_elements' OUT value is
+    # its result), so a whole-row reference to the item is that column
+    scalar = len(types) == 1
+    return out, scope.extended([ScopeColumn(table_alias, c, ty, scalar_item=scalar) for c, ty in zip(out_names, types, strict=True)])
 
 
 # jsonb table functions: name -> (column names, column types)

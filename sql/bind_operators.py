@@ -40,7 +40,7 @@ def _like(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     op = "ilike" if isinstance(like, exp.ILike) else "like"
     a, b = binder.scalar(like.this, scope), binder.scalar(like.expression, scope)
     if op == "like" and "bytea" in (a.typ.name, b.typ.name):
-        res = _bytea_like(binder, a, b, esc_e)
+        res = _bytea_like(binder, a, b, esc_e, scope)
         return CallUnary("not", res, BOOL) if like.args.get("negate") else res
     esc = binder.coerce(binder.scalar(esc_e, scope), TEXT) if esc_e is not None else Literal("\\", TEXT)
     if not isinstance(esc, Literal):
@@ -66,19 +66,31 @@ def _pg_escapes(res: HirScalar) -> HirScalar:
     return res
 
 
-def _bytea_like(binder: Binder, a: HirScalar, b: HirScalar, esc_e: exp.Expression | None) -> HirScalar:
-    """bytea LIKE bytea (bytealike): the LIKE of their ISO-8859-1 texts (one character per
-    byte); a literal pattern is rewritten as a text one is (escape: the byte `\\`)."""
+def _bytea_like(binder: Binder, a: HirScalar, b: HirScalar, esc_e: exp.Expression | None, scope: Scope) -> HirScalar:
+    """bytea LIKE bytea [ESCAPE e] (bytealike, like_escape(bytea, bytea)): the LIKE of their
+    ISO-8859-1 texts (one character per byte); a literal pattern is rewritten as a text one
+    is (escape: the byte `\\` unless e is given)."""
     if esc_e is not None:
         if b.typ.name != "bytea":  # like_escape(text, text): bytea ~~ text
             raise SqlError(UNDEFINED_FUNCTION, f"operator does not exist: {a.typ.pg_format()} ~~ text",
                            hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
-        raise unsupported("LIKE … ESCAPE on bytea")
+    escape = "\\"
+    if esc_e is not None:  # like_escape(bytea, bytea): the escape is a bytea too
+        esc = binder.coerce(binder.scalar(esc_e, scope), b.typ)
+        if not isinstance(esc, Literal):
+            raise unsupported("LIKE with an ESCAPE that is not a literal")
+        if esc.value is None:
+            return Literal(None, BOOL)
+        escape = bytes(esc.value).decode("latin-1")
     res = binder._binary("like", a, b)
     assert isinstance(res, CallBinary)
     pat = res.expr2
+    if escape != "\\" and not (isinstance(pat, Literal) and pat.value is not None):
+        if isinstance(pat, Literal):
+            return Literal(None, BOOL)
+        raise unsupported("LIKE … ESCAPE with a pattern that is not a literal")
     if isinstance(pat, Literal) and pat.value is not None:
-        text = like_pattern(bytes(pat.value).decode("latin-1"), "\\")
+        text = like_pattern(bytes(pat.value).decode("latin-1"), escape)
         res = CallBinary("like", res.expr1, Literal(text.encode("latin-1"), pat.typ), BOOL)
     return _pg_escapes(res)
 

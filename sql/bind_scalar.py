@@ -137,13 +137,17 @@ def _column_ref(binder: Binder, e: exp.Column, scope: Scope) -> HirScalar:
 
 def whole_row_ref(binder: Binder, name: str, scope: Scope) -> HirScalar | None:
     """A FROM item's name used as a value (`t`, `t.*` in an expression) is its row: the
-    record row(t.c1, .., t.cn), from the innermost query level that has an item so called.
+    record row(t.c1, .., t.cn), from the innermost query level that has an item so called;
+    the item of a function returning a base type is that value itself (its one column).
     Postgres tries column names of every level first (the caller has). None if no level
     has such an item."""
     for level, sc in enumerate([scope, *reversed(binder.outer)]):
         positions = whole_row(sc, name)
         if positions is None:
             continue
+        if len(positions) == 1 and sc.columns[positions[0]].scalar_item:
+            i = positions[0]
+            return Column(i, sc.columns[i].typ) if level == 0 else OuterColumn(level, i, sc.columns[i].typ)
         if any(sc.columns[i].outer_nullable for i in positions):
             raise unsupported("a whole-row reference to the nullable side of an outer join")
         fields = tuple(Column(i, sc.columns[i].typ) if level == 0 else OuterColumn(level, i, sc.columns[i].typ)

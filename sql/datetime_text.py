@@ -203,6 +203,16 @@ def _textual(v: str, kind: str, s: str) -> str | None:
             raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported')
         if len(str(day)) > 2:
             return None
+    elif len(numbers) == 3 and not zone:
+        # 'Y M D' in blank-separated fields: read like 'Y-M-D' (a year of three or more
+        # digits first); a first field of one or two digits is read by DateStyle's order
+        if len(numbers[0]) < 3:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" depends on DateStyle\'s field order, which is not supported',
+                           hint="Write the year with at least three digits (YYYY-MM-DD).")
+        if len(numbers[1]) > 2 or len(numbers[2]) > 2:
+            raise SqlError(FEATURE_NOT_SUPPORTED, f'{_LABEL[kind]} input "{s}" is not supported',
+                           hint="Write the date as YYYY-MM-DD.")
+        year, month, day = int(numbers[0]), int(numbers[1]), int(numbers[2])
     elif numbers and len(numbers[0]) in (6, 8) and len(numbers) <= 2:
         d = numbers[0]
         year = int(d[:4]) if len(d) == 8 else _two_digit_year(int(d[:2]))

@@ -60,6 +60,9 @@ class ScopeColumn:
     # FULL JOIN's coalesce), over this scope's positions: what PostgreSQL's grouping check
     # sees through (GROUP BY t1.c allows c = t1.c::bigint)
     defined_as: Scalar | None = None
+    # the only column of a FROM function returning a base type (jsonb_array_elements,
+    # generate_series, ...): a whole-row reference to its item is this column's value
+    scalar_item: bool = False
 
 
 @dataclass

@@ -23,6 +23,8 @@ _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "DATETIME_OVERFLOW": ("22008", "timestamp out of range"),
     "DATETIME_FIELD_OUT_OF_BOUNDS": ("22008", "date/time field value out of range"),
     "INVALID_INDEX_OF_ZERO": ("22023", "field position must not be zero"),
+    # a regular expression whose matching overflowed the JVM's stack (mzspark.udf.RegexUdfs)
+    "STACK_DEPTH_LIMIT_EXCEEDED": ("54001", "stack depth limit exceeded"),
 }
 
 # Spark's type names in CAST_INVALID_INPUT -> Postgres' names in "invalid input syntax for type"

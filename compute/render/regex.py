@@ -1,11 +1,33 @@
 """Spark SQL of Postgres 15's regexp_count / regexp_instr / regexp_substr / regexp_like /
 regexp_split_to_array and regexp_replace(..., start, N): Java regexes built by sql.regex
-(anchored N-th-match regexes, see there) run by Spark's regexp_* functions."""
+(anchored N-th-match regexes, see there) run by Spark's regexp_* functions; `~` / SIMILAR TO
+by the Java UDF mz_regex_find (compute/jvm/src, mzspark.udf.RegexUdfs), which turns a
+matcher's stack overflow into a statement error (54001) instead of a dead JVM."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from compute.render.spark_sql import fresh_var, let_bind, quote
 from sql import regex
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_FIND_CLASS = "mzspark.udf.RegexUdfs$Find"
+
+
+def register(spark: SparkSession) -> None:
+    """mz_regex_find(s, p): does Java regex p match somewhere in s (the jar is on the
+    session's classpath: spark.jars, compute.render.jvm)."""
+    from pyspark.sql import types as T
+
+    spark.udf.registerJavaFunction("mz_regex_find", _FIND_CLASS, T.BooleanType())
+
+
+def render_find(x: str, pattern: str) -> str:
+    """x ~ pattern (a Java regex): Spark's regexp_like(x, pattern), run by mz_regex_find."""
+    return f"mz_regex_find({x}, {pattern})"
 
 
 def render_regex(name: str, x: str, lits: tuple) -> str:
@@ -16,7 +38,7 @@ def render_regex(name: str, x: str, lits: tuple) -> str:
     match name:
         case "regexp_like":
             # Spark's regexp_like finds the pattern anywhere (Java's find), like Postgres
-            return f"regexp_like({x}, {quote(flat)})"
+            return render_find(x, quote(flat))
         case "regexp_count":
             src = x if a.start == 1 else f"substr({x}, {a.start})"
             return f"regexp_count({src}, {quote(flat)})"

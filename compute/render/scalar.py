@@ -12,7 +12,7 @@ from typing import assert_never
 
 from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea
 from compute.render.jsonb import GUARDED, checked
-from compute.render.regex import render_regex
+from compute.render.regex import render_find, render_regex
 from compute.render.scalar_bytea import render_bytea
 from compute.render.scalar_datetime import (
     at_time_zone,
@@ -578,7 +578,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "substr":
             return f"substr({a}, greatest({b}, 1))"
         case "regex_full_match":
-            return f"regexp_like({a}, {b})"
+            return render_find(a, b)
         case "similar_substring":  # b: a literal Java regex whose group 1 is the result
             return f"(CASE WHEN regexp_like({a}, {b}) THEN regexp_extract({a}, {b}, 1) END)"
         case "strpos" | "position":

@@ -56,8 +56,25 @@ def interval_times(iv: str, f: str) -> str:
     whole = f"CAST({sec} / 86400 AS INT)"
     sec2 = f"({sec} - {whole} * 86400)"
     days = f"({di} + {whole} + CAST({mrd} AS INT))"
-    micros = f"CAST(rint(CAST({iv}.micros AS DOUBLE) * {f} + {sec2} * 1000000) AS BIGINT)"
-    return interval_struct(mi, days, micros)
+    micros = let_bind(f"rint(CAST({iv}.micros AS DOUBLE) * {f} + {sec2} * 1000000)", _fits_int64)
+    return interval_struct(f"(CASE WHEN {_fits_int32(m)} THEN {mi} ELSE {_OUT_OF_RANGE_INT} END)",
+                           f"(CASE WHEN {_fits_int32(d)} THEN {days} ELSE {_OUT_OF_RANGE_INT} END)", micros)
+
+
+_OUT_OF_RANGE = "[22008] interval out of range"
+_OUT_OF_RANGE_INT = raise_error(_OUT_OF_RANGE, "int")
+
+
+def _fits_int32(v: str) -> str:
+    """Postgres' interval_mul check of a product's months or days (NaN fails it)."""
+    return f"({v} >= -2147483648.0D AND {v} <= 2147483647.0D)"
+
+
+def _fits_int64(v: str) -> str:
+    """CAST(v AS BIGINT) of a double, or 22008 where Postgres' FLOAT8_FITS_IN_INT64 fails (2^63
+    itself included: Spark's cast would clamp it)."""
+    return (f"(CASE WHEN {v} >= -9223372036854775808.0D AND {v} < 9223372036854775808.0D THEN CAST({v} AS BIGINT)"
+            f" ELSE {raise_error(_OUT_OF_RANGE, 'bigint')} END)")
 
 
 def interval_arith(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str | None:

@@ -14,7 +14,7 @@ from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render import jsonb, jvm, numeric_stats, numeric_udfs, numfmt_udfs, text_udfs
+from compute.render import jsonb, jvm, numeric_stats, numeric_udfs, numfmt_udfs, regex, text_udfs
 from compute.render.cluster import cluster_conf
 
 log = logging.getLogger("mzspark.spark")
@@ -115,6 +115,7 @@ def register_functions(s: SparkSession) -> None:
     numeric_stats.register(s)
     numeric_udfs.register(s)
     numfmt_udfs.register(s)
+    regex.register(s)
 SMALL_INPUT_ROWS = 200_000
 TINY_INPUT_ROWS = 20_000
 
