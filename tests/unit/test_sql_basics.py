@@ -83,7 +83,7 @@ def test_explain_options_are_validated() -> None:
     # known modifiers an output does not implement are refused, never silently ignored
     for sql in ("EXPLAIN PHYSICAL PLAN WITH (arity) FOR SELECT 1",
                 "EXPLAIN PHYSICAL PLAN WITH (humanized expressions) FOR SELECT 1",
-                "EXPLAIN OPTIMIZED PLAN WITH (cardinality) FOR SELECT 1",
+                "EXPLAIN OPTIMIZED PLAN WITH (subtree size) FOR SELECT 1",
                 "EXPLAIN OPTIMIZED PLAN WITH (filter pushdown) FOR SELECT 1",
                 "EXPLAIN OPTIMIZED PLAN WITH (arity) AS JSON FOR SELECT 1"):
         with pytest.raises(SqlError) as err:
