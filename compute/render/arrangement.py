@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
+from compute.render.driver_calls import long_column, sql_frame
 from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
@@ -134,7 +135,7 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     carries it (hydration reporting, compute.render.listener); `sort=False`: a scratch piece
     read whole (no sort within partitions); `local`: a result of at most LOCAL_ROWS rows is
     held as a local relation (`store_local`), a larger one is computed again and cached."""
-    df = spark.sql(sql)
+    df = sql_frame(spark, sql)
     if local and tag is None and LOCAL_ROWS > 0:
         small = store_local(spark, df, arity, hashes, bounds)
         if small is not None:
@@ -174,18 +175,22 @@ def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = F
     exactly as computed; filters and projections over it are folded by the optimizer, with
     no Spark job), else None. A step's pieces are mostly this small: no cache, sort or lineage to keep."""
     jrows = df._jdf.limit(LOCAL_ROWS + 1).collectAsList()
-    if jrows.size() > LOCAL_ROWS:
+    n = jrows.size()
+    if n > LOCAL_ROWS:
         return None
     local = DataFrame(spark._jsparkSession.createDataFrame(jrows, df._jdf.schema()), spark)
     got: tuple[int, ...] | None = None
     extent: tuple[int, int] | None = None
     if hashes or bounds:
-        hs = [r[0] for r in local.select(HASH).collect()]  # a local scan: no Spark job
-        got = tuple(hs) if hashes else None
+        # the rows' `__h` (else, not a bigint: a local scan, no Spark job)
+        hs = long_column(spark, jrows, HASH)
+        if hs is None:
+            hs = tuple(r[0] for r in local.select(HASH).collect())
+        got = hs if hashes else None
         extent = (min(hs), max(hs)) if bounds and hs else (0, 0) if bounds else None
     view = f"mzd_{uuid.uuid4().hex}"
     local.createOrReplaceGlobalTempView(view)
-    return Stored(local, local, view, jrows.size(), arity, got, extent, local=True)
+    return Stored(local, local, view, n, arity, got, extent, local=True)
 
 
 def _truncate_lineage(df: DataFrame) -> None:

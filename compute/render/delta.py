@@ -324,7 +324,7 @@ class DeltaDataflow:
             else:
                 self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id), local=not st.initial)
                 self.actions += 1
-                result = self.output.df.drop(HASH)
+                result = DataFrame(self.output.df._jdf.drop(HASH), st.spark)  # (one py4j call)
             dropped = st.merge()
         except BaseException:
             st.abort()
@@ -428,7 +428,9 @@ class _Step:
         df = self.inputs.get(sid)
         if df is None:
             return _constant((), types, self.ctx)
-        return Rel(self.ctx.view(df, persist=False), len(types))
+        # a step's input (a local relation or a Parquet scan) stays the caller's; (at
+        # hydration, release() unpersists the snapshot as before)
+        return Rel(self.ctx.view(df, persist=False, borrowed=not self.initial), len(types))
 
     def restriction(self, hashed: Stored, key_sql: str | None = None) -> Restriction:
         """The keys of a stored delta (`key_sql`: another key hash over its columns): its

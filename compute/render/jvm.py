@@ -78,6 +78,8 @@ def build(jar: Path) -> Path:
         raise JarUnavailable(f"mzspark's JVM UDFs ({jar}) are missing or stale and there is no javac"
                              " on PATH to build them: run `make jar` (it installs a JDK), or install JDK 17+")
     api = sorted(spark_jars_dir().glob("spark-sql-api_*.jar"))
+    # (the Scala library: for the annotations of Spark's Scala classes, e.g. Row)
+    api += sorted(spark_jars_dir().glob("scala-library-*.jar"))
     if not api:
         raise JarUnavailable(f"no spark-sql-api jar in {spark_jars_dir()}: cannot build mzspark's JVM UDFs")
     digest = source_digest()

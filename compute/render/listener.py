@@ -73,7 +73,12 @@ class _Listener:
         except Exception:  # noqa: BLE001 - a listener must never fail Spark's bus
             log.exception("hydration listener: job start")
 
+    # (every event arrives on the bus thread, in order: with no tagged job running, no
+    # task, stage or job end can be one of ours, and the event is not read at all)
+
     def onTaskEnd(self, e: Any) -> None:  # noqa: N802
+        if not self.stages:
+            return
         try:
             st = self.stages.get(int(e.stageId()))
             if st is None:
@@ -91,6 +96,8 @@ class _Listener:
             log.exception("hydration listener: task end")
 
     def onStageCompleted(self, e: Any) -> None:  # noqa: N802
+        if not self.stages:
+            return
         try:
             si = e.stageInfo()
             st = self.stages.get(int(si.stageId()))
@@ -100,6 +107,8 @@ class _Listener:
             log.exception("hydration listener: stage completed")
 
     def onJobEnd(self, e: Any) -> None:  # noqa: N802
+        if not self.jobs:
+            return
         sid = self.jobs.pop(int(e.jobId()), None)
         if sid is not None:
             self.stages.pop(sid, None)

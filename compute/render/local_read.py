@@ -20,6 +20,10 @@ types are the Arrow forms of those Spark types (catalog.storage.arrow_types).
 
 from __future__ import annotations
 
+import os
+import tempfile
+from typing import Any
+
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -47,4 +51,50 @@ def read_local(spark: SparkSession, paths: list[str], schema: T.StructType, afte
         table = pa.Table.from_arrays([pa.array([], type=f.type) for f in table.schema], schema=table.schema)
     # below spark.sql.execution.arrow.localRelationThreshold (48 MB), PySpark's Arrow path
     # builds a LocalRelation
-    return spark.createDataFrame(table, schema)
+    return local_relation(spark, table, schema)
+
+
+# per driver: (jvm, PythonSQLUtils.readArrowStreamFromFile, .toDataFrame, session time zone,
+# spark.sql.execution.arrow.useLargeVarTypes, .maxRecordsPerBatch)
+_driver: list[tuple[Any, Any, Any, str, bool, int]] = []
+
+
+def _helpers(spark: SparkSession) -> tuple[Any, Any, str, bool, int]:
+    jvm = spark._jvm
+    assert jvm is not None
+    if not _driver or _driver[0][0] is not jvm:
+        utils = jvm.org.apache.spark.sql.api.python.PythonSQLUtils
+        large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes")).lower() == "true"
+        batch = int(str(spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch")))
+        _driver[:] = [(jvm, utils.readArrowStreamFromFile, utils.toDataFrame, str(spark.conf.get("spark.sql.session.timeZone")),
+                       large, batch)]
+    return _driver[0][1:]
+
+
+def local_relation(spark: SparkSession, table: pa.Table, schema: T.StructType) -> DataFrame:
+    """`spark.createDataFrame(table, schema)` by PySpark's own Arrow path (the table cast to
+    the schema's Arrow types, written as an Arrow stream file, read by the JVM into a
+    DataFrame: a LocalRelation when small), in two py4j calls instead of ~38: the JVM
+    helpers are looked up and the Arrow settings read once per driver (the server's are
+    fixed: spark_session), not at every call."""
+    from pyspark.sql.pandas.serializers import ArrowStreamSerializer
+    from pyspark.sql.pandas.types import _check_arrow_table_timestamps_localize, to_arrow_schema
+
+    read, to_df, tz, large, batch = _helpers(spark)
+    if schema.fields:  # (as PySpark: no cast of a 0-column table, it would lose its rows)
+        table = _check_arrow_table_timestamps_localize(table, schema, True, tz).cast(
+            to_arrow_schema(schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC", prefers_large_types=large))
+    sc = spark.sparkContext
+    assert not sc._encryption_enabled, "local reads with spark.io.encryption.enabled"
+    f = tempfile.NamedTemporaryFile(delete=False, dir=sc._temp_dir)
+    try:
+        try:
+            ArrowStreamSerializer().dump_stream(table.to_batches(max_chunksize=batch), f)
+        finally:
+            f.close()
+        jiter = read(f.name)
+    finally:
+        os.unlink(f.name)
+    df = DataFrame(to_df(jiter, schema.json(), spark._jsparkSession), spark)
+    df._schema = schema
+    return df

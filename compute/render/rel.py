@@ -55,6 +55,9 @@ class RenderContext:
     counted: dict[int, int] = field(default_factory=dict)
     # persisted (or checkpointed) DataFrames and their global views, freed by release()
     persisted: list[tuple[DataFrame, str]] = field(default_factory=list)
+    # the views of `persisted` over a caller's DataFrame (view(borrowed=True)): release()
+    # drops only the view
+    borrowed: set[str] = field(default_factory=set)
     # raises the statement's cancellation error if it was cancelled (between Spark jobs)
     check_interrupt: Callable[[], None] = lambda: None
     max_iterations: int = MAX_ITERATIONS
@@ -80,13 +83,17 @@ class RenderContext:
         """`(query) AS _tN`: a relation usable in FROM."""
         return f"({r.sql}) AS {self.alias()}"
 
-    def view(self, df: DataFrame, persist: bool) -> str:
-        """Register `df` as a global temporary view owned by this query; its SELECT text."""
+    def view(self, df: DataFrame, persist: bool, borrowed: bool = False) -> str:
+        """Register `df` as a global temporary view owned by this query; its SELECT text.
+        `borrowed`: `df` stays its caller's (neither persisted nor checkpointed here): only
+        the view is dropped at release."""
         name = f"mzq_{uuid.uuid4().hex}"
         if persist:
             df = df.persist()
         df.createOrReplaceGlobalTempView(name)
         self.persisted.append((df, name))
+        if borrowed and not persist:
+            self.borrowed.add(name)
         return f"SELECT * FROM global_temp.{name}"
 
     def single(self, q: str) -> str:
@@ -138,6 +145,10 @@ class RenderContext:
             self._drop(*self.persisted.pop())
 
     def _drop(self, df: DataFrame, name: str) -> None:
+        if name in self.borrowed:
+            self.borrowed.discard(name)
+            self.spark.catalog.dropGlobalTempView(name)
+            return
         df.unpersist()
         plan = df._jdf.queryExecution().logical()
         if plan.getClass().getSimpleName() == "LogicalRDD" and plan.rdd().getStorageLevel().useMemory():

@@ -260,8 +260,10 @@ def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
         return df.toArrow()
     from pyspark.sql.pandas.types import to_arrow_schema
 
+    from compute.render.driver_calls import framed_blobs
+
     schema = to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
-    blobs = list(df._jdf.toArrowBatchRdd().collect())  # type: ignore[operator]
+    blobs = framed_blobs(df.sparkSession, df._jdf.toArrowBatchRdd().collect())  # (one call, not one per batch)
     batches = [pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs]
     return pa.Table.from_batches(batches, schema=schema)
 
@@ -291,12 +293,16 @@ def collect_local(df: DataFrame) -> pa.Table | None:
     if plan.nodeName() != "LocalTableScan":
         return None
     from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType, _parse_datatype_json_string
 
     seqs, conv = _local_helpers(df.sparkSession)
     it = seqs.unsafeWrapArray(plan.executeCollect()).iterator()
+    jschema = jdf.schema()
     # the session time zone is UTC (spark_session); no large variable-width types, as collect_arrow
-    batches = conv.toBatchIterator(it, jdf.schema(), 1 << 30, "UTC", True, False, None)
-    schema = to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
+    batches = conv.toBatchIterator(it, jschema, 1 << 30, "UTC", True, False, None)
+    struct = _parse_datatype_json_string(jschema.json())
+    assert isinstance(struct, StructType)
+    schema = to_arrow_schema(struct, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
     blobs = []
     while batches.hasNext():
         blobs.append(bytes(batches.next()))
