@@ -45,6 +45,21 @@ class NumDesc:
     flags: set[str] = field(default_factory=set)
 
 
+
+def quoted_text(fmt: str, i: int) -> tuple[list[str], int]:
+    """The characters of the double-quoted literal text starting at fmt[i] (a `"`) of a
+    formatting template (`\\` escapes the next character), and the index after it."""
+    out: list[str] = []
+    i += 1
+    while i < len(fmt):
+        if fmt[i] == '"':
+            return out, i + 1
+        if fmt[i] == "\\" and i + 1 < len(fmt):
+            i += 1
+        out.append(fmt[i])
+        i += 1
+    return out, i
+
 def _err(msg: str, code: str = _SYNTAX) -> SqlError:
     return SqlError(code, msg)
 
@@ -63,15 +78,8 @@ def parse(fmt: str) -> tuple[list[_Node], NumDesc]:
             i += len(kw)
             continue
         if fmt[i] == '"':
-            i += 1
-            while i < len(fmt):
-                if fmt[i] == '"':
-                    i += 1
-                    break
-                if fmt[i] == "\\" and i + 1 < len(fmt):
-                    i += 1
-                nodes.append(_Node(None, fmt[i]))
-                i += 1
+            chars, i = quoted_text(fmt, i)
+            nodes += [_Node(None, c) for c in chars]
             continue
         if fmt[i] == "\\" and i + 1 < len(fmt) and fmt[i + 1] == '"':
             i += 1

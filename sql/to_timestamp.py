@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 from sql.errors import SqlError, unsupported
+from sql.numfmt import quoted_text
 from sql.scalar import CallBinary, Literal
 from sql.types import TIMESTAMPTZ
 
@@ -109,15 +110,8 @@ def parse_format(fmt: str) -> tuple[Node, ...]:
         if i >= len(fmt):
             break
         if fmt[i] == '"':
-            i += 1
-            while i < len(fmt):
-                if fmt[i] == '"':
-                    i += 1
-                    break
-                if fmt[i] == "\\" and i + 1 < len(fmt):
-                    i += 1
-                out.append(Node("char", fmt[i]))
-                i += 1
+            chars, i = quoted_text(fmt, i)
+            out += [Node("char", c) for c in chars]
             continue
         if fmt[i] == "\\" and fmt[i + 1: i + 2] == '"':
             i += 1
