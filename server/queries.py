@@ -33,6 +33,8 @@ from sql.errors import (
     unsupported,
 )
 from sql.mir import Constant, Mir
+from sql.statements_stream import Subscribe
+from sql.temporal import check_maintainable
 from sql.types import SqlType
 
 BATCH_ROWS = 4096
@@ -50,6 +52,7 @@ class QueriesMixin:
     _sessions: Any
     _timestamp: Any  # server.subscribe.SubscribeMixin (AS OF expressions)
     _monotonic_sources: Any  # server.sources.SourcesMixin
+    _subscribe_plan: Any  # server.subscribe.SubscribeMixin
     admission: Any  # server.admission.Admission (server.coordinator)
     controller: Any
 
@@ -124,6 +127,12 @@ class QueriesMixin:
         the maintained plan (not single-time), headed by the object's name."""
         resolver = Resolver(self.catalog, session, self.system)
         target = e.target
+        if isinstance(target, Subscribe):  # the subscription's dataflow, as SUBSCRIBE installs it
+            if e.stage == "filter_pushdown":
+                raise unsupported("EXPLAIN FILTER PUSHDOWN FOR SUBSCRIBE")
+            m, _names, _types, _name = self._subscribe_plan(session, target)
+            check_maintainable(m)
+            return self._explain_maintained(e, m, "Explained Query")
         if isinstance(target, st.ExplainObject):
             kind = {"view": "view", "materialized view": "materialized-view", "index": "index"}[target.kind]
             item = resolver.item(target.name)

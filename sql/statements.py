@@ -193,7 +193,7 @@ class Explain:
     stage: str  # raw | decorrelated | optimized | physical | timestamp | filter_pushdown
     options: tuple[str, ...]
     format: str  # text | verbose text | json
-    target: Query | CreateView | CreateIndex | ExplainObject
+    target: Query | CreateView | CreateIndex | ExplainObject | Subscribe
 
 
 @dataclass(frozen=True)
@@ -514,7 +514,7 @@ def _parse_explain(text: str) -> Statement:
         if mo:
             return Explain(stage, opts, fmt, ExplainObject(" ".join(mo.group(1).lower().split()), qname(mo.group(2))))
         inner = classify(body)
-        if not isinstance(inner, (Query, CreateView, CreateIndex)):
+        if not isinstance(inner, (Query, CreateView, CreateIndex, Subscribe)):
             raise unsupported(f"EXPLAIN FOR {body.split()[0].upper()} {body.split()[1].upper() if len(body.split()) > 1 else ''}".strip())
         return Explain(stage, opts, fmt, inner)
     mt = re.match(r"(?is)^explain\s+timestamp\s+(?:as\s+(text|json)\s+)?for\s+(.*)$", text)

@@ -475,3 +475,16 @@ def test_replica_readiness_is_the_driver_process(coord: Coordinator, session: An
     assert [r[3] for r in run(coord, session, "SHOW CLUSTER REPLICAS")] == [True]
     (row,) = run(coord, session, "SELECT replica_id, process_id, status, reason FROM mz_internal.mz_cluster_replica_statuses")
     assert row == ("u1", 0, "online", None)
+
+
+def test_explain_for_subscribe_is_its_maintained_dataflow(coord: Coordinator, session: Any) -> None:
+    """EXPLAIN ... FOR SUBSCRIBE shows the dataflow SUBSCRIBE installs: maintained (Basic TopK,
+    not the one-shot MonotonicTopK a SELECT gets), over a query, a view or a table."""
+    q = "(SELECT a, b FROM t ORDER BY b LIMIT 2)"
+    sub = explain(coord, session, f"EXPLAIN PHYSICAL PLAN FOR SUBSCRIBE {q}")
+    one_shot = explain(coord, session, f"EXPLAIN PHYSICAL PLAN FOR SELECT * FROM {q} s")
+    assert "TopK::Basic" in sub and "Monotonic" not in sub, sub
+    assert "TopK::Monotonic" in one_shot, one_shot
+    assert "ReadStorage materialize.public.t" in explain(coord, session, "EXPLAIN OPTIMIZED PLAN FOR SUBSCRIBE v")
+    assert "materialize.public.t" in explain(coord, session, "EXPLAIN PLAN FOR SUBSCRIBE t")
+    assert error(coord, session, "EXPLAIN OPTIMIZED PLAN FOR SUBSCRIBE (SELECT now() FROM t)").sqlstate == "0A000"
