@@ -35,6 +35,7 @@ from sql.errors import (
     UNDEFINED_FUNCTION,
     UNDEFINED_OBJECT,
     UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
     SqlError,
 )
 from sql.types import ARRAY_ELEMENT, TYPE_ALIASES, TYPE_INFOS, SqlType
@@ -294,8 +295,17 @@ class ExprMixin:
     def comparison(self, node: exp.Expression, scope: Scope) -> tuple[exp.Expression, SqlType | None]:
         left, lt = self.expr(node.this, scope)
         right_node = node.expression
+        if isinstance(right_node, exp.Anonymous) and right_node.name.upper() in ("ALL", "ANY", "SOME") \
+                and len(right_node.expressions) == 1:  # sqlglot reads `ALL (<array>)` as a call
+            cls = exp.All if right_node.name.upper() == "ALL" else exp.Any
+            right_node = cls(this=exp.Paren(this=right_node.expressions[0]))
         if isinstance(right_node, (exp.Any, exp.All)):
             inner = right_node.this
+            if isinstance(inner, exp.Subquery) and not inner.alias:
+                inner = inner.this
+            if isinstance(inner, (exp.Select, exp.Union)):  # the subquery form, as a Paren
+                inner = exp.Paren(this=inner)
+                right_node.set("this", inner)
             if isinstance(inner, exp.Paren) and isinstance(inner.this, (exp.Select, exp.Union)):
                 q, _ = self.query(inner.this, scope)
                 inner.set("this", q)
@@ -310,12 +320,16 @@ class ExprMixin:
                 self._infer_param(core, SqlType("_" + lt.name))
             if isinstance(left, _Param) and at is not None and at.element is not None:
                 self._infer_param(left, at.element)
-            fn = exp.Anonymous(this="list_contains", expressions=[core, _coerce(left, at.element if at is not None else None)])
+            literal = isinstance(core, exp.Literal) and core.is_string
+            if not literal and at is not None and at.element is None and at.name not in ("unknown", *ARRAY_ELEMENT):
+                raise SqlError(WRONG_OBJECT_TYPE, "op ANY/ALL (array) requires array on right side")
+            if literal:  # '{a,b}': an array of the left's type
+                at = SqlType("_" + lt.name) if lt is not None and "_" + lt.name in ARRAY_ELEMENT else SqlType("_text")
+                core = _coerce(core, at)
             if isinstance(node, exp.EQ) and isinstance(right_node, exp.Any):
+                fn = exp.Anonymous(this="list_contains", expressions=[core, _coerce(left, at.element if at is not None else None)])
                 return exp.Paren(this=fn), BOOL
-            right_node.set("this", arr)
-            node.set("this", left)
-            return node, BOOL
+            return _quantified(type(node), left, core, isinstance(right_node, exp.Any)), BOOL
         right, rt = self.expr(right_node, scope)
         self._infer_param(left, rt)
         self._infer_param(right, lt)
@@ -465,3 +479,30 @@ class ExprMixin:
         if oid is None:
             raise SqlError(UNDEFINED_OBJECT, f'role "{s}" does not exist')
         return oid
+
+
+_QUANTIFIED = (
+    "CASE WHEN __arr__ IS NULL THEN NULL ELSE (SELECT CASE WHEN count(*) = 0 THEN {empty} WHEN bool_or({decides}) THEN {decided} "
+    "WHEN bool_or(_q._c IS NULL) THEN NULL ELSE {empty} END FROM (SELECT __cmp__ AS _c FROM unnest(__arr__) AS _u(_e)) AS _q) END")
+
+
+def _quantified(cmp: type[exp.Expression], left: exp.Expression, arr: exp.Expression, any_: bool) -> exp.Expression:
+    """x op ANY (array) / x op ALL (array) with PostgreSQL's three-valued result: ANY is true
+    if some comparison is, else NULL if some is NULL, else false (an empty array: false); ALL
+    is false if some comparison is, else NULL if some is NULL, else true (empty: true); a
+    NULL array gives NULL."""
+    import sqlglot
+
+    text = _QUANTIFIED.format(empty="false" if any_ else "true", decides="_q._c" if any_ else "NOT _q._c",
+                              decided="true" if any_ else "false")
+    tree = sqlglot.parse_one(text, read="duckdb")
+    element = exp.column("_e", table="_u")
+
+    def put(n: exp.Expression) -> exp.Expression:
+        if isinstance(n, exp.Column) and n.name == "__arr__":
+            return arr.copy()
+        if isinstance(n, exp.Column) and n.name == "__cmp__":
+            return exp.Paren(this=cmp(this=left.copy(), expression=element.copy()))
+        return n
+
+    return exp.Paren(this=tree.transform(put))

@@ -196,3 +196,34 @@ def test_relation_rows_for_the_planner(coord: Coordinator, session: Any) -> None
     assert coord.system.relation_rows(session, ("pg_catalog", "nope")) is None
     columns, data = coord.system.relation_rows(session, ("pg_settings",))
     assert any(r[0] == "application_name" for r in data)
+
+
+QUANTIFIED = [
+    "SELECT count(*) FROM pg_catalog.pg_type WHERE typname <> ALL ('{int4,text}')",
+    "SELECT typname FROM pg_catalog.pg_type WHERE typname = ANY ('{int4,text}') ORDER BY 1",
+    "SELECT count(*) FROM pg_catalog.pg_type WHERE oid = ANY ('{23,25}')",
+    "SELECT count(*) FROM pg_catalog.pg_type WHERE typname <> ALL (SELECT 'int4')",
+    "SELECT count(*) FROM pg_catalog.pg_type WHERE typname = ANY (SELECT 'int4')",
+    "SELECT 'x' <> ALL (ARRAY['a', NULL]), 'a' <> ALL (ARRAY['a', NULL]), 'x' < ANY ('{}'), 'x' < ALL ('{}'),"
+    " 'b' > ANY ('{a,NULL}'), 'a' > ANY (NULL::text[]), 'b' <> ALL ('{a,c}') FROM pg_catalog.pg_type WHERE typname = 'int4'",
+]
+
+
+def test_quantified_comparisons_with_arrays_like_postgres(coord: Coordinator, session: Any) -> None:
+    """`x op ALL | ANY (array)` in catalog queries (tools send `<> ALL ('{…}')` with an
+    unknown-typed array literal): PostgreSQL's three-valued answers, compared with PostgreSQL
+    15 over the types both catalogs have (was: 42883 `function all(unknown)`, and a DuckDB
+    conversion error for `= ANY ('{…}')`)."""
+    import psycopg
+
+    from tests.pgref import reference_postgres
+
+    with reference_postgres("quantified-") as dsn, psycopg.connect(dsn, autocommit=True) as pg:
+        names = [r[0] for r in pg.execute("SELECT typname FROM pg_type").fetchall()]
+        ours = {r[0] for r in rows(coord, session, "SELECT typname FROM pg_catalog.pg_type")}
+        common = sorted(set(names) & ours)
+        for q in QUANTIFIED:
+            # the counts over the types both catalogs list
+            restricted = q.replace("FROM pg_catalog.pg_type WHERE", "FROM pg_catalog.pg_type WHERE typname IN ("
+                                   + ", ".join(f"'{n}'" for n in common) + ") AND")
+            assert rows(coord, session, restricted) == [tuple(r) for r in pg.execute(restricted).fetchall()], q
