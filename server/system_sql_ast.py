@@ -13,6 +13,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
 from catalog.system.relations import FN, SysRelation, duck_type
 from sql.errors import SYNTAX_ERROR, UNDEFINED_OBJECT, SqlError
+from sql.parse import quote_keyword_aliases
 from sql.types import ARRAY_ELEMENT, TYPE_ALIASES, TYPE_INFOS, SqlType
 
 SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "mz_catalog", "mz_internal", "mz_introspection")
@@ -35,7 +36,7 @@ def parse_pg(sql: str) -> exp.Expression:
     try:
         return _parse(sql)
     except (ParseError, TokenError):
-        fixed = _ARRAY_CAST.sub(lambda m: "::" + _array_type_name(m.group(1)), sql)
+        fixed = quote_keyword_aliases(_ARRAY_CAST.sub(lambda m: "::" + _array_type_name(m.group(1)), sql))
         if fixed == sql:
             raise
         return _parse(fixed)

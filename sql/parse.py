@@ -217,10 +217,24 @@ class PostgresDialect(Postgres):
             return iv
 
 
+def _parse_or_quote_aliases(sql: str) -> list:
+    try:
+        return sqlglot.parse(sql, read=PostgresDialect)
+    except (ParseError, TokenError):
+        quoted = quote_keyword_aliases(sql)
+        if quoted == sql:
+            raise
+        try:
+            return sqlglot.parse(quoted, read=PostgresDialect)
+        except (ParseError, TokenError):
+            pass
+        raise
+
+
 def _parse_sqlglot(sql: str) -> exp.Expression:
     sql = rewrite_substring_similar(separate_exponent_signs(rewrite_escape_strings(rewrite_unicode_literals(sql))))
     try:
-        parsed = sqlglot.parse(sql, read=PostgresDialect)
+        parsed = _parse_or_quote_aliases(sql)
     except (ParseError, TokenError) as e:
         pos = None
         msg = str(e).split("\n")[0]
@@ -241,6 +255,33 @@ def _parse_sqlglot(sql: str) -> exp.Expression:
     if isinstance(node, exp.Command):
         raise SqlError(SYNTAX_ERROR, f'syntax error at or near "{node.this}"')
     return fold_identifiers(cast(exp.Expression, node))
+
+
+def quote_keyword_aliases(sql: str) -> str:
+    """`expr AS select` = `expr AS "select"`: PostgreSQL takes any keyword as a column label
+    after AS (sqlglot does not); CAST(x AS type)'s AS is left alone. The text unchanged when
+    there is no such alias (or it does not lex)."""
+    from sqlglot.tokens import TokenType
+
+    try:
+        tokens = PostgresDialect().tokenize(sql)
+    except TokenError:
+        return sql
+    plain = (TokenType.VAR, TokenType.IDENTIFIER, TokenType.STRING, TokenType.NUMBER)
+    casts: list[bool] = []  # per open parenthesis: opened by CAST(
+    edits = []
+    for k, t in enumerate(tokens):
+        if t.token_type == TokenType.L_PAREN:
+            casts.append(k > 0 and tokens[k - 1].text.upper() in ("CAST", "TRY_CAST"))
+        elif t.token_type == TokenType.R_PAREN and casts:
+            casts.pop()
+        elif t.token_type == TokenType.ALIAS and k + 1 < len(tokens) and not (casts and casts[-1]):
+            nxt = tokens[k + 1]
+            if nxt.token_type not in plain and nxt.text.isidentifier():
+                edits.append((nxt.start, nxt.end + 1, f'"{nxt.text.lower()}"'))
+    for start, end, text in reversed(edits):
+        sql = sql[:start] + text + sql[end:]
+    return sql
 
 
 def fold_identifiers(node: exp.Expression) -> exp.Expression:

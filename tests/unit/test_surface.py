@@ -488,3 +488,13 @@ def test_explain_for_subscribe_is_its_maintained_dataflow(coord: Coordinator, se
     assert "ReadStorage materialize.public.t" in explain(coord, session, "EXPLAIN OPTIMIZED PLAN FOR SUBSCRIBE v")
     assert "materialize.public.t" in explain(coord, session, "EXPLAIN PLAN FOR SUBSCRIBE t")
     assert error(coord, session, "EXPLAIN OPTIMIZED PLAN FOR SUBSCRIBE (SELECT now() FROM t)").sqlstate == "0A000"
+
+
+def test_a_keyword_is_a_column_label_after_as(coord: Coordinator, session: Any) -> None:
+    """PostgreSQL takes any keyword as a label after AS (tools send `AS select`); a CAST's AS
+    keeps its type."""
+    for sql in ("SELECT 1 AS select, CAST(2 AS int) AS from, 3 AS \"Q\"",
+                "SELECT relname AS select, 2 AS from, 3 AS \"Q\" FROM pg_catalog.pg_class WHERE relname = 'pg_type'"):
+        p = coord.prepare(session, sql, [])
+        assert [c.name for c in p.columns or ()] == ["select", "from", "Q"], sql
+        assert len(run(coord, session, sql)) == 1
