@@ -8,6 +8,7 @@ from typing import Any, Protocol, TypeAlias
 
 from sqlglot import exp
 
+from catalog.system import idents
 from catalog.system.relations import FN, OID_LIKE
 from server.system_sql_ast import (
     BOOL,
@@ -57,6 +58,20 @@ class RewriterView(Protocol):
 # ---- function handlers ------------------------------------------------------------------------------
 
 Handler: TypeAlias = Callable[[RewriterView, exp.Expression, list[exp.Expression], Scope], tuple[exp.Expression, SqlType | None]]
+
+def _parse_ident(rw: RewriterView, node: exp.Expression, args: list[exp.Expression], scope: Scope) -> tuple[exp.Expression, SqlType | None]:
+    """parse_ident(text [, strict bool]) (catalog.system.idents, a Python function in DuckDB)."""
+    if len(args) not in (1, 2):
+        raise SqlError(UNDEFINED_FUNCTION, f"function {_func_display(node)} does not exist")
+    out = []
+    for a, want in zip(args, (TEXT, SqlType("bool")), strict=False):
+        n, _t = rw.expr(a, scope)
+        rw._infer_param(n, want)
+        out.append(_cast(n, want))
+    if len(out) == 1:
+        out.append(exp.Boolean(this=True))
+    return _fn("parse_ident", *out), SqlType("_text")
+
 _FUNCTIONS: dict[str, Handler] = {}
 
 
@@ -78,7 +93,7 @@ def _const(value: Callable[[RewriterView], Any], t: SqlType) -> Handler:
     return handler
 
 
-RUNTIME_ERROR_TAG = "mzsqlstate"
+RUNTIME_ERROR_TAG = idents.RUNTIME_ERROR_TAG
 
 
 def _raises(code: str, message: str, t: SqlType) -> Handler:
@@ -224,6 +239,7 @@ _FUNCTIONS.update({
     "pg_encoding_to_char": _macro("pg_encoding_to_char", NAME, (1,), arg_types=(INT4,)),
     "pg_char_to_encoding": _macro("pg_char_to_encoding", INT4, (1,), arg_types=(NAME,)),
     "quote_ident": _macro("quote_ident", TEXT, (1,), arg_types=(TEXT,)),
+    "parse_ident": _parse_ident,
     "quote_literal": _macro("quote_literal", TEXT, (1,), arg_types=(TEXT,)),
     "quote_nullable": _macro("quote_nullable", TEXT, (1,), arg_types=(TEXT,)),
     "pg_size_pretty": _macro("size_pretty", TEXT, (1,), arg_types=(INT8,)),

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from catalog.model import CatalogReader, Item
-from catalog.system import pg15_data
+from catalog.system import idents, pg15_data
 from catalog.system.format import format_type
 from catalog.system.relations import (
     BOOTSTRAP_SUPERUSER_OID,
@@ -248,6 +248,15 @@ class SystemDb:
 
         con.create_function("mzsys_format_type", fmt, [UINTEGER, INTEGER], VARCHAR, null_handling="special")
         con.create_function("mzsys_regtype_out", regtype, [UINTEGER], VARCHAR, null_handling="special")
+
+        def parse_ident(text: str | None, strict: bool | None) -> list[str] | None:
+            return None if text is None or strict is None else idents.parse_ident(text, strict)
+
+        from duckdb import list_type
+        from duckdb.sqltypes import BOOLEAN
+
+        con.create_function("mzsys_parse_ident", parse_ident, [VARCHAR, BOOLEAN], list_type(VARCHAR),
+                            null_handling="special")
 
     def close(self) -> None:
         """Close the per-thread cursors (the catalog closes the connection). Waits for a

@@ -227,3 +227,32 @@ def test_quantified_comparisons_with_arrays_like_postgres(coord: Coordinator, se
             restricted = q.replace("FROM pg_catalog.pg_type WHERE", "FROM pg_catalog.pg_type WHERE typname IN ("
                                    + ", ".join(f"'{n}'" for n in common) + ") AND")
             assert rows(coord, session, restricted) == [tuple(r) for r in pg.execute(restricted).fetchall()], q
+
+
+PARSE_IDENT = ["a.b", '  "Some""S" . someTable ', "a.b x", "a.", ".a", '""', '"abc', "ÄbC.d$1", "x.y.z", "", "  ", "1abc", "a . b"]
+
+
+def test_parse_ident_like_postgres(coord: Coordinator, session: Any) -> None:
+    """parse_ident(text [, strict]) in catalog queries (tools send it): PostgreSQL 15's parts
+    or its SQLSTATE, strict and not (was: 42883)."""
+    import psycopg
+
+    from tests.pgref import reference_postgres
+
+    def ours(sql: str, arg: str) -> Any:
+        try:
+            return rows(coord, session, sql, [arg], [SqlType("text")])
+        except SqlError as e:
+            return e.sqlstate
+
+    def theirs(pg: Any, sql: str, arg: str) -> Any:
+        try:
+            return [tuple(r) for r in pg.execute(sql.replace("$1", "%s"), [arg]).fetchall()]
+        except psycopg.Error as e:
+            return e.sqlstate
+
+    with reference_postgres("ident-") as dsn, psycopg.connect(dsn, autocommit=True) as pg:
+        for text in PARSE_IDENT:
+            for sql in ("SELECT parse_ident($1) FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog'",
+                        "SELECT parse_ident($1, false) FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog'"):
+                assert ours(sql, text) == theirs(pg, sql, text), (sql, text)
