@@ -35,7 +35,6 @@ from sql.errors import (
     UNDEFINED_FUNCTION,
     UNDEFINED_OBJECT,
     UNDEFINED_TABLE,
-    WRONG_OBJECT_TYPE,
     SqlError,
 )
 from sql.types import ARRAY_ELEMENT, TYPE_ALIASES, TYPE_INFOS, SqlType
@@ -321,8 +320,6 @@ class ExprMixin:
             if isinstance(left, _Param) and at is not None and at.element is not None:
                 self._infer_param(left, at.element)
             literal = isinstance(core, exp.Literal) and core.is_string
-            if not literal and at is not None and at.element is None and at.name not in ("unknown", *ARRAY_ELEMENT):
-                raise SqlError(WRONG_OBJECT_TYPE, "op ANY/ALL (array) requires array on right side")
             if literal:  # '{a,b}': an array of the left's type
                 at = SqlType("_" + lt.name) if lt is not None and "_" + lt.name in ARRAY_ELEMENT else SqlType("_text")
                 core = _coerce(core, at)
