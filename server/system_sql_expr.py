@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 from catalog.system.relations import OID_LIKE
@@ -483,16 +485,19 @@ _QUANTIFIED = (
     "WHEN bool_or(_q._c IS NULL) THEN NULL ELSE {empty} END FROM (SELECT __cmp__ AS _c FROM unnest(__arr__) AS _u(_e)) AS _q) END")
 
 
+@functools.cache
+def _quantified_template(any_: bool) -> exp.Expression:
+    """_QUANTIFIED for ANY or ALL, parsed once (callers fill in a copy)."""
+    text = _QUANTIFIED.format(empty="false" if any_ else "true", decides="_q._c" if any_ else "NOT _q._c",
+                              decided="true" if any_ else "false")
+    return sqlglot.parse_one(text, read="duckdb")
+
+
 def _quantified(cmp: type[exp.Expression], left: exp.Expression, arr: exp.Expression, any_: bool) -> exp.Expression:
     """x op ANY (array) / x op ALL (array) with PostgreSQL's three-valued result: ANY is true
     if some comparison is, else NULL if some is NULL, else false (an empty array: false); ALL
     is false if some comparison is, else NULL if some is NULL, else true (empty: true); a
     NULL array gives NULL."""
-    import sqlglot
-
-    text = _QUANTIFIED.format(empty="false" if any_ else "true", decides="_q._c" if any_ else "NOT _q._c",
-                              decided="true" if any_ else "false")
-    tree = sqlglot.parse_one(text, read="duckdb")
     element = exp.column("_e", table="_u")
 
     def put(n: exp.Expression) -> exp.Expression:
@@ -502,4 +507,4 @@ def _quantified(cmp: type[exp.Expression], left: exp.Expression, arr: exp.Expres
             return exp.Paren(this=cmp(this=left.copy(), expression=element.copy()))
         return n
 
-    return exp.Paren(this=tree.transform(put))
+    return exp.Paren(this=_quantified_template(any_).transform(put))

@@ -13,8 +13,7 @@
   literals, over any input (the same evaluations as above, plus date / timestamp ± interval
   and date ± integer by sql.datetime_arith); CASE WHEN true THEN a ELSE b END = a and
   CASE WHEN false/null THEN a ELSE b END = b; AND / OR absorb their literals (see _absorb);
-  an evaluation that would fail stays, so that
-  the error is raised only when a row reaches it
+  an evaluation that would fail stays, so that the error is raised only when a row reaches it
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
 - empty inputs: Union(.., Constant[], ..) = Union(..) (the input itself when one is left);
