@@ -405,6 +405,10 @@ class ExprMixin:
             return _typed_lit(_array_literal(n.this), target), target
         if target.name == "char":
             return exp.Anonymous(this="left", expressions=[_cast(n, TEXT), exp.Literal.number(1)]), target
+        if target.name in ("name", "_name") and (t is None or t.name != target.name):
+            # a name holds at most 63 bytes (NAMEDATALEN - 1): longer text is cut, as PostgreSQL does
+            fn = "truncate_name" if target.name == "name" else "truncate_names"
+            return _cast(_fn(fn, _cast(n, TEXT if target.name == "name" else SqlType("_text"))), target), target
         return _cast(n, target), target
 
     def reg_out(self, n: exp.Expression, t: SqlType) -> exp.Expression:

@@ -258,6 +258,15 @@ class SystemDb:
         con.create_function("mzsys_parse_ident", parse_ident, [VARCHAR, BOOLEAN], list_type(VARCHAR),
                             null_handling="special")
 
+        from sql.text_input import truncate_name
+
+        def names(xs: list[str | None] | None) -> list[str | None] | None:  # a cast to name[]
+            return None if xs is None else [None if x is None else truncate_name(x) for x in xs]
+
+        con.create_function("mzsys_truncate_name", truncate_name, [VARCHAR], VARCHAR)  # a cast to name
+        con.create_function("mzsys_truncate_names", names, [list_type(VARCHAR)], list_type(VARCHAR),
+                            null_handling="special")
+
     def close(self) -> None:
         """Close the per-thread cursors (the catalog closes the connection). Waits for a
         rebuild in progress (the background refresher) so the connection is idle after."""

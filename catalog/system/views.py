@@ -18,6 +18,8 @@ MACROS: list[str] = [
     # format_type / regtype output: Python functions registered by db.py (Postgres' rules)
     """CREATE MACRO {FN}.format_type(t, m) AS mzsys_format_type(t, m)""",
     """CREATE MACRO {FN}.parse_ident(s, strict) AS mzsys_parse_ident(s, strict)""",
+    """CREATE MACRO {FN}.truncate_name(s) AS mzsys_truncate_name(s)""",
+    """CREATE MACRO {FN}.truncate_names(s) AS mzsys_truncate_names(s)""",
     """CREATE MACRO {FN}.pg_table_is_visible(o, spkey) AS coalesce((
         SELECT _mv.visible FROM {SNAP}.visible _mv WHERE _mv.sp = spkey AND _mv.oid = o), false)""",
     """CREATE MACRO {FN}.pg_type_is_visible(o, sp) AS coalesce((

@@ -229,7 +229,7 @@ def test_quantified_comparisons_with_arrays_like_postgres(coord: Coordinator, se
             assert rows(coord, session, restricted) == [tuple(r) for r in pg.execute(restricted).fetchall()], q
 
 
-PARSE_IDENT = ["a.b", '  "Some""S" . someTable ', "a.b x", "a.", ".a", '""', '"abc', "ÄbC.d$1", "x.y.z", "", "  ", "1abc", "a . b"]
+PARSE_IDENT = [' first . "  second  " ."   third   ". "  ' + "x" * 66 + '"', "a.b", '  "Some""S" . someTable ', "a.b x", "a.", ".a", '""', '"abc', "ÄbC.d$1", "x.y.z", "", "  ", "1abc", "a . b"]
 
 
 def test_parse_ident_like_postgres(coord: Coordinator, session: Any) -> None:
@@ -254,5 +254,7 @@ def test_parse_ident_like_postgres(coord: Coordinator, session: Any) -> None:
     with reference_postgres("ident-") as dsn, psycopg.connect(dsn, autocommit=True) as pg:
         for text in PARSE_IDENT:
             for sql in ("SELECT parse_ident($1) FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog'",
+                        # a name keeps at most 63 bytes
+                        "SELECT parse_ident($1)::name[] FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog'",
                         "SELECT parse_ident($1, false) FROM pg_catalog.pg_namespace WHERE nspname = 'pg_catalog'"):
                 assert ours(sql, text) == theirs(pg, sql, text), (sql, text)
