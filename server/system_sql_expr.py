@@ -391,7 +391,7 @@ class ExprMixin:
             args = [_cast(n, TEXT)] + ([self._visible()] if fn == "regclass_in" else [])
             return _fn(fn, *args), target
         n, t = self.expr(inner, scope)
-        if isinstance(n, _Param):
+        if isinstance(n, _Param) and (t is None or t.name == target.name or target.name not in ("name", "_name")):
             self._infer_param(n, target)
             return _cast(n, target), target
         if target.name in ("text", "varchar", "name", "bpchar") and t is not None and t.name in (
