@@ -591,6 +591,8 @@ def _duck_error(e: Exception) -> SqlError:
         return SqlError(INSUFFICIENT_PRIVILEGE, "permission denied")
     if "Conversion" in name or "conversion" in msg.lower():
         return SqlError("22P02", msg)
+    if "Binder" in name and "'list_contains(" in msg:  # only `x = ANY (a)` is rewritten to it
+        return SqlError("42809", "op ANY/ALL (array) requires array on right side")
     if "Binder" in name or "Catalog" in name:
         return SqlError("42703" if "column" in msg.lower() else "42883", msg)
     if "OutOfRange" in name:

@@ -300,8 +300,12 @@ class ExprMixin:
                 and len(right_node.expressions) == 1:  # sqlglot reads `ALL (<array>)` as a call
             cls = exp.All if right_node.name.upper() == "ALL" else exp.Any
             right_node = cls(this=exp.Paren(this=right_node.expressions[0]))
+            node.set("expression", right_node)
         if isinstance(right_node, (exp.Any, exp.All)):
             inner = right_node.this
+            while isinstance(inner, exp.Subquery | exp.Paren) and not inner.alias \
+                    and isinstance(inner.this, exp.Subquery | exp.Paren | exp.Select | exp.Union):
+                inner = inner.this  # `= ANY ((SELECT …))` is still the subquery form, as in PostgreSQL
             if isinstance(inner, exp.Subquery) and not inner.alias:
                 inner = inner.this
             if isinstance(inner, (exp.Select, exp.Union)):  # the subquery form, as a Paren
