@@ -11,6 +11,7 @@ from typing import Any
 
 from catalog.catalog import Catalog, Item
 from catalog.oracle import TimestampOracle
+from catalog.storage.parts import int_ranges
 from compute.plan import lir, pipeline
 from compute.plan.flags import PlanFlags
 from compute.plan.lookup import filtered_source, find_lookup
@@ -71,6 +72,7 @@ class QueriesMixin:
     def _explain(self, session: Session, e: st.Explain, bound: BoundQuery, params, param_types) -> str:
         return pipeline.explain(e.stage, bound, e.options, self._flags(session), params, param_types, e.format,
                                 sizes=lambda m: self._sizes(m, self._read_ts(session)), names=self._column_names,
+                                ranges=lambda m: self._ranges(m, self._read_ts(session)),
                                 indexed=self.controller.indexed() if self.controller is not None else None,
                                 lookups=self.controller.index_keys() if self.controller is not None else None,
                                 monotonic=self._monotonic_sources())
@@ -90,11 +92,34 @@ class QueriesMixin:
                 out[i] = sum(b.rows for b in self.catalog.shard_batches(item.shard_id, ts))
         return out
 
+    def _ranges(self, m: Mir, ts: int) -> dict[str, dict[int, tuple[int, int]]]:
+        """(min, max) of the integer columns of the storage collections `m` reads, at `ts`,
+        from their batch files' statistics (footers only, cached by file): the join
+        planner's bound on a key's distinct values."""
+        out: dict[str, dict[int, tuple[int, int]]] = {}
+        for i in pipeline.storage_ids(m):
+            item = self.catalog.get_item_by_id(i)
+            if item is None or item.shard_id is None or item.kind not in ("table", "source"):
+                continue
+            acc: dict[int, tuple[int, int]] | None = None
+            for b in self.catalog.shard_batches(item.shard_id, ts):
+                if b.rows == 0:
+                    continue
+                try:
+                    r = int_ranges(b.path)
+                except OSError:  # compacted away meanwhile: no bounds for this collection
+                    acc = {}
+                    break
+                acc = dict(r) if acc is None else {c: (min(lo, r[c][0]), max(hi, r[c][1])) for c, (lo, hi) in acc.items() if c in r}
+            if acc:
+                out[i] = acc
+        return out
+
     def _explain_analyze(self, session: Session, bound: BoundQuery, params, param_types) -> str:
         """Run the one-shot dataflow and annotate its physical plan with the records each
         node produced."""
         ts = self._read_ts(session)
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts),
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts), ranges=lambda m: self._ranges(m, ts),
                                    monotonic=self._monotonic_sources())
         df = pipeline.dataflow(m, bound.finishing, flags=self._flags(session), sizes=self._sizes(m, ts))
         counts: dict[int, int] = {}
@@ -254,7 +279,7 @@ class QueriesMixin:
     def _select(self, session: Session, bound: BoundQuery, params, param_types, ts: int | None = None) -> RowsResult:
         if ts is None:
             ts = self._read_ts(session)  # also enforces the transaction's read/write mode
-        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts),
+        m = pipeline.optimized_mir(bound, params, param_types, now=ts, sizes=lambda m: self._sizes(m, ts), ranges=lambda m: self._ranges(m, ts),
                                    monotonic=self._monotonic_sources())
         columns = self._columns(bound)
         f = bound.finishing

@@ -22,7 +22,7 @@ from sql.transforms.canonicalize_mfp import canonicalize_mfp
 from sql.transforms.fold_constants import fold_constants
 from sql.transforms.fold_letrec import fold_letrec
 from sql.transforms.fusion import fusion
-from sql.transforms.join_implementation import join_implementation
+from sql.transforms.join_implementation import Ranges, join_implementation
 from sql.transforms.literal_lifting import literal_lifting
 from sql.transforms.monotonic_flag import monotonic_flag
 from sql.transforms.non_null_requirements import non_null_requirements
@@ -74,12 +74,13 @@ def fixpoint(r: mir.Mir, pipeline: tuple[Transform, ...], limit: int = FIXPOINT_
 
 
 def optimize(r: mir.Mir, pipeline: tuple[Transform, ...] | None = None, monotonic_sources: frozenset[str] = frozenset(),
-             sizes: Mapping[str, int] | None = None) -> mir.Mir:
+             sizes: Mapping[str, int] | None = None, ranges: Ranges | None = None) -> mir.Mir:
     """The whole optimizer, or (with `pipeline`) just that pipeline to a fixpoint. `sizes`:
-    the row counts of storage collections by id, where known (JoinImplementation's input)."""
+    the row counts of storage collections by id, where known, and `ranges` the (min, max) of
+    their integer columns (JoinImplementation's inputs)."""
     if pipeline is not None:
         return fixpoint(r, pipeline)
     r = fixpoint(r, LOGICAL)
-    physical = tuple(partial(t, sizes=sizes) if t is join_implementation else t for t in PHYSICAL)
+    physical = tuple(partial(t, sizes=sizes, ranges=ranges) if t is join_implementation else t for t in PHYSICAL)
     r = fixpoint(r, physical)
     return partial(monotonic_flag, sources=monotonic_sources)(r)

@@ -5,6 +5,7 @@ data page is read)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -51,4 +52,28 @@ def row_groups(path: str) -> list[RowGroup]:
                 cols[name] = ColumnChunk(None, None, nulls)
         size = sum(rg.column(j).total_compressed_size for j in range(rg.num_columns))
         out.append(RowGroup(path, i, rg.num_rows, size, cols))
+    return out
+
+
+@lru_cache(maxsize=8192)
+def int_ranges(path: str) -> dict[int, tuple[int, int]]:
+    """{column index: (min, max)} of the integer columns `c<i>` of one batch file, from its
+    row groups' statistics (a batch file never changes, so the answer is cached by path);
+    a column some row group has no min / max for is left out. Join ordering bounds a key's
+    distinct values by max - min + 1."""
+    out: dict[int, tuple[int, int]] = {}
+    missing: set[int] = set()
+    for rg in row_groups(path):
+        for name, c in rg.columns.items():
+            if not (name.startswith("c") and name[1:].isdigit()):
+                continue
+            i = int(name[1:])
+            if rg.rows == 0 or i in missing:
+                continue
+            if not (type(c.min) is int and type(c.max) is int):
+                missing.add(i)
+                out.pop(i, None)
+                continue
+            lo, hi = out.get(i, (c.min, c.max))
+            out[i] = (min(lo, c.min), max(hi, c.max))
     return out

@@ -27,6 +27,7 @@ from sql.mir_json import mir_json
 from sql.optimize import optimize
 from sql.scalar import Scalar, redacted_literals
 from sql.transforms.cardinality import cardinalities
+from sql.transforms.join_implementation import Ranges
 from sql.types import SqlType
 
 
@@ -85,12 +86,15 @@ def to_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tupl
 
 
 def optimized_mir(bound: BoundQuery, params: list[Any] | None = None, param_types: tuple[SqlType, ...] = (), now: int | None = None,
-                  sizes: Callable[[Mir], Mapping[str, int]] | None = None, monotonic: frozenset[str] = frozenset()) -> Mir:
+                  sizes: Callable[[Mir], Mapping[str, int]] | None = None, monotonic: frozenset[str] = frozenset(),
+                  ranges: Callable[[Mir], Ranges] | None = None) -> Mir:
     """`sizes`: the row counts of the storage collections a plan reads (by id), looked up
-    by the caller (the catalog knows them) and passed to the optimizer as plain data.
+    by the caller (the catalog knows them) and passed to the optimizer as plain data;
+    `ranges`: likewise the (min, max) of their integer columns.
     `monotonic`: the ids of the append-only storage collections (sources)."""
     m = to_mir(bound, params, param_types, now)
-    return optimize(m, sizes=sizes(m) if sizes is not None else None, monotonic_sources=monotonic)
+    return optimize(m, sizes=sizes(m) if sizes is not None else None, monotonic_sources=monotonic,
+                    ranges=ranges(m) if ranges is not None else None)
 
 
 def storage_ids(m: Mir) -> set[str]:
@@ -136,7 +140,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
             sizes: Callable[[Mir], Mapping[str, int]] | None = None,
             names: Callable[[Mir], Mapping[str, tuple[str, ...]]] | None = None,
             indexed: Mapping[str, str] | None = None, lookups: IndexKeys | None = None,
-            monotonic: frozenset[str] = frozenset()) -> str:
+            monotonic: frozenset[str] = frozenset(), ranges: Callable[[Mir], Ranges] | None = None) -> str:
     """EXPLAIN <stage> PLAN [AS <fmt>] of a one-shot SELECT. `names`: the column names of the
     storage collections a plan reads (by id), for humanized expressions. `indexed`: the index
     serving reads of a storage collection (its qualified name), by collection id; `lookups`:
@@ -144,7 +148,7 @@ def explain(stage: str, bound: BoundQuery, options: tuple[str, ...] = (), flags:
     if stage in ("raw", "decorrelated"):
         m = to_mir(bound, params, param_types)
     else:
-        m = optimized_mir(bound, params, param_types, sizes=sizes, monotonic=monotonic)
+        m = optimized_mir(bound, params, param_types, sizes=sizes, monotonic=monotonic, ranges=ranges)
     if stage != "physical":
         if fmt == "json":
             return explain_mir_json(m, stage)

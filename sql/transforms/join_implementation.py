@@ -19,9 +19,12 @@ product. The order is chosen greedily (linear in the stages, never exponential i
 - each next input is, among those connected to the stream: a filtered one estimated at most
   1/10 of the start and no larger than any other (it shrinks the stream early: `lineitem ⋈
   G ⋈ Filter(part)` looks up the filtered part before the per-key aggregate G), then one
-  whose lookup key covers a
-  unique key of it (the stream does not grow), then one with the longest key (the most
-  equalities), then the smallest estimate.
+  whose lookup key covers a unique key of it (the stream does not grow), then one that is
+  not known to fan out, then one with the longest key (the most equalities), then the
+  smallest estimate. A lookup fans out when its estimated rows are at least 10 times an
+  upper bound on its key's distinct values: the product of max - min + 1 of the integer
+  storage columns the key reads (`ranges`, from the batch files' statistics). TPC-H q05's
+  `customer` looked up by `c_nationkey` (25 values, 6,000 rows each) waits for `orders`.
 
 Ties are broken by the inputs' own plans (`stable_key`: the text of the input, whose column
 references are local to it), and only then by input number, so the plan does not depend on
@@ -36,6 +39,7 @@ connected component, the components multiplied). Unknown collections count 1,000
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 
@@ -46,33 +50,37 @@ from sql.transforms.visit import map_children
 
 UNKNOWN_ROWS = 1000.0
 SHRINK_RATIO = 10.0
+# a lookup whose rows are this many times its key's distinct values (at least) is a fan-out
+FAN_OUT = 10.0
+# {collection id: {column: (min, max)}} of integer storage columns, where known
+Ranges = Mapping[str, Mapping[int, tuple[int, int]]]
 Path = tuple[tuple[int, tuple[Scalar, ...]], ...]
 
 
-def join_implementation(r: mir.Mir, sizes: Mapping[str, int] | None = None) -> mir.Mir:
-    return _implement(r, sizes or {}, {})
+def join_implementation(r: mir.Mir, sizes: Mapping[str, int] | None = None, ranges: Ranges | None = None) -> mir.Mir:
+    return _implement(r, sizes or {}, {}, ranges or {})
 
 
-def _implement(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+def _implement(r: mir.Mir, sizes: Mapping[str, int], env: dict[str, float], ranges: Ranges) -> mir.Mir:
     match r:
         case mir.Let(id=i, value=v, body=b):
-            v2 = _implement(v, sizes, env)
-            b2 = _implement(b, sizes, {**env, i: estimate(v2, sizes, env)})
+            v2 = _implement(v, sizes, env, ranges)
+            b2 = _implement(b, sizes, {**env, i: estimate(v2, sizes, env)}, ranges)
             return r if v2 is v and b2 is b else mir.Let(i, v2, b2)
         case mir.Join():
-            r = map_children(r, lambda x: _implement(x, sizes, env))
+            r = map_children(r, lambda x: _implement(x, sizes, env, ranges))
             assert isinstance(r, mir.Join)
-            return _implement_join(r, sizes, env)
+            return _implement_join(r, sizes, env, ranges)
         case _:
-            return map_children(r, lambda x: _implement(x, sizes, env))
+            return map_children(r, lambda x: _implement(x, sizes, env, ranges))
 
 
-def _implement_join(r: mir.Join, sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+def _implement_join(r: mir.Join, sizes: Mapping[str, int], env: dict[str, float], ranges: Ranges) -> mir.Mir:
     comps = components(r)
     ests = [estimate(x, sizes, env) for x in r.inputs]
     stable = [stable_key(x) for x in r.inputs]
     if len(comps) > 1 and (any(len(c) > 1 for c in comps) or r.equivalences):
-        return _cross_components(r, comps, sizes, env)
+        return _cross_components(r, comps, sizes, env, ranges)
     if len(comps) > 1:  # a plain cross product: the largest input streamed first
         path = tuple((i, ()) for i in sorted(range(len(r.inputs)), key=lambda i: (-ests[i], stable[i], i)))
         return r if r.implementation == "differential" and r.paths == (path,) else replace(r, implementation="differential", paths=(path,))
@@ -80,13 +88,14 @@ def _implement_join(r: mir.Join, sizes: Mapping[str, int], env: dict[str, float]
         kind, starts = "delta", list(range(len(r.inputs)))
     else:
         kind, starts = "differential", [min(range(len(r.inputs)), key=lambda i: (-ests[i], stable[i], i))]
-    paths = tuple(order(r, s, ests, stable) for s in starts)
+    paths = tuple(order(r, s, ests, stable, ranges) for s in starts)
     if kind == r.implementation and paths == r.paths:
         return r
     return replace(r, implementation=kind, paths=paths)
 
 
-def _cross_components(r: mir.Join, comps: list[list[int]], sizes: Mapping[str, int], env: dict[str, float]) -> mir.Mir:
+def _cross_components(r: mir.Join, comps: list[list[int]], sizes: Mapping[str, int], env: dict[str, float],
+                      ranges: Ranges) -> mir.Mir:
     """Join(xs ++ ys, eq) = Project(perm)(Join((Join(xs, eq_x), Join(ys, eq_y)), ())): each
     component on its own, the largest first, crossed last."""
     offs = offsets(r)
@@ -110,7 +119,7 @@ def _cross_components(r: mir.Join, comps: list[list[int]], sizes: Mapping[str, i
             parts.append(r.inputs[comp[0]])
         else:
             part = mir.Join(tuple(r.inputs[i] for i in comp), tuple(tuple(permute(e, local) for e in cls) for cls in eq))
-            parts.append(_implement_join(part, sizes, env))
+            parts.append(_implement_join(part, sizes, env, ranges))
         new_col.update({c: base + k for c, k in local.items()})
         base += len(local)
     crossed = mir.Join(tuple(parts), (), "differential", (tuple((i, ()) for i in range(len(parts))),))
@@ -193,7 +202,8 @@ def stable_key(x: mir.Mir) -> str:
     return repr(x)
 
 
-def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list[str] | None = None) -> Path:
+def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list[str] | None = None,
+          ranges: Ranges | None = None) -> Path:
     """The greedy path from `start` (see the module docstring)."""
     g = JoinGraph(r)
     n = len(r.inputs)
@@ -208,7 +218,7 @@ def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list
     near = [{j for ci in g.touching[i] for _, o in g.classes[ci] for j in o} for i in range(n)]
     frontier = set(near[start]) - done
     while len(done) < n:
-        best: tuple[tuple[int, int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
+        best: tuple[tuple[int, int, int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
         cands = [(c, g.stage_keys(done, c)[1]) for c in sorted(frontier)]
         cands = [(c, key) for c, key in cands if key]
         smallest = min((ests[c] for c, _ in cands), default=0.0)
@@ -216,16 +226,47 @@ def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list
             cols = {k.index for k in key if isinstance(k, Column)}
             unique = any(u <= cols for u in keys[cand])
             first = shrinks[cand] and ests[cand] <= smallest
-            rank = (0 if first else 1, 0 if unique else 1, -len(key), ests[cand], stable[cand], cand)
+            fans = not unique and ests[cand] >= FAN_OUT * distinct_bound(r.inputs[cand], key, ranges or {})
+            rank = (0 if first else 1, 0 if unique else 1, 1 if fans else 0, -len(key), ests[cand], stable[cand], cand)
             if best is None or rank < best[0]:
                 best = (rank, cand, key)
         if best is None:  # not connected (a single component never gets here)
             cand = min(set(range(n)) - done)
-            best = ((1, 1, 0, 0.0, "", cand), cand, ())
+            best = ((1, 1, 1, 0, 0.0, "", cand), cand, ())
         path.append((best[1], best[2]))
         done.add(best[1])
         frontier = (frontier | near[best[1]]) - done
     return tuple(path)
+
+
+def distinct_bound(x: mir.Mir, key: tuple[Scalar, ...], ranges: Ranges) -> float:
+    """An upper bound on the distinct values of `key` over x's rows: the product, over the
+    key's columns, of max - min + 1 of the integer storage column each one reads (infinite
+    when a key part is not such a column)."""
+    bound = 1.0
+    for k in key:
+        src = _storage_column(x, k.index) if isinstance(k, Column) else None
+        if src is None or (r := ranges.get(src[0], {}).get(src[1])) is None:
+            return math.inf
+        bound *= r[1] - r[0] + 1
+    return bound
+
+
+def _storage_column(x: mir.Mir, c: int) -> tuple[str, int] | None:
+    """(collection id, column) that column c of x is a copy of, through Projects, Filters,
+    Maps and ArrangeBys; None when c is computed."""
+    while True:
+        match x:
+            case mir.Project(input=y, outputs=o):
+                x, c = y, o[c]
+            case mir.Filter(input=y) | mir.ArrangeBy(input=y):
+                x = y
+            case mir.Map(input=y) if c < mir.arity(y):
+                x = y
+            case mir.Get(id=i, local=False):
+                return i, c
+            case _:
+                return None
 
 
 def _filtered(x: mir.Mir) -> bool:

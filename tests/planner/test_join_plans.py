@@ -206,3 +206,35 @@ def test_selective_lookup_before_per_key_aggregate(gs: GoldenSession) -> None:
                        "AND fact.v < (SELECT avg(v) FROM fact f2 WHERE f2.d1 = dim1.id)")
     first = plan[plan.index("linear_stage[0]"):plan.index("source=")]
     assert "lookup={ relation=1, key=[#0] }" in first, plan
+
+
+def _stage_lookups(plan: str) -> dict[int, int]:
+    """{stage: the relation it looks up} of a Join::Linear's EXPLAIN."""
+    return {int(s): int(r) for s, r in re.findall(r"linear_stage\[(\d+)\]\n(?:.*\n)*?\s*lookup=\{ relation=(\d+)", plan)}
+
+
+def test_fan_out_lookup_waits_for_a_key_lookup() -> None:
+    """TPC-H q05's shape: after `li ⋈ su`, both `cu` (by its nation: 5 distinct values, 30 rows
+    each) and the filtered `ord` (by its order key) connect to the stream, `cu` estimated
+    smaller. The batch files' statistics bound `cu`'s key to 5 values, so it fans out: `ord`
+    is looked up first and `cu` last, on both keys (was: `cu` by nation first, 30 rows per
+    stream row; at SF 1 that stage made 7·10⁹ rows and q05 never finished)."""
+    s = GoldenSession()
+    try:
+        s.run("CREATE TABLE li (l_orderkey int, l_suppkey int, v int)")
+        s.run("CREATE TABLE su (s_suppkey int, s_nationkey int)")
+        s.run("CREATE TABLE cu (c_custkey int, c_nationkey int)")
+        s.run("CREATE TABLE ord (o_orderkey int, o_custkey int, o_date int)")
+        s.run("INSERT INTO li VALUES " + ", ".join(f"({g % 400}, {g % 10}, {g})" for g in range(600)))
+        s.run("INSERT INTO su VALUES " + ", ".join(f"({g}, {g % 5})" for g in range(10)))
+        s.run("INSERT INTO cu VALUES " + ", ".join(f"({g}, {g % 5})" for g in range(150)))
+        s.run("INSERT INTO ord VALUES " + ", ".join(f"({g}, {g % 150}, {g % 365})" for g in range(400)))
+        for froms in (("cu", "ord", "li", "su"), ("li", "su", "cu", "ord"), ("ord", "cu", "su", "li")):
+            sql = (f"SELECT sum(v) FROM {', '.join(froms)} WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey "
+                   "AND l_suppkey = s_suppkey AND c_nationkey = s_nationkey AND o_date < 100")
+            plan = explain(s, sql)
+            stages = _stage_lookups(plan)
+            assert [froms[r] for _, r in sorted(stages.items())] == ["su", "ord", "cu"], plan
+            assert f"source={{ relation={froms.index('li')}" in plan, plan
+    finally:
+        s.close()
