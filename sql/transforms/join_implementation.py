@@ -17,8 +17,9 @@ product. The order is chosen greedily (linear in the stages, never exponential i
 - the start is the largest input by estimated rows (it is streamed, the others are lookups,
   which Spark can broadcast when small); for a delta join every input starts one path;
 - each next input is, among those connected to the stream: a filtered one estimated at most
-  1/10 of the start and no larger than any other (it shrinks the stream early: `lineitem ⋈
-  G ⋈ Filter(part)` looks up the filtered part before the per-key aggregate G), then one
+  1/10 of the start, the smallest such, that does not fan out (it shrinks the stream early:
+  `lineitem ⋈ G ⋈ Filter(part)` looks up the filtered part before the per-key aggregate G;
+  TPC-H q09 looks up `part`, filtered by name, before the unfiltered `supplier`), then one
   whose lookup key covers a unique key of it (the stream does not grow), then one that is
   not known to fan out, then one with the longest key (the most equalities), then the
   smallest estimate. A lookup fans out when its estimated rows are at least 10 times an
@@ -32,7 +33,8 @@ the FROM order: `FROM a, b` and `FROM b, a` stream and look up the same inputs i
 order (only the join's output columns are laid out differently).
 
 Estimated rows come from `sizes` (the row counts of storage collections, by id, passed in as
-plain data) through Filters (an equality with a literal keeps 1/10, other predicates 1/2),
+plain data) through Filters (an equality with a literal or a LIKE pattern keeps 1/10, other
+predicates 1/2),
 Unions (sums), global Reduces (1 row), TopK limits and joins (the largest input of each
 connected component, the components multiplied). Unknown collections count 1,000 rows.
 """
@@ -221,12 +223,12 @@ def order(r: mir.Join, start: int, ests: list[float] | None = None, stable: list
         best: tuple[tuple[int, int, int, int, float, str, int], int, tuple[Scalar, ...]] | None = None
         cands = [(c, g.stage_keys(done, c)[1]) for c in sorted(frontier)]
         cands = [(c, key) for c, key in cands if key]
-        smallest = min((ests[c] for c, _ in cands), default=0.0)
+        smallest = min((ests[c] for c, _ in cands if shrinks[c]), default=0.0)
         for cand, key in cands:
             cols = {k.index for k in key if isinstance(k, Column)}
             unique = any(u <= cols for u in keys[cand])
-            first = shrinks[cand] and ests[cand] <= smallest
             fans = not unique and ests[cand] >= FAN_OUT * distinct_bound(r.inputs[cand], key, ranges or {})
+            first = shrinks[cand] and not fans and ests[cand] <= smallest
             rank = (0 if first else 1, 0 if unique else 1, 1 if fans else 0, -len(key), ests[cand], stable[cand], cand)
             if best is None or rank < best[0]:
                 best = (rank, cand, key)
@@ -270,8 +272,9 @@ def _storage_column(x: mir.Mir, c: int) -> tuple[str, int] | None:
 
 
 def _filtered(x: mir.Mir) -> bool:
-    """Does a predicate other than IS NOT NULL filter x (under its Maps and Projects)?"""
-    while isinstance(x, (mir.Project, mir.Map, mir.ArrangeBy, mir.Filter)):
+    """Does a predicate other than IS NOT NULL filter x (under its Maps, Projects and grouped
+    Reduces: the distinct values of a filtered input are filtered too)?"""
+    while isinstance(x, (mir.Project, mir.Map, mir.ArrangeBy, mir.Filter)) or (isinstance(x, mir.Reduce) and x.group_key):
         if isinstance(x, mir.Filter) and any(_selectivity(p) < 1.0 for p in x.predicates):
             return True
         x = x.input
@@ -320,4 +323,6 @@ def _selectivity(p: Scalar) -> float:
             return 1.0
         case CallBinary(func="eq", expr1=a, expr2=b) if isinstance(a, Literal) or isinstance(b, Literal):
             return 0.1
+        case CallBinary(func="like" | "ilike", expr2=Literal()):
+            return 0.1  # a pattern (TPC-H q09's '%green%', q20's 'forest%') keeps few rows, as an equality
     return 0.5

@@ -1,5 +1,6 @@
 """Predicate pushdown.
 
+- Filter((a AND b) OR (a AND c)) = Filter(a, b OR c) first (sql.transforms.undistribute)
 - Filter(p)(Join(x1..xn)) where p uses only xi's columns = Join(.., Filter(p')(xi), ..)
 - Filter(a = b)(Join(..)) with a over xi, b over xj (i != j)
     = Join with equivalence (a, b) and Filter(a IS NOT NULL) pushed to xi
@@ -31,6 +32,7 @@ from sql.scalar import (
     permute,
     substitute,
 )
+from sql.transforms.undistribute import undistribute
 from sql.transforms.visit import map_children
 from sql.types import BOOL
 
@@ -67,7 +69,7 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
     if not isinstance(r, mir.Filter):
         return r
     x = r.input
-    preds = conjuncts(r.predicates)
+    preds = [q for p in conjuncts(r.predicates) for q in undistribute(p)]
     match x:
         case mir.Join(inputs=ins, equivalences=eq):
             offsets = [0]
