@@ -1,6 +1,8 @@
 """Predicate pushdown.
 
 - Filter((a AND b) OR (a AND c)) = Filter(a, b OR c) first (sql.transforms.undistribute)
+- Filter((a1 AND b1) OR (a2 AND b2))(Join(x, ..)) with a's over x alone
+    = Filter(same)(Join(Filter(a1 OR a2)(x), ..)): implied, pushed to a plain input once
 - Filter(p)(Join(x1..xn)) where p uses only xi's columns = Join(.., Filter(p')(xi), ..)
 - Filter(a = b)(Join(..)) with a over xi, b over xj (i != j)
     = Join with equivalence (a, b) and Filter(a IS NOT NULL) pushed to xi
@@ -32,7 +34,7 @@ from sql.scalar import (
     permute,
     substitute,
 )
-from sql.transforms.undistribute import undistribute
+from sql.transforms.undistribute import implied_parts, undistribute
 from sql.transforms.visit import map_children
 from sql.types import BOOL
 
@@ -64,6 +66,29 @@ def _inline_copies(p: Scalar, n: int, ss: tuple[Scalar, ...]) -> Scalar:
     return substitute(p, sub) if sub else p
 
 
+def _holds_below(x: mir.Mir, p: Scalar) -> bool:
+    """Is p already a filter of x's rows, as pushdown would place it: a conjunct of a Filter
+    on the way down through Filters, Projects, Maps and ArrangeBys (renumbered on the way)?
+    Anything else (a join, a reduce, ...) counts as yes, so an implied part is pushed into a
+    plain input only and the rewrite reaches a fixpoint."""
+    while True:
+        match x:
+            case mir.Filter(input=y, predicates=ps):
+                if p in conjuncts(ps):
+                    return True
+                x = y
+            case mir.Project(input=y, outputs=o):
+                p, x = permute(p, o), y
+            case mir.Map(input=y) if all(c < mir.arity(y) for c in columns_used(p)):
+                x = y
+            case mir.ArrangeBy(input=y):
+                x = y
+            case mir.Get(local=False):
+                return False
+            case _:
+                return True
+
+
 def predicate_pushdown(r: mir.Mir) -> mir.Mir:
     r = map_children(r, predicate_pushdown)
     if not isinstance(r, mir.Filter):
@@ -93,7 +118,14 @@ def predicate_pushdown(r: mir.Mir) -> mir.Mir:
                         pushed[oa].append(CallUnary("not", CallUnary("is_null", permute(p.expr1, {c: c - offsets[oa] for c in ua}), BOOL), BOOL))
                         continue
                 rest.append(p)
-            if len(rest) == len(preds) and r.predicates == tuple(preds):
+            derived = False
+            for p in rest:  # a disjunction's parts over one input, pushed below as well
+                for o, q in implied_parts(p, lambda c: _owner(columns_used(c), offsets) if columns_used(c) else None).items():
+                    local = permute(q, {c: c - offsets[o] for c in columns_used(q)})
+                    if not _holds_below(ins[o], local) and local not in pushed[o]:
+                        pushed[o].append(local)
+                        derived = True
+            if len(rest) == len(preds) and r.predicates == tuple(preds) and not derived:
                 return r  # nothing to push
             new_ins = tuple(predicate_pushdown(mir.Filter(i, tuple(ps))) if ps else i for i, ps in zip(ins, pushed, strict=True))
             out: mir.Mir = replace(x, inputs=new_ins, equivalences=_merge(classes))

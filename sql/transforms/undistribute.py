@@ -9,6 +9,8 @@ over a cross join."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sql.scalar import CallVariadic, Scalar
 from sql.types import BOOL
 
@@ -43,3 +45,26 @@ def undistribute(p: Scalar) -> list[Scalar]:
     if any(not r for r in rests):  # a disjunct is exactly the common part: absorbed
         return common
     return [*common, _all([_all(r, "and") for r in rests], "or")]
+
+
+def implied_parts(p: Scalar, owner: Callable[[Scalar], int | None]) -> dict[int, Scalar]:
+    """For a disjunction p over a join's inputs: {input i: the disjunction, over the disjuncts,
+    of each one's conjuncts that read input i alone}, for every i each disjunct restricts.
+    p implies each of them (a true disjunct makes its own part true), so each may filter
+    input i below the join while p stays above it:
+
+        (a1 AND b1) OR (a2 AND b2) => a1 OR a2   (a's over one input, b's over others)
+
+    TPC-H q19: the brand / container / size disjunction shrinks `part` before the join."""
+    ds = _disjuncts(p)
+    if len(ds) < 2:
+        return {}
+    per: list[dict[int, list[Scalar]]] = []
+    for d in ds:
+        by: dict[int, list[Scalar]] = {}
+        for c in _conjuncts(d):
+            if (o := owner(c)) is not None:
+                by.setdefault(o, []).append(c)
+        per.append(by)
+    common = set(per[0]).intersection(*per[1:])
+    return {i: _all([_all(by[i], "and") for by in per], "or") for i in sorted(common)}
