@@ -28,7 +28,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
-from compute.render.scalar_text import chr_text, like_pattern, trim_chars
+from compute.render.scalar_text import chr_text, like_pattern, like_pattern_escape, trim_chars
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -122,6 +122,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return f"timestamp_micros({checked(f'mz_to_timestamp({r(a)}, {r(b)})', 'BIGINT')})"
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
             return _to_char(r(a), pattern)
+        case CallBinary(func="like_pattern_escape", expr1=p, expr2=Literal(value=str() as escape)):
+            return like_pattern_escape(r(p), escape)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
             return _regexp_match(r(a), pattern)
         case CallVariadic(func=("regexp_count" | "regexp_instr" | "regexp_substr" | "regexp_like" | "regexp_split_to_array"
