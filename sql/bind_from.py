@@ -19,6 +19,7 @@ from sql.errors import (
     unsupported,
 )
 from sql.hir import HConstant, HFlatMap, HGet, HirRel, HirScalar, HJoin, HMap, HProject, hir_types
+from sql.hir_analysis import free_columns, shift_levels
 from sql.scalar import TRUE, CallVariadic, Column, Literal, Scalar
 from sql.scope import Scope, ScopeColumn, aliased_names, concat, shifted
 from sql.srf import SET_RETURNING
@@ -44,11 +45,13 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
     rel: HirRel = HConstant(((),), ())
     scope = Scope()
     for k, (first, joins) in enumerate(items):
-        if _is_table_function(first) or isinstance(first, exp.Lateral):
+        lateral_first = _is_table_function(first) or isinstance(first, exp.Lateral)
+        if k > 0 and (lateral_first or any(isinstance(j.this, exp.Lateral) for j in joins)) and _isolated_tree(joins):
+            rel, scope = _lateral_tree(binder, rel, scope, first, joins)
+            continue
+        if lateral_first:
             # sees the items to its left: a FlatMap / lateral join over them, and so do the
-            # joins of its tree (only inner and LEFT joins keep that equivalent)
-            if k > 0:
-                _check_lateral_tree(joins)
+            # joins of its tree (inner and LEFT joins only: see _isolated_tree)
             left = scope
             rel, scope = _lateral_item(binder, rel, scope, first)
             try:  # the tree's ON clauses see the tree only (as below)
@@ -64,8 +67,7 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
         if k > 0 and any(isinstance(j.this, exp.Lateral) for j in joins):
             # a LATERAL item inside the tree sees the earlier FROM items too: the tree is
             # joined onto them (`a, b JOIN LATERAL f(a, b) ON p` = `(a × b) JOIN LATERAL
-            # f(a, b) ON p`, which holds for inner and LEFT joins only)
-            _check_lateral_tree(joins)
+            # f(a, b) ON p`, which holds for inner and LEFT joins only: see _isolated_tree)
             left = scope
             rel, scope = HJoin(rel, r2, TRUE, "inner"), concat(scope, s2)
             try:
@@ -83,14 +85,32 @@ def bind_from(binder: Binder, s: exp.Select) -> tuple[HirRel, Scope]:
     return rel, scope
 
 
-def _check_lateral_tree(joins: list[exp.Join]) -> None:
-    """Joins of a tree bound over the FROM items to its left: a RIGHT or FULL join would
-    null-extend those items too, and NATURAL / USING would match their columns as well."""
-    for j in joins:
-        if (j.args.get("side") or "").lower() in ("right", "full"):
-            raise unsupported("RIGHT or FULL JOIN in a join tree with a LATERAL item")
-        if (j.args.get("method") or "").lower() == "natural" or (j.args.get("kind") or "").lower() == "natural" or j.args.get("using"):
-            raise unsupported("NATURAL or USING join in a join tree with a LATERAL item")
+def _isolated_tree(joins: list[exp.Join]) -> bool:
+    """Whether a join tree that reads the FROM items to its left (a LATERAL item in it) must
+    be bound in a scope of its own (_lateral_tree) rather than joined onto those items: a
+    RIGHT or FULL join would null-extend them too, NATURAL / USING match their columns too."""
+    return any((j.args.get("side") or "").lower() in ("right", "full") or (j.args.get("method") or "").lower() == "natural"
+               or (j.args.get("kind") or "").lower() == "natural" or j.args.get("using") for j in joins)
+
+
+def _lateral_tree(binder: Binder, rel: HirRel, scope: Scope, first: exp.Expression,
+                  joins: list[exp.Join]) -> tuple[HirRel, Scope]:
+    """`L, T` where the join tree T reads L's items (from a LATERAL item) = L ⋈lateral T: T
+    bound in a scope of its own, for each row of L, L's columns its outer references."""
+    empty: tuple[HirRel, Scope] = (HConstant(((),), ()), Scope())
+    binder.outer.append(scope)
+    try:
+        if _is_table_function(first) or isinstance(first, exp.Lateral):
+            r2, s2 = _lateral_item(binder, *empty, first)
+        else:
+            r2, s2 = bind_table_expr(binder, first)
+        for j in joins:
+            r2, s2 = bind_join(binder, r2, s2, j)
+    except SqlError as e:
+        raise _sibling_reference(e, scope) from None
+    finally:
+        binder.outer.pop()
+    return HJoin(rel, r2, TRUE, "inner", True), concat(scope, s2)
 
 
 def _sibling_reference(e: SqlError, left: Scope) -> SqlError:
@@ -129,16 +149,12 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
     """`rel` JOIN j. `hide`: the first `hide` columns of `scope` are earlier FROM items a
     LATERAL item of this tree may read, but its ON clauses may not (PostgreSQL: 42P01)."""
     side = (j.args.get("side") or "").lower()
-    if _is_table_function(j.this) and not side and j.args.get("on") is None:
-        return table_function(binder, j.this, rel, scope)
     if isinstance(j.this, exp.Lateral):
         j = j.copy()
         j.set("this", _as_from_item(j.this))
-    if isinstance(j.this, exp.Lateral) and _is_table_function(j.this.this) and not side and j.args.get("on") is None:
-        t = j.this.this.copy()
-        if j.this.args.get("alias") is not None:
-            t.set("alias", j.this.args["alias"])
-        return table_function(binder, t, rel, scope)
+    fn = _joined_function(j.this)
+    if fn is not None and not side and j.args.get("on") is None and not j.args.get("using"):
+        return table_function(binder, fn, rel, scope)  # a FlatMap over what precedes it
     kind = (j.args.get("kind") or "").lower()
     natural = (j.args.get("method") or "").lower() == "natural" or kind == "natural"
     if j.args.get("method") and not natural:
@@ -146,8 +162,14 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
     if kind in ("semi", "anti"):
         raise unsupported(f"{kind.upper()} JOIN")
     join_kind = side if side in ("left", "right", "full") else "inner"
-    lateral = isinstance(j.this, exp.Lateral)
-    if lateral:
+    lateral = isinstance(j.this, exp.Lateral) or fn is not None
+    if fn is not None:  # `l [LEFT] JOIN [LATERAL] f(l..) ON p`: f's rows of each row of l, as a lateral join
+        binder.outer.append(scope)
+        try:
+            r2, s2 = table_function(binder, fn, HConstant(((),), ()), Scope())
+        finally:
+            binder.outer.pop()
+    elif lateral:
         binder.outer.append(scope)
         try:
             r2, s2 = bind_table_expr(binder, j.this.this, alias=j.this.args.get("alias"))
@@ -155,6 +177,9 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
             binder.outer.pop()
     else:
         r2, s2 = bind_table_expr(binder, j.this)
+    if lateral and join_kind in ("right", "full"):
+        r2 = _unlateral(r2, scope, join_kind)
+        lateral = False
     if join_kind in ("left", "full"):
         s2 = _outer_nullable(s2)
     if join_kind in ("right", "full"):
@@ -178,6 +203,30 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
             raise SqlError(SYNTAX_ERROR, f"{join_kind.upper()} JOIN requires an ON or USING clause")
         pred = TRUE
     return HJoin(rel, r2, pred, join_kind, lateral), joined
+
+
+def _unlateral(r2: HirRel, left: Scope, join_kind: str) -> HirRel:
+    """The right side of a RIGHT / FULL JOIN LATERAL as a plain join side: it may read the
+    query's enclosing scopes (outer(l, i) -> outer(l - 1, i)) but not the join's left side,
+    whose rows such a join NULL-extends (PostgreSQL's 42P10)."""
+    read = sorted(i for lv, i in free_columns(r2) if lv == 1)
+    if read:
+        raise SqlError("42P10", f'invalid reference to FROM-clause entry for table "{left.columns[read[0]].table}"',
+                       detail="The combining JOIN type must be INNER or LEFT for a LATERAL reference.")
+    return shift_levels(r2, 2, -1)
+
+
+def _joined_function(t: exp.Expression) -> exp.Expression | None:
+    """The table function a join's right side is (LATERAL or not: a function in FROM may
+    read the items to its left), with the item's alias; None for other items."""
+    if _is_table_function(t):
+        return t
+    if isinstance(t, exp.Lateral) and _is_table_function(t.this):
+        f = t.this.copy()
+        if t.args.get("alias") is not None:
+            f.set("alias", t.args["alias"])
+        return f
+    return None
 
 
 def _outer_nullable(scope: Scope) -> Scope:

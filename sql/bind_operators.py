@@ -51,7 +51,10 @@ def _like(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
     elif esc.value != "\\":
         if esc.value is None:
             return Literal(None, BOOL)
-        raise unsupported("LIKE … ESCAPE with a pattern that is not a literal")
+        if len(str(esc.value)) > 1:
+            raise SqlError("22025", "invalid escape string", hint="Escape string must be empty or one character.")
+        res = _escaped(binder._binary(op, a, b), str(esc.value))
+        return CallUnary("not", res, BOOL) if like.args.get("negate") else res
     res = _pg_escapes(binder._binary(op, a, b))
     if esc.value is None:
         res = Literal(None, BOOL)
@@ -64,6 +67,14 @@ def _pg_escapes(res: HirScalar) -> HirScalar:
     if isinstance(res, CallBinary) and not isinstance(res.expr2, Literal):
         return CallBinary(res.func, res.expr1, CallUnary("like_pattern", res.expr2, res.expr2.typ), res.typ)
     return res
+
+
+def _escaped(res: HirScalar, escape: str) -> HirScalar:
+    """A LIKE whose computed pattern has escape character `escape` ('' = none) reads it
+    through like_pattern_escape: the same pattern with the escapes Spark takes."""
+    assert isinstance(res, CallBinary)
+    p = res.expr2
+    return CallBinary(res.func, res.expr1, CallBinary("like_pattern_escape", p, Literal(escape, TEXT), p.typ), res.typ)
 
 
 def _bytea_like(binder: Binder, a: HirScalar, b: HirScalar, esc_e: exp.Expression | None, scope: Scope) -> HirScalar:

@@ -51,6 +51,7 @@ from sql.hir import (
     Select,
     hir_types,
 )
+from sql.hir_analysis import shift_levels
 from sql.scalar import (
     AggregateExpr,
     CallBinary,
@@ -827,8 +828,8 @@ def shift_outer(h: HirScalar) -> HirScalar:
             return CallVariadic(f, tuple(shift_outer(x) for x in xs), t)
         case If(cond=c, then=a, els=b, typ=t):
             return If(shift_outer(c), shift_outer(a), shift_outer(b), t)
-        case Exists() | Select():
-            raise unsupported("a subquery on the left of IN/ANY/ALL")
+        case Exists() | Select():  # its references to this scope and beyond reach one level further
+            return shift_levels(h)
         case _:
             return h
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import assert_never
+from dataclasses import fields, is_dataclass, replace
+from typing import Any, assert_never
 
 from sql.hir import (
     Exists,
@@ -31,7 +32,9 @@ from sql.scalar import (
     CallUnary,
     CallVariadic,
     If,
+    Literal,
 )
+from sql.types import SqlType
 
 
 def free_levels(r: HirRel, depth: int = 0) -> set[int]:
@@ -203,3 +206,26 @@ def free_scalar_subqueries(e: HirScalar) -> bool:
         case If(cond=c, then=a, els=b):
             return any(free_scalar_subqueries(x) for x in (c, a, b))
     return False
+
+
+def shift_levels(x: Any, depth: int = 0, by: int = 1) -> Any:
+    """x, part of an expression moved `by` scopes inwards (bind_scalar.shift_outer; -1:
+    outwards), `depth` scopes inside it, with each reference to the moved expression's scope
+    or beyond reaching `by` levels further out: outer(l, i) -> outer(l + by, i) for l >= depth;
+    references bound inside the expression are unchanged. Subqueries and lateral right sides
+    cross a scope; literals and types hold no references."""
+    match x:
+        case OuterColumn(level=lv) if lv >= depth:
+            return replace(x, level=lv + by)
+        case Exists(rel=r) | Select(rel=r):
+            return replace(x, rel=shift_levels(r, depth + 1, by))
+        case HJoin(left=a, right=b, on=on, lateral=lat):
+            return replace(x, left=shift_levels(a, depth, by), right=shift_levels(b, depth + 1 if lat else depth, by),
+                           on=shift_levels(on, depth, by))
+        case Literal() | SqlType() | OuterColumn():
+            return x
+        case tuple():
+            return tuple(shift_levels(y, depth, by) for y in x)
+        case _ if is_dataclass(x) and not isinstance(x, type):
+            return replace(x, **{f.name: shift_levels(getattr(x, f.name), depth, by) for f in fields(x) if f.init})
+    return x

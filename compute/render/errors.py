@@ -25,6 +25,8 @@ _CONDITIONS: dict[str, tuple[str, str | None]] = {
     "INVALID_INDEX_OF_ZERO": ("22023", "field position must not be zero"),
     # a regular expression whose matching overflowed the JVM's stack (mzspark.udf.RegexUdfs)
     "STACK_DEPTH_LIMIT_EXCEEDED": ("54001", "stack depth limit exceeded"),
+    # a computed pattern Java's regex does not compile (mzspark.udf.RegexUdfs)
+    "INVALID_REGULAR_EXPRESSION": ("2201B", None),
 }
 
 # Spark's type names in CAST_INVALID_INPUT -> Postgres' names in "invalid input syntax for type"
@@ -57,6 +59,9 @@ def translate_spark_error(e: BaseException) -> SqlError:
                 return translate_spark_error(Exception(text[m.start():]))
     if cond in _CONDITIONS:
         state, msg = _CONDITIONS[cond]
+        if msg is None and cond == "INVALID_REGULAR_EXPRESSION":
+            m = re.search(r"\[INVALID_REGULAR_EXPRESSION\]\s*(.*?)(?:\s*SQLSTATE|\n|$)", text)
+            msg = m.group(1).strip().rstrip(".") if m else "invalid regular expression"  # Spark ends it with "."
         if msg is None:
             msg = _cast_input_message(text) if cond == "CAST_INVALID_INPUT" else "value out of range"
             if cond in ("ARITHMETIC_OVERFLOW", "CAST_OVERFLOW", "BINARY_ARITHMETIC_OVERFLOW"):

@@ -11,6 +11,7 @@ import re
 from typing import assert_never
 
 from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea
+from compute.render import regex as regex_udfs
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_find, render_regex
 from compute.render.scalar_bytea import render_bytea
@@ -27,7 +28,7 @@ from compute.render.scalar_intervals import (
     interval_struct,
     justify,
 )
-from compute.render.scalar_text import chr_text, like_pattern, trim_chars
+from compute.render.scalar_text import chr_text, like_pattern, like_pattern_escape, trim_chars
 from compute.render.spark_sql import (
     COMPARISONS,
     INTS,
@@ -121,6 +122,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return f"timestamp_micros({checked(f'mz_to_timestamp({r(a)}, {r(b)})', 'BIGINT')})"
         case CallBinary(func="to_char", expr1=a, expr2=Literal(value=str() as pattern)):
             return _to_char(r(a), pattern)
+        case CallBinary(func="like_pattern_escape", expr1=p, expr2=Literal(value=str() as escape)):
+            return like_pattern_escape(r(p), escape)
         case CallBinary(func="regexp_match", expr1=a, expr2=Literal(value=str() as pattern)):
             return _regexp_match(r(a), pattern)
         case CallVariadic(func=("regexp_count" | "regexp_instr" | "regexp_substr" | "regexp_like" | "regexp_split_to_array"
@@ -258,12 +261,13 @@ def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:
     jp, jr, glob = regex_call("regexp_replace", pattern, repl, *flags)
     assert jr is not None
     if glob:
-        return f"regexp_replace({x}, {quote(jp)}, {quote(jr)})"
-    # the first match: a lazy prefix group before it, group references shifted by one
-    shifted = re.sub(r"(?<!\\)\$(\d)", lambda m: f"${int(m.group(1)) + 1}", jr)
+        return regex_udfs.replace(x, quote(jp), quote(jr))
+    # the first match: a lazy prefix group before it, the match group 2, its groups' references
+    # shifted by two (\& = $0, the whole match, is group 2)
+    shifted = re.sub(r"(?<!\\)\$(\d)", lambda m: f"${int(m.group(1)) + 2}", jr)
     mode = "(?i)" if jp.startswith("(?i)") else ""
     body = jp[4:] if mode else jp
-    return f"regexp_replace({x}, {quote(f'{mode}(?s)^(.*?)(?:{body})')}, {quote('$1' + shifted)})"
+    return regex_udfs.replace(x, quote(f'{mode}(?s)^(.*?)({body})'), quote('$1' + shifted))
 
 
 def _regexp_match(x: str, pattern: str, *flags: str) -> str:
@@ -274,8 +278,8 @@ def _regexp_match(x: str, pattern: str, *flags: str) -> str:
     jp, _, _ = regex_call("regexp_match", pattern, *flags)
     groups = len(re.findall(r"(?<!\\)\((?!\?)", jp))
     idx = range(1, groups + 1) if groups else [0]
-    elems = ", ".join(f"regexp_extract({x}, {quote(jp)}, {i})" for i in idx)
-    return f"(CASE WHEN regexp_like({x}, {quote(jp)}) THEN array({elems}) END)"
+    elems = ", ".join(regex_udfs.extract(x, quote(jp), i) for i in idx)
+    return f"(CASE WHEN {render_find(x, quote(jp))} THEN array({elems}) END)"
 
 
 def _gcd(a: str, b: str) -> str:
@@ -580,7 +584,7 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "regex_full_match":
             return render_find(a, b)
         case "similar_substring":  # b: a literal Java regex whose group 1 is the result
-            return f"(CASE WHEN regexp_like({a}, {b}) THEN regexp_extract({a}, {b}, 1) END)"
+            return f"(CASE WHEN {render_find(a, b)} THEN {regex_udfs.extract(a, b, 1)} END)"
         case "strpos" | "position":
             return f"instr({a}, {b})"
         case "repeat":

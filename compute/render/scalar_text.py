@@ -11,7 +11,7 @@ NUL in text), a surrogate or beyond U+10FFFF (54000).
 
 from __future__ import annotations
 
-from compute.render.spark_sql import cast, let_bind, quote, raise_error
+from compute.render.spark_sql import cast, fresh_var, let_bind, quote, raise_error
 
 
 def _byte(lead: int, n: str, shift: int) -> str:
@@ -73,3 +73,20 @@ def like_pattern(p: str, binary: bool) -> str:
         out = f"encode({spark}, 'ISO-8859-1')" if binary else spark
         return f"(CASE WHEN {trailing} THEN {bad} ELSE {out} END)"
     return let_bind(p, body)
+
+
+def like_pattern_escape(p: str, escape: str) -> str:
+    """A computed LIKE pattern with escape character `escape` ('' = none) as the pattern with
+    Spark's escape `\\` that means the same (what like_pattern gives): escape + c is `\\c` for
+    c one of % _ \\ and c otherwise, a backslash that is not escaped is `\\\\`, a pattern
+    ending in a lone escape is Postgres' 22025. Read token by token: escape + any character, or
+    one character."""
+    esc = f"{_BS}x{{{ord(escape):x}}}" if escape else ""
+    tokens = f"regexp_extract_all({p}, '(?s){esc + '.|' if esc else ''}.', 0)"
+    t = fresh_var()
+    bad = raise_error("[22025] LIKE pattern must not end with escape character")
+    c = f"substr({t}, 2, 1)"
+    lone = f" WHEN {t} = {quote(escape)} THEN {bad}" if escape else ""
+    tok = (f"CASE WHEN length({t}) = 2 THEN (CASE WHEN {c} IN ('%', '_', '{_BS}') THEN concat('{_BS}', {c}) ELSE {c} END)"
+           f" WHEN {t} = '{_BS}' THEN '{_BS}{_BS}'{lone} ELSE {t} END")
+    return f"array_join(transform({tokens}, {t} -> {tok}), '')"

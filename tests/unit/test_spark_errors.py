@@ -41,6 +41,13 @@ SQL_CASES = [
     ("[CAST_INVALID_INPUT] The value 'abc' of the type \"STRING\" cannot be cast to \"INT\" because it is malformed. "
      "Correct the value as per the syntax, or change its target type. SQLSTATE: 22018", "22P02",
      'invalid input syntax for type integer: "abc"'),
+    # a Java regex UDF's failure (mzspark.udf.RegexUdfs), wrapped by Spark
+    ("[FAILED_EXECUTE_UDF] User defined function (`mz_regex_find (RegexUdfs$Find)`: (string, string) => boolean) "
+     "failed due to: mzspark.udf.RegexUdfs$InvalidRegularExpression: [INVALID_REGULAR_EXPRESSION] invalid regular "
+     "expression: Unclosed group. SQLSTATE: 39000", "2201B", "invalid regular expression: Unclosed group"),
+    ("[FAILED_EXECUTE_UDF] User defined function (`mz_regexp_replace (RegexUdfs$Replace)`) failed due to: "
+     "mzspark.udf.RegexUdfs$StackDepthLimitExceeded: [STACK_DEPTH_LIMIT_EXCEEDED] stack depth limit exceeded while "
+     "matching a regular expression SQLSTATE: 39000", "54001", "stack depth limit exceeded"),
 ]
 
 
