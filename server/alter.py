@@ -3,11 +3,11 @@ dataflow changes, maintained objects are keyed by id)."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from catalog.catalog import Catalog, Item
 from server.api import CommandResult, Result
+from server.group_commit import WriteLock
 from server.resolver import Resolver
 from server.session import Session
 from sql import statements as st
@@ -28,7 +28,7 @@ class AlterMixin:
 
     catalog: Catalog
     system: Any
-    write_lock: threading.Lock
+    write_lock: WriteLock
 
     def _named_item(self, session: Session, kind: str, parts: tuple[str, ...]) -> Item | None:
         item = Resolver(self.catalog, session, self.system).item(parts)

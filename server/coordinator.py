@@ -16,7 +16,7 @@ from server.api import ColumnDesc, CommandResult, CopyOutResult, Prepared, Resul
 from server.compute import Compute
 from server.ddl import DdlMixin
 from server.explain_timestamp import explain_timestamp
-from server.group_commit import GroupCommitter
+from server.group_commit import GroupCommitter, WriteLock
 from server.plan_cache import PlanCache
 from server.queries import QueriesMixin
 from server.resolver import Resolver
@@ -57,13 +57,13 @@ class Coordinator(QueriesMixin, DdlMixin, AlterMixin, WritesMixin, ShowMixin, Su
         self.admission = Admission(max_concurrent_queries, max_queued_queries)
         self.oracle = TimestampOracle(self.catalog)
         self.password = password
-        self.write_lock = threading.Lock()
+        self.write_lock = WriteLock()
         self.compute = Compute(spark_master, workers, spark_conf or {})
         self._sessions: dict[int, Session] = {}
         self._txn_hold_lock = threading.Lock()  # transactions' read timestamps (txn_read_holds)
         self._compacting: set[str] = set()
         self.plans = PlanCache()
-        self.group_commit = GroupCommitter(self.write_lock, lambda writes: self._commit(None, writes), self._check_written)
+        self.group_commit = GroupCommitter(self.write_lock, self._stage_batches, self._record_batches, self._check_written)
         self._closed = False
         self.system = SystemHandler(self)
         self.controller: Any = None  # compute.controller.Controller, once compute runs

@@ -4,7 +4,6 @@ and sessions' temporary items."""
 from __future__ import annotations
 
 import re
-import threading
 from typing import Any
 
 from sqlglot import exp
@@ -13,6 +12,7 @@ from catalog.catalog import Catalog, Column, Item
 from compute.plan import pipeline
 from server.api import CommandResult, Result
 from server.compute import Compute
+from server.group_commit import WriteLock
 from server.resolver import Resolver
 from server.session import Session
 from server.temp import creation_schema, is_temp_name, temp_schema
@@ -39,7 +39,7 @@ class DdlMixin:
     catalog: Catalog
     compute: Compute
     system: Any
-    write_lock: threading.Lock
+    write_lock: WriteLock
     controller: Any
     _monotonic_sources: Any  # server.sources.SourcesMixin
 

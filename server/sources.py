@@ -10,11 +10,11 @@ optimizer's monotonic sources, so Reduce / TopK over it use the monotonic varian
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from catalog.catalog import Catalog, Column
 from server.api import CommandResult, Result
+from server.group_commit import WriteLock
 from server.session import Session
 from sql import statements as st
 from sql.errors import SqlError
@@ -37,7 +37,7 @@ class SourcesMixin:
     """The Coordinator's sources (mixed into server.coordinator.Coordinator)."""
 
     catalog: Catalog
-    write_lock: threading.Lock
+    write_lock: WriteLock
     generators: Any  # server.load_generator.LoadGenerators, once compute runs
     _new_name: Any
     _check_cluster: Any

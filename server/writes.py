@@ -20,10 +20,11 @@ from catalog.storage.arrow_types import (
     column_name,
     rows_to_arrow,
 )
+from catalog.storage.shard import BatchFile
 from compute.plan import pipeline
 from server.api import ColumnDesc, CommandResult, CopyInResult, Result
 from server.compute import Compute
-from server.group_commit import GroupCommitter, merge
+from server.group_commit import GroupCommitter, WriteLock, merge
 from server.resolver import Resolver
 from server.session import Session, Transaction
 from sql import statements as st
@@ -68,7 +69,7 @@ class WritesMixin:
     oracle: TimestampOracle
     compute: Compute
     system: Any
-    write_lock: threading.Lock
+    write_lock: WriteLock
     _compacting: set[str]
 
     def _fresh_read_ts(self) -> int:
@@ -283,8 +284,13 @@ class WritesMixin:
     def _commit(self, session: Session | None, writes: list[tuple[Item, list[tuple], list[int]]]) -> int:
         """Write batches durably and record them at one fresh timestamp. Caller holds
         the write lock."""
+        return self._record_batches(self._stage_batches(writes))
+
+    def _stage_batches(self, writes: list[tuple[Item, list[tuple], list[int]]]) -> tuple[int, list[tuple[str, BatchFile]]]:
+        """(a fresh write timestamp, the batch files of `writes` at it, written durably but
+        not yet recorded). Caller holds the write lock."""
         ts = self.oracle.write_ts()
-        files = []
+        files: list[tuple[str, BatchFile]] = []
         try:
             for item, rows, diffs in writes:
                 if not rows:
@@ -295,6 +301,12 @@ class WritesMixin:
         except BaseException:
             self.catalog.storage.delete_files([bf.path for _, bf in files])
             raise
+        return ts, files
+
+    def _record_batches(self, staged: tuple[int, list[tuple[str, BatchFile]]]) -> int:
+        """Record staged batch files at their timestamp in one durable catalog transaction
+        (the read timestamp advances to it); the timestamp. Caller holds the write lock."""
+        ts, files = staged
         self.catalog.commit_writes(files, ts)
         for sid, _ in files:
             self._maybe_compact(sid)
