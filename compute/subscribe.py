@@ -254,11 +254,16 @@ class Subscribes:
             self.ctl._wake.set()  # tear them down at the next pass
 
     def _tick(self) -> None:
-        """The oracle's read timestamp advances with no writes while subscriptions live."""
+        """The oracle's read timestamp advances with no writes while subscriptions live,
+        through the controller's tick (the coordinator's: it takes the write lock, so the read
+        timestamp never passes a write group that has its timestamp but is not recorded yet)."""
         oracle = self.ctl.oracle
         if oracle.now_ms() - oracle.read_ts() >= TICK_MS and time.monotonic() - self._last_tick >= TICK_MS / 1000:
             self._last_tick = time.monotonic()
-            oracle.tick()
+            if self.ctl.tick is not None:
+                self.ctl.tick()
+            else:  # a controller without a coordinator (tests): nothing writes concurrently
+                oracle.tick()
 
     def _error_of(self, e: Exception) -> SqlError:
         from compute.render.errors import translate_spark_error
