@@ -42,6 +42,19 @@ EXPANDED_AGGREGATES = frozenset({"string_agg", "array_agg", "jsonb_agg", "jsonb_
 LIST_AGGREGATES = ("string_agg", "array_agg", "jsonb_agg", "jsonb_object_agg")
 
 
+def weighted_sum(x: str, t: SqlType) -> str:
+    """SUM(x · diff) in t's Spark type (an accumulator of one-shot and delta rendering alike).
+    A numeric x is multiplied by its diff only where the diff is not 1, and by the diff as a
+    bigint: decimal(38, s) × decimal(20, 0) is decimal(38, s), where the product of two
+    decimal(38, 10) was typed decimal(38, 20) (no precision loss: 18 integer digits, so
+    sum(1e20) was 22003) and cost a BigDecimal product per row."""
+    st = sql_type(t)
+    if t.name == "numeric":
+        xv = f"CAST({x} AS {st})"
+        return f"SUM(CASE WHEN diff = 1 THEN {xv} ELSE {xv} * diff END)"
+    return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
+
+
 def basic_aggregate(a: AggregateExpr, x: str) -> str:
     match a.func, a.distinct:
         case "count", False:
@@ -57,8 +70,7 @@ def basic_aggregate(a: AggregateExpr, x: str) -> str:
         case "sum", True if a.typ.name == "interval":
             raise unsupported("sum(DISTINCT interval)")
         case "sum", False:
-            st = sql_type(a.typ)
-            return f"SUM(CAST({x} AS {st}) * CAST(diff AS {st}))"
+            return weighted_sum(x, a.typ)
         case "sum", True:
             return f"SUM(DISTINCT CAST({x} AS {sql_type(a.typ)}))"
         case ("min" | "max"), _:

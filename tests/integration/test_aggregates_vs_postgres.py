@@ -30,6 +30,12 @@ SETUP = [
     " (2, 100000006, 3, 3, 100000006, 100000006), (2, 100000007, 5, 4, 100000007, 100000007), (3, 5, 7, 1, 1, 1)",
     "CREATE TABLE {s}.one (x int)",
     "INSERT INTO {s}.one VALUES (1)",
+    # large numerics, and rows whose multiplicity is not 1 (a duplicate deleted, one inserted again)
+    "CREATE TABLE {s}.big (g int, n numeric, m numeric(30, 4))",
+    "INSERT INTO {s}.big VALUES (1, 1e20, 12345678901234567890.1234), (1, 2.5, 0.0001), (2, 123456789012345678901234567.5, NULL),"
+    " (2, 0.25, 5), (3, -1e25, -1e20), (3, 1e25, 1e20), (3, 0.5, 0.5), (3, 0.5, 0.5)",
+    "DELETE FROM {s}.big WHERE g = 3 AND n = 0.5",
+    "INSERT INTO {s}.big VALUES (3, 0.5, 0.5)",
 ]
 
 ORDERED_SET = [
@@ -132,7 +138,15 @@ ERRORS = [
     "SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY s) FROM os",
 ]
 
-QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + BYTEA + ERRORS
+# sum of numerics past 18 integer digits (was 22003: each term times its diff was typed
+# decimal(38, 20)), over whole tables and groups, with a retraction among the rows
+NUMERIC_SUMS = [
+    "SELECT sum(n), sum(m), count(*) FROM big",
+    "SELECT g, sum(n), sum(m), sum(n * 2), count(n) FROM big GROUP BY g ORDER BY g",
+    "SELECT sum(m) FILTER (WHERE g > 1), sum(DISTINCT n) FROM big",
+]
+
+QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + BYTEA + ERRORS + NUMERIC_SUMS
 
 
 def _norm(v: object) -> object:
