@@ -80,6 +80,11 @@ def build(jar: Path) -> Path:
     api = sorted(spark_jars_dir().glob("spark-sql-api_*.jar"))
     # (the Scala library: for the annotations of Spark's Scala classes, e.g. Row)
     api += sorted(spark_jars_dir().glob("scala-library-*.jar"))
+    # (Spark core: the scheduler's listener API, compute.render.listener)
+    # (Spark core and its listener events: the scheduler's listener API, compute.render.listener;
+    # Jackson's annotations: the events carry them)
+    for pattern in ("spark-core_*.jar", "spark-common-utils_*.jar", "jackson-annotations-*.jar"):
+        api += sorted(spark_jars_dir().glob(pattern))
     if not api:
         raise JarUnavailable(f"no spark-sql-api jar in {spark_jars_dir()}: cannot build mzspark's JVM UDFs")
     digest = source_digest()

@@ -6,10 +6,13 @@ sampling, broadcasts — runs now, untagged) and then counts it in one job carry
 job's result stage has one task per partition of the node's output, so a successful result
 task for partition p = partition p of the node's output is computed (and cached).
 
-The listener (one per SparkContext) forwards, for jobs carrying a tag of
-`compute.hydration.TAG_PREFIX`, each successful result task (tag, partition, partitions,
-finish time) and each successfully completed result stage to a `compute.hydration.Tracker`.
-Listener events arrive on Spark's listener bus thread in the order Spark posted them.
+The listener (one per SparkContext; a JVM SparkListener, mzspark.driver.HydrationListener in
+compute/jvm/src) forwards, for jobs carrying a tag of `compute.hydration.TAG_PREFIX`, each
+successful result task (tag, partition, partitions, finish time, run time) and each
+successfully completed result stage to a `compute.hydration.Tracker` through a py4j callback;
+every other event (untagged jobs' tasks and stages, cache blocks, SQL executions, metrics) is
+dropped in the JVM, with no callback. Listener events arrive on Spark's listener bus thread in
+the order Spark posted them.
 """
 
 from __future__ import annotations
@@ -40,91 +43,27 @@ def tracked_count(spark: SparkSession, df: DataFrame, tag: str | None) -> int:
         sc.removeJobTag(tag)
 
 
-def _seq(s: Any) -> list[Any]:
-    return [s.apply(i) for i in range(s.size())]
+class _Sink:
+    """mzspark.driver.HydrationSink, implemented in Python: what the JVM listener
+    (compute/jvm/src/mzspark/driver/HydrationListener.java) forwards, passed on to `sink`."""
 
-
-class _Listener:
-    """org.apache.spark.scheduler.SparkListenerInterface, implemented in Python."""
-
-    def __init__(self, sink: Any, prefix: str) -> None:
+    def __init__(self, sink: Any) -> None:
         self.sink = sink
-        self.prefix = prefix
-        self.stages: dict[int, tuple[str, int]] = {}  # result stage id -> (tag, partitions)
-        self.jobs: dict[int, int] = {}  # job id -> its result stage id
 
-    def onJobStart(self, e: Any) -> None:  # noqa: N802 - Java's name
+    def taskSucceeded(self, tag: str, partition: int, partitions: int, finish_ms: int, run_ms: int) -> None:  # noqa: N802 - Java's name
         try:
-            props = e.properties()
-            tags = props.getProperty("spark.job.tags") if props is not None else None
-            if not tags:
-                return
-            mine = [t for t in str(tags).split(",") if t.startswith(self.prefix)]
-            if not mine:
-                return
-            infos = _seq(e.stageInfos())
-            if not infos:  # a job over no partitions (an empty piece): done as it starts
-                self.sink.stage_completed(mine[0], 0)
-                return
-            result = max(infos, key=lambda i: i.stageId())
-            sid = int(result.stageId())
-            self.stages[sid] = (mine[0], int(result.numTasks()))
-            self.jobs[int(e.jobId())] = sid
+            self.sink.task_succeeded(str(tag), int(partition), int(partitions), int(finish_ms), int(run_ms))
         except Exception:  # noqa: BLE001 - a listener must never fail Spark's bus
-            log.exception("hydration listener: job start")
-
-    # (every event arrives on the bus thread, in order: with no tagged job running, no
-    # task, stage or job end can be one of ours, and the event is not read at all)
-
-    def onTaskEnd(self, e: Any) -> None:  # noqa: N802
-        if not self.stages:
-            return
-        try:
-            st = self.stages.get(int(e.stageId()))
-            if st is None:
-                return
-            info = e.taskInfo()
-            if not info.successful():
-                return
-            part = int(info.partitionId())
-            if part < 0:
-                part = int(info.index())
-            metrics = e.taskMetrics()
-            run_ms = int(metrics.executorRunTime()) if metrics is not None else 0
-            self.sink.task_succeeded(st[0], part, st[1], int(info.finishTime()), run_ms)
-        except Exception:  # noqa: BLE001
             log.exception("hydration listener: task end")
 
-    def onStageCompleted(self, e: Any) -> None:  # noqa: N802
-        if not self.stages:
-            return
+    def stageCompleted(self, tag: str, partitions: int) -> None:  # noqa: N802
         try:
-            si = e.stageInfo()
-            st = self.stages.get(int(si.stageId()))
-            if st is not None and si.failureReason().isEmpty():
-                self.sink.stage_completed(st[0], st[1])
+            self.sink.stage_completed(str(tag), int(partitions))
         except Exception:  # noqa: BLE001
             log.exception("hydration listener: stage completed")
 
-    def onJobEnd(self, e: Any) -> None:  # noqa: N802
-        if not self.jobs:
-            return
-        sid = self.jobs.pop(int(e.jobId()), None)
-        if sid is not None:
-            self.stages.pop(sid, None)
-
-    def __getattr__(self, name: str) -> Any:
-        # every other listener event: ignored (only `on…` names: py4j probes other attributes)
-        if name.startswith("on"):
-            return _ignore
-        raise AttributeError(name)
-
     class Java:
-        implements = ["org.apache.spark.scheduler.SparkListenerInterface"]
-
-
-def _ignore(*_args: Any) -> None:
-    return None
+        implements = ["mzspark.driver.HydrationSink"]
 
 
 def ensure_listener(spark: SparkSession, sink: Any, prefix: str) -> None:
@@ -139,7 +78,8 @@ def ensure_listener(spark: SparkSession, sink: Any, prefix: str) -> None:
         if key in _registered:
             return
         ensure_callback_server_started(gw)
-        listener = _Listener(sink, prefix)
+        # the JVM listener drops every event but a tagged job's (no py4j callback for them)
+        listener = gw.jvm.mzspark.driver.HydrationListener(_Sink(sink), prefix)
         jsc.addSparkListener(listener)
         _registered[key] = listener
 
