@@ -105,7 +105,7 @@ def _lateral_tree(binder: Binder, rel: HirRel, scope: Scope, first: exp.Expressi
         else:
             r2, s2 = bind_table_expr(binder, first)
         for j in joins:
-            r2, s2 = bind_join(binder, r2, s2, j)
+            r2, s2 = bind_join(binder, r2, s2, j, hide_outer=True)
     except SqlError as e:
         raise _sibling_reference(e, scope) from None
     finally:
@@ -145,9 +145,12 @@ def _lateral_item(binder: Binder, rel: HirRel, scope: Scope, t: exp.Expression) 
     return HJoin(rel, r2, TRUE, "inner", True), concat(scope, s2)
 
 
-def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int = 0) -> tuple[HirRel, Scope]:
+def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int = 0,
+              hide_outer: bool = False) -> tuple[HirRel, Scope]:
     """`rel` JOIN j. `hide`: the first `hide` columns of `scope` are earlier FROM items a
-    LATERAL item of this tree may read, but its ON clauses may not (PostgreSQL: 42P01)."""
+    LATERAL item of this tree may read, but its ON clauses may not (PostgreSQL: 42P01);
+    `hide_outer`: the same for the innermost outer scope (a tree bound in a scope of its own
+    over the FROM items to its left, _lateral_tree)."""
     side = (j.args.get("side") or "").lower()
     if isinstance(j.this, exp.Lateral):
         j = j.copy()
@@ -195,7 +198,14 @@ def bind_join(binder: Binder, rel: HirRel, scope: Scope, j: exp.Join, hide: int 
     if on is not None:
         on_scope = joined if not hide else Scope(
             [replace(c, name="", table="", hidden=True) if i < hide else c for i, c in enumerate(joined.columns)], joined.star)
-        pred = binder._predicate(on, on_scope, "JOIN/ON")
+        saved = binder.outer[-1] if hide_outer else None
+        if saved is not None:
+            binder.outer[-1] = Scope([replace(c, name="", table="", hidden=True) for c in saved.columns], saved.star)
+        try:
+            pred = binder._predicate(on, on_scope, "JOIN/ON")
+        finally:
+            if saved is not None:
+                binder.outer[-1] = saved
     elif using:
         return _using_join(binder, rel, scope, r2, s2, using, join_kind, lateral)
     else:

@@ -54,6 +54,9 @@ QUERIES = [
     "SELECT u.a, l.z, v.b FROM u, LATERAL (SELECT u.a AS z) l RIGHT JOIN v ON l.z = v.b WHERE u.a > 1",
     "SELECT * FROM v RIGHT JOIN LATERAL (SELECT v.b AS z) l ON true",  # PostgreSQL: 42P10
     "SELECT * FROM v FULL JOIN LATERAL (SELECT 1 AS z) l ON l.z = v.b",
+    # such a tree's ON clauses do not see the FROM items to its left (PostgreSQL: 42P01)
+    "SELECT * FROM u, v JOIN LATERAL (SELECT u.a AS z) l ON true RIGHT JOIN t ON t.a = u.a",
+    "SELECT * FROM u, LATERAL (SELECT u.y AS x) l FULL JOIN v ON v.b = u.a",
     # 3. set-returning functions in LEFT JOIN [LATERAL] .. ON
     "SELECT t.a, e FROM t LEFT JOIN LATERAL jsonb_array_elements(t.j) e ON true",
     "SELECT t.a, e FROM t LEFT JOIN jsonb_array_elements(t.j) e ON e::text > '1'",
