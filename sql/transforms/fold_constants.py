@@ -13,7 +13,8 @@
   literals, over any input (the same evaluations as above, plus date / timestamp ± interval
   and date ± integer by sql.datetime_arith); CASE WHEN true THEN a ELSE b END = a and
   CASE WHEN false/null THEN a ELSE b END = b; AND / OR absorb their literals (see _absorb);
-  an evaluation that would fail stays, so that the error is raised only when a row reaches it
+  an evaluation that would fail stays, so that the error is raised only when a row reaches it;
+  a date compared with a timestamp literal compares as a date (see _unwrap_date_cast)
 - Filter(true..)(x) = x;  Filter(.., false/null, ..)(x) = Constant[]
 - Negate(Constant(rows)) = Constant((row, -diff) for rows)
 - empty inputs: Union(.., Constant[], ..) = Union(..) (the input itself when one is left);
@@ -270,12 +271,44 @@ def fold_scalar(s: Scalar) -> Scalar:
         if not isinstance(s2, CallVariadic):
             return s2
         folded = s2.exprs
+    s2 = _unwrap_date_cast(s2)
+    folded = children(s2)
     if all(isinstance(k, Literal) for k in folded) and _context_free(s2) and foldable(s2):
         try:
             return Literal(eval_scalar(s2, (), ()), s2.typ)
         except Exception:  # noqa: BLE001 - NotFoldable, or an input/cast error: the renderer's to raise
             return s2
     return s2
+
+
+_FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+
+
+def _unwrap_date_cast(s: Scalar) -> Scalar:
+    """A date column compared with a timestamp literal T compares as a date (no cast per row,
+    and Parquet statistics of the date column apply):
+
+        timestamp(d) op T        = d op date(T)                      (T at midnight)
+        timestamp(d) < | <= T    = d <= date(T)                      (otherwise)
+        timestamp(d) > | >= T    = d > date(T)                       (otherwise)
+
+    and likewise with T on the left. TPC-H writes `l_shipdate < date '…' + interval '1' year`,
+    a timestamp once folded."""
+    match s:
+        case CallBinary(func=f, expr1=a, expr2=b) if f in _FLIPPED:
+            if isinstance(a, Literal) and not isinstance(b, Literal):
+                a, b, f = b, a, _FLIPPED[f]
+            if not (isinstance(a, CallUnary) and a.func == "cast" and a.expr.typ.name == "date" and a.typ.name == "timestamp"
+                    and isinstance(b, Literal) and type(b.value) is dt.datetime):
+                return s
+            day = Literal(b.value.date(), a.expr.typ)
+            if b.value.time() == dt.time(0):
+                return CallBinary(f, a.expr, day, s.typ)
+            if f in ("lt", "le"):
+                return CallBinary("le", a.expr, day, s.typ)
+            if f in ("gt", "ge"):
+                return CallBinary("gt", a.expr, day, s.typ)
+    return s
 
 
 def _total(s: Scalar) -> bool:

@@ -36,6 +36,18 @@ SETUP = [
     "CREATE TABLE {s}.p (id int, a timestamp(2), b timestamptz(0), c interval minute, e interval(1))",
     "INSERT INTO {s}.p VALUES (1, '2020-01-01 00:00:00.666666', '2020-01-01 00:00:00.5+00', '1 day 01:02:03', '00:00:01.25'),"
     " (2, '1999-12-31 23:59:59.995', '1999-12-31 23:59:59.5+00', '-1 day -01:02:59', '-00:00:01.25')",
+    "CREATE TABLE {s}.dd (id int, x date)",
+    "INSERT INTO {s}.dd VALUES (1, '1993-12-31'), (2, '1994-01-01'), (3, '1994-01-02'), (4, NULL), (5, '1995-01-01'),"
+    " (6, '0044-03-15'), (7, '1994-12-31')",
+]
+
+# a date compared with a timestamp literal (folded: compared as a date, sql.transforms.fold_constants
+# _unwrap_date_cast): every operator, midnight and not, the literal on either side
+DATE_VS_TIMESTAMP = [
+    f"SELECT id FROM dd WHERE {c} ORDER BY id" for c in [
+        f"x {op} {t}" for op in ("=", "<>", "<", "<=", ">", ">=")
+        for t in ("date '1994-01-01' + interval '1' year", "timestamp '1994-01-01 00:00:00'", "timestamp '1994-01-01 12:30:00'")
+    ] + [f"timestamp '1994-01-01 00:00:01' {op} x" for op in ("<", "<=", ">", ">=")]
 ]
 
 QUERIES = [
@@ -122,7 +134,7 @@ def both(mz_server: MzServer) -> Iterator[tuple[psycopg.Connection, psycopg.Conn
         yield pair
 
 
-@pytest.mark.parametrize("sql", QUERIES)
+@pytest.mark.parametrize("sql", QUERIES + DATE_VS_TIMESTAMP)
 def test_same_result_as_postgres(both: tuple[psycopg.Connection, psycopg.Connection], sql: str) -> None:
     mz, pg = both
     assert _rows(mz, sql) == _rows(pg, sql)
