@@ -359,13 +359,14 @@ def function_type(name: str, args: list[SqlType]) -> tuple[list[SqlType], SqlTyp
             t = t if t.name in ("float4", "float8", "numeric") else (FLOAT8 if t.name in _NUM_RANK and t.name != "numeric" else t)
             if args[0].name in ("int2", "int4", "int8"):
                 t = FLOAT8 if name != "round" else NUMERIC
-            return [t], t
+            return [t], NUMERIC if t.name == "numeric" else t  # numeric(p, s) in, plain numeric out
     if name in ("ceil", "ceiling", "floor", "sign") and n == 1:
         t = args[0] if args[0].name != "unknown" else NUMERIC
         if t.name in ("int2", "int4", "int8"):
             t = FLOAT8  # Postgres has no integer ceil/floor/sign: double precision is preferred
         if t.name in _NUM_RANK:
-            return [t], t
+            # floor(numeric(p, s)) is a plain numeric (its value's scale is 0), not numeric(p, s)
+            return [t], NUMERIC if t.name == "numeric" else t
     if name in ("min_scale", "trim_scale") and n == 1 and (args[0].name in _NUM_RANK and args[0].name not in ("float4", "float8")
                                                          or args[0].name == "unknown"):
         # numeric_min_scale / numeric_trim_scale: of the value (an integer is numeric)

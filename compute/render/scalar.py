@@ -25,6 +25,7 @@ from compute.render.scalar_intervals import (
     age_of,
     datetime_unit_call,
     interval_arith,
+    interval_extreme,
     interval_struct,
     justify,
 )
@@ -597,6 +598,8 @@ def _binary(f: str, a: str, b: str, at: SqlType, bt: SqlType, t: SqlType) -> str
         case "right":
             # a negative n: all but the first |n| characters
             return f"(CASE WHEN {b} >= 0 THEN right({a}, {b}) ELSE substr({a}, 1 - {b}) END)"
+        case "greatest" | "least" if at.name == "interval":
+            return interval_extreme(f, [a, b])
         case "atan2" | "greatest" | "least":
             return f"{f}({a}, {b})"
         case "btrim":
@@ -675,6 +678,8 @@ def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:
             v = fresh_var()
             elems = f"transform({xs[0]}, {v} -> {_cast(v, ts[0].element, SqlType('text'))})"  # type: ignore[arg-type]
             return f"(CASE WHEN {xs[2]} IS NULL THEN array_join({elems}, {xs[1]}) ELSE array_join({elems}, {xs[1]}, {xs[2]}) END)"
+        case "greatest" | "least" if ts and ts[0].name == "interval":
+            return interval_extreme(f, xs)
         case "coalesce" | "greatest" | "least" | "concat_ws" | "replace" | "split_part" | "translate":
             return f"{f}({', '.join(xs)})"
         case "concat":

@@ -31,6 +31,17 @@ def interval_key(x: str) -> str:
     return f"((CAST({x}.months AS DECIMAL(38,0)) * 30 + {x}.days) * {DAY_US} + {x}.micros)"
 
 
+def interval_extreme(f: str, xs: list[str]) -> str:
+    """greatest / least of intervals by Postgres' total order (interval_key), NULLs skipped,
+    the first of equal values kept (ExecEvalMinMax): Spark's own compares the struct's fields
+    in order, so least('40 days', '1 mon') was '40 days'."""
+    keep = ">=" if f == "greatest" else "<="
+    out = xs[0]
+    for x in xs[1:]:
+        out = f"(CASE WHEN {x} IS NULL OR ({out} IS NOT NULL AND {interval_key(out)} {keep} {interval_key(x)}) THEN {out} ELSE {x} END)"
+    return out
+
+
 def add_interval(ts: str, iv: str, sign: int) -> str:
     """timestamp + interval: months first (clamped to the month's end), then days, then time."""
     s = "" if sign > 0 else "- "

@@ -102,6 +102,11 @@ QUERIES = [
     "SELECT to_timestamp(t, f) FROM tt WHERE id = 5",
     "SELECT to_timestamp(t, f) FROM tt WHERE id = 6",
     "SELECT id FROM d WHERE tz >= TO_TIMESTAMP('2000-01-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US')",
+    # greatest / least of intervals by their total (was Spark's field order: least('40 days',
+    # '1 mon') = '40 days'), NULLs skipped, the first of equal values kept
+    "SELECT id, least(iv, interval '1 day'), greatest(iv, interval '25 hours', NULL), least(interval '1 mon', interval '30 days', iv) FROM d",
+    "SELECT least(interval '40 days', interval '1 mon'), greatest(interval '40 days', interval '1 mon'),"
+    " greatest(interval '30 days', interval '1 mon') FROM one",
     # justify_*
     "SELECT id, justify_interval(iv), justify_days(iv), justify_hours(iv) FROM d",
     "SELECT justify_interval(interval '2147483647 days 24 hrs'), justify_interval(interval '-2147483648 days -24 hrs') FROM one",

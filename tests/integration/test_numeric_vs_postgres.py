@@ -54,6 +54,10 @@ COLUMNS = [
     # products of quotients and averages (decimal(38, 24) each: Spark's own * overflowed)
     "SELECT id, (b / 2) * (t / 4), (a / 4) * (b / 8), -(a / 2) * (i / 2.0) FROM nv",
     "SELECT avg(i) * avg(t), avg(b) * 2.5 * avg(a), coalesce(-avg(i), 45) * avg(i) FROM nv",
+    # floor / ceil / round / trunc / sign of a numeric(p, s) are plain numerics: as text, no
+    # trailing zeros of the column's scale (was '12345678.0000')
+    "SELECT id, CAST(floor(t) AS text), CAST(round(t) AS text), CAST(ceil(t) AS text), CAST(sign(t) AS text),"
+    " CAST(trunc(t) AS text), floor(t) || '' FROM nv",
 ]
 
 ERRORS = [
