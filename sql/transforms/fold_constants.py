@@ -271,8 +271,8 @@ def fold_scalar(s: Scalar) -> Scalar:
         if not isinstance(s2, CallVariadic):
             return s2
         folded = s2.exprs
-    s2 = _unwrap_date_cast(s2)
-    folded = children(s2)
+    if (unwrapped := _unwrap_date_cast(s2)) is not s2:
+        s2, folded = unwrapped, children(unwrapped)
     if all(isinstance(k, Literal) for k in folded) and _context_free(s2) and foldable(s2):
         try:
             return Literal(eval_scalar(s2, (), ()), s2.typ)

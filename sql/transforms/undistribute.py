@@ -11,19 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sql.scalar import CallVariadic, Scalar
+from sql.scalar import CallVariadic, Scalar, conjuncts
 from sql.types import BOOL
 
 
 def _disjuncts(p: Scalar) -> list[Scalar]:
     if isinstance(p, CallVariadic) and p.func == "or":
         return [d for e in p.exprs for d in _disjuncts(e)]
-    return [p]
-
-
-def _conjuncts(p: Scalar) -> list[Scalar]:
-    if isinstance(p, CallVariadic) and p.func == "and":
-        return [c for e in p.exprs for c in _conjuncts(e)]
     return [p]
 
 
@@ -37,7 +31,7 @@ def undistribute(p: Scalar) -> list[Scalar]:
     ds = _disjuncts(p)
     if len(ds) < 2:
         return [p]
-    parts = [_conjuncts(d) for d in ds]
+    parts = [conjuncts([d]) for d in ds]
     common = [c for c in dict.fromkeys(parts[0]) if all(c in cs for cs in parts[1:])]
     if not common:
         return [p]
@@ -62,7 +56,7 @@ def implied_parts(p: Scalar, owner: Callable[[Scalar], int | None]) -> dict[int,
     per: list[dict[int, list[Scalar]]] = []
     for d in ds:
         by: dict[int, list[Scalar]] = {}
-        for c in _conjuncts(d):
+        for c in conjuncts([d]):
             if (o := owner(c)) is not None:
                 by.setdefault(o, []).append(c)
         per.append(by)
