@@ -1,8 +1,7 @@
-"""Scalar expressions: columns, operators, subqueries, CASE, function calls, arrays, literals and casts."""
+"""Scalar expressions: columns, operators, CASE, function calls, arrays, literals and casts (subqueries: sql.bind_subqueries)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, cast
 
@@ -25,7 +24,16 @@ from sql.bind_jsonb import (
 from sql.bind_make_timestamptz import make_timestamptz_at
 from sql.bind_names import sql_type_of
 from sql.bind_operators import _at_time_zone, _collate, _like, _regex_match, _similar_to
-from sql.bind_rows import compare_fields, is_row, row_comparison, row_fields, row_not_distinct
+from sql.bind_rows import is_row, row_comparison, row_fields, row_not_distinct
+from sql.bind_subqueries import (
+    array_subquery,
+    operand_fields,
+    quantified_subquery,
+    row_subquery,
+    scalar_subquery,
+    semijoin,
+    subquery,
+)
 from sql.errors import (
     DATATYPE_MISMATCH,
     GROUPING_ERROR,
@@ -40,31 +48,20 @@ from sql.func_names import pg_function_name
 from sql.func_similar import similar_substring_regex
 from sql.hir import (
     Exists,
-    HFilter,
     HirScalar,
-    HMap,
-    HProject,
-    HReduce,
-    HTopK,
     OuterColumn,
     Param,
-    Select,
-    hir_types,
 )
-from sql.hir_analysis import shift_levels
 from sql.scalar import (
-    AggregateExpr,
     CallBinary,
     CallUnary,
     CallVariadic,
     Column,
-    ColumnOrder,
     If,
     Literal,
     record_get,
 )
 from sql.scope import BoundQuery, CatalogReader, ItemRef, Scope, ScopeColumn, whole_row  # noqa: F401 (re-exported)
-from sql.subquery_keys import quantified
 from sql.to_timestamp import bind_to_timestamp
 from sql.types import (
     BOOL,
@@ -157,87 +154,8 @@ def whole_row_ref(binder: Binder, name: str, scope: Scope) -> HirScalar | None:
     return None
 
 
-def _subquery(binder: Binder, q: exp.Expression, scope: Scope) -> BoundQuery:
-    """Bind a subquery expression's query with `scope` as its enclosing scope."""
-    saved_agg, saved_ctes = binder._agg, dict(binder.ctes)
-    if saved_agg is not None:
-        binder._outer_agg[len(binder.outer)] = saved_agg
-        # After GROUP BY the enclosing query's columns are its group keys (then its
-        # aggregates, which a subquery cannot name): outer references resolve to keys.
-        scope = Scope([
-            replace(saved_agg.input_scope.columns[k.index], defined_as=None) if isinstance(k, Column)
-            else ScopeColumn(None, "?column?", k.typ)
-            for k in saved_agg.keys
-        ])
-    binder._agg = None
-    binder.outer.append(scope)
-    try:
-        bq = binder.bind_query(q.this if isinstance(q, exp.Subquery) else q, top=False)
-    finally:
-        binder.outer.pop()
-        binder._outer_agg.pop(len(binder.outer), None)
-        binder._agg = saved_agg
-        binder.ctes = saved_ctes
-    return bq
-
-
-def _scalar_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScalar:
-    bq = _subquery(binder, q, scope)
-    if len(bq.types) != 1:
-        raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
-    return Select(binder._finish_nested(bq), bq.types[0])
-
-
-def _quantified(binder: Binder, op: str, lhs: list[HirScalar], q: exp.Expression, scope: Scope, quantifier: str) -> HirScalar:
-    """x op ANY(S) / x op ALL(S) (sql.subquery_keys.quantified). A row constructor
-    (x1, .., xn) on the left compares row-wise with S's n columns (compare_fields)."""
-    bq = _subquery(binder, q, scope)
-    _check_width(lhs, bq.types)
-    sub = binder._finish_nested(bq)
-    cmp = compare_fields(binder, op, [shift_outer(x) for x in lhs], [Column(i, t) for i, t in enumerate(bq.types)])
-    return quantified(sub, cmp, len(bq.types), quantifier)
-
-
 # type names that are SQL keywords: never function names (`numeric(7)` is a syntax error)
 _TYPE_KEYWORDS = frozenset({"numeric", "varchar", "time", "timestamp", "interval"})
-
-
-def _operand_fields(binder: Binder, e: exp.Expression, scope: Scope) -> list[HirScalar]:
-    """The left operand of IN / op ANY / op ALL over a subquery: a row constructor's
-    fields (matched to the subquery's columns), else the one value."""
-    return row_fields(binder, e, scope) if is_row(e) else [binder.scalar(e, scope)]
-
-
-def _check_width(lhs: list[HirScalar], types: tuple[SqlType, ...]) -> None:
-    if len(types) > len(lhs):
-        raise SqlError(SYNTAX_ERROR, "subquery has too many columns")
-    if len(types) < len(lhs):
-        raise SqlError(SYNTAX_ERROR, "subquery has too few columns")
-
-
-def _semijoin(binder: Binder, lhs: list[HirScalar], q: exp.Expression, scope: Scope) -> HirScalar:
-    """In a WHERE conjunct, x IN (S) may be EXISTS(SELECT 1 FROM S WHERE x = s): null and
-    false both reject the row, and the EXISTS decorrelates into an equi-join ((x1, .., xn)
-    IN (S): x1 = s1 AND .. AND xn = sn)."""
-    bq = _subquery(binder, q, scope)
-    _check_width(lhs, bq.types)
-    sub = binder._finish_nested(bq)
-    eqs = [binder._binary("eq", shift_outer(x), Column(i, t)) for i, (x, t) in enumerate(zip(lhs, bq.types, strict=True))]
-    return Exists(HFilter(sub, tuple(eqs)), BOOL)
-
-
-def _row_subquery(binder: Binder, op: str, lhs: list[HirScalar], q: exp.Expression, scope: Scope) -> HirScalar:
-    """(x1, .., xn) op (SELECT s1, .., sn ...) compares the row with the subquery's single
-    row: (x1, .., xn) op ((SELECT s1 ...), .., (SELECT sn ...)) over one evaluation of the
-    subquery, whose row is read as a record (NULLs if it has no row; more than one row is
-    an error, as for any scalar subquery)."""
-    bq = _subquery(binder, q, scope)
-    _check_width(lhs, bq.types)
-    sub = binder._finish_nested(bq)
-    rt = record_type(bq.types)
-    row = Select(HProject(HMap(sub, (CallVariadic("row", tuple(Column(i, t) for i, t in enumerate(bq.types)), rt),)),
-                          (len(bq.types),)), rt)
-    return compare_fields(binder, op, lhs, [record_get(row, i, t) for i, t in enumerate(bq.types)])
 
 
 def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
@@ -276,9 +194,9 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
             q = q.this
         if not isinstance(q, (exp.Subquery, exp.Select)):
             return _array_quantified(binder, op, binder.scalar(e.this, scope), q, scope, quant)
-        return _quantified(binder, op, _operand_fields(binder, e.this, scope), q, scope, quant)
+        return quantified_subquery(binder, op, operand_fields(binder, e.this, scope), q, scope, quant)
     if type(e) in _BINARY and is_row(e.this) and isinstance(e.expression, exp.Subquery):
-        return _row_subquery(binder, _BINARY[type(e)], row_fields(binder, e.this, scope), e.expression, scope)
+        return row_subquery(binder, _BINARY[type(e)], row_fields(binder, e.this, scope), e.expression, scope)
     if type(e) in _BINARY and is_row(e.this) and is_row(e.expression):
         # two row constructors compare field by field (other records: record_comparison)
         return row_comparison(binder, _BINARY[type(e)], e.this, e.expression, scope)
@@ -336,10 +254,10 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         if query is None and len(e.expressions) == 1 and isinstance(e.expressions[0], exp.Values):
             query = e.expressions[0]  # x IN (VALUES ..) is x IN (a subquery)
         if query is not None:
-            xs = _operand_fields(binder, e.this, scope)
+            xs = operand_fields(binder, e.this, scope)
             if binder._semijoin_ok and not e.args.get("negate"):
-                return _semijoin(binder, xs, query, scope)
-            res = _quantified(binder, "eq", xs, query, scope, "any")
+                return semijoin(binder, xs, query, scope)
+            res = quantified_subquery(binder, "eq", xs, query, scope, "any")
             return CallUnary("not", res, BOOL) if e.args.get("negate") else res
         if is_row(e.this):
             # (a, b) IN ((1, 2), ..) = (a, b) = (1, 2) OR ..
@@ -400,10 +318,10 @@ def scalar_expr(binder: Binder, e: exp.Expression, scope: Scope) -> HirScalar:
         typ = SqlType("interval", datetime_typmods.qualifier_typmod(e.args.get("unit")))
         return binder.coerce(Literal(text, UNKNOWN), typ, explicit=True)
     if isinstance(e, exp.Exists):
-        bq = _subquery(binder, e.this, scope)
+        bq = subquery(binder, e.this, scope)
         return Exists(binder._finish_nested(bq), BOOL)
     if isinstance(e, exp.Subquery) or isinstance(e, exp.Select):
-        return _scalar_subquery(binder, e, scope)
+        return scalar_subquery(binder, e, scope)
     if type(e) in _JSONB_NODES:
         return jsonb_operator(binder, e, scope)
     if _is_agg(e):
@@ -439,7 +357,7 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     """ARRAY[x, ...]: the elements' common type; all-literal arrays fold to a literal."""
     if not e.args.get("value_constructor") and len(e.expressions) == 1 \
             and isinstance(e.expressions[0], (exp.Select, exp.SetOperation)):
-        return _array_subquery(binder, e.expressions[0], scope)
+        return array_subquery(binder, e.expressions[0], scope)
     elems = [binder.scalar(x, scope) for x in e.expressions]
     if not elems:
         raise SqlError("42P18", "cannot determine type of empty array",
@@ -450,30 +368,6 @@ def _array(binder: Binder, e: exp.Array, scope: Scope) -> HirScalar:
     if all(isinstance(x, Literal) for x in coerced):
         return Literal([cast(Literal, x).value for x in coerced], t)
     return CallVariadic("array_create", coerced, t)
-
-
-def _array_subquery(binder: Binder, q: exp.Expression, scope: Scope) -> HirScalar:
-    """ARRAY(subquery) = coalesce((SELECT array_agg(c ORDER BY k1, ..) FROM subquery), '{}'):
-    the subquery's one column over its rows, in the order of its ORDER BY k1, .. (after its
-    LIMIT / OFFSET); no rows make an empty array, not NULL."""
-    bq = _subquery(binder, q, scope)
-    if len(bq.types) != 1:
-        raise SqlError(SYNTAX_ERROR, "subquery must return only one column")
-    f = bq.finishing
-    rel = bq.rel
-    if f.limit is not None or f.offset:
-        rel = HTopK(rel, (), f.order_by, f.limit, f.offset)
-    types = hir_types(rel)
-    value = Column(f.project[0], types[f.project[0]])
-    elem = binder.coerce(value, TEXT) if value.typ.name == "unknown" else value
-    if func.is_array(elem.typ):
-        raise unsupported("ARRAY(subquery) of arrays")
-    fields = (elem, *(Column(o.column, types[o.column]) for o in f.order_by))
-    rt = record_type(tuple(x.typ for x in fields))
-    order = tuple(ColumnOrder(1 + i, o.desc, o.nulls_last) for i, o in enumerate(f.order_by))
-    t = func.array_of(elem.typ)
-    agg = AggregateExpr("array_agg", CallVariadic("row", fields, rt), False, t, order_by=order)
-    return CallVariadic("coalesce", (Select(HReduce(rel, (), (agg,)), t), Literal([], t)), t)
 
 
 def _subscript(binder: Binder, e: exp.Bracket, scope: Scope) -> HirScalar:
@@ -811,27 +705,6 @@ def _negate_literal(x: Literal) -> Literal | None:
     if x.typ == NUMERIC and x.value == 2**63:
         return Literal(-(2**63), INT8)
     return Literal(v, x.typ)
-
-
-def shift_outer(h: HirScalar) -> HirScalar:
-    """Move an expression one scope inwards: #i -> outer(1, i), outer(l, i) -> outer(l+1, i)."""
-    match h:
-        case Column(index=i, typ=t):
-            return OuterColumn(1, i, t)
-        case OuterColumn(level=lv, index=i, typ=t):
-            return OuterColumn(lv + 1, i, t)
-        case CallUnary(func=f, expr=x, typ=t):
-            return CallUnary(f, shift_outer(x), t)
-        case CallBinary(func=f, expr1=a, expr2=b, typ=t):
-            return CallBinary(f, shift_outer(a), shift_outer(b), t)
-        case CallVariadic(func=f, exprs=xs, typ=t):
-            return CallVariadic(f, tuple(shift_outer(x) for x in xs), t)
-        case If(cond=c, then=a, els=b, typ=t):
-            return If(shift_outer(c), shift_outer(a), shift_outer(b), t)
-        case Exists() | Select():  # its references to this scope and beyond reach one level further
-            return shift_levels(h)
-        case _:
-            return h
 
 
 def _record_is_null(x: HirScalar, negate: bool) -> HirScalar:

@@ -209,7 +209,7 @@ def free_scalar_subqueries(e: HirScalar) -> bool:
 
 
 def shift_levels(x: Any, depth: int = 0, by: int = 1) -> Any:
-    """x, part of an expression moved `by` scopes inwards (bind_scalar.shift_outer; -1:
+    """x, part of an expression moved `by` scopes inwards (bind_subqueries.shift_outer; -1:
     outwards), `depth` scopes inside it, with each reference to the moved expression's scope
     or beyond reaching `by` levels further out: outer(l, i) -> outer(l + by, i) for l >= depth;
     references bound inside the expression are unchanged. Subqueries and lateral right sides

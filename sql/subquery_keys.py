@@ -10,7 +10,7 @@
   as a filter, NOT (x IN S) keeps an enclosing row o iff cmp(x(o), s) is false for every s of
   S, i.e. it is the null-aware anti-join I ▷ S on (cmp IS NULL OR cmp) (sql.lowering).
 - unshift(e): an expression read from one scope inwards, as the enclosing scope reads it
-  (the inverse of bind_scalar.shift_outer): outer(1, i) -> #i, outer(l, i) -> outer(l-1, i).
+  (the inverse of bind_subqueries.shift_outer): outer(1, i) -> #i, outer(l, i) -> outer(l-1, i).
 """
 
 from __future__ import annotations
