@@ -136,6 +136,9 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return _regexp_replace(r(a), pat, rep, *(f.value for f in flags if isinstance(f, Literal)))
         case CallBinary(func=("round" | "trunc") as f, expr1=a, expr2=b, typ=t) if t.name == "numeric" and not isinstance(b, Literal):
             return numeric_udfs.call(f, [r(a), r(b)], [a.typ, b.typ])
+        case CallBinary(func=("eq" | "ne") as f, expr1=a, expr2=b) if (x_lit := _bpchar_and_literal(a, b)) is not None:
+            x, value = x_lit
+            return bpchar_equals_text(r(x), value, negate=f == "ne")
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func=f, exprs=xs, typ=t):
@@ -144,6 +147,31 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return f"(CASE WHEN {r(c)} THEN {r(a)} ELSE {r(b)} END)"
         case _:
             assert_never(e)
+
+
+def _bpchar_and_literal(a: Scalar, b: Scalar) -> tuple[Scalar, str] | None:
+    """(x, v) when `a = b` compares a char(n) expression x with a non-NULL char literal v."""
+    if a.typ.name != "bpchar" or b.typ.name != "bpchar":
+        return None
+    if isinstance(b, Literal) and isinstance(b.value, str):
+        return a, b.value
+    if isinstance(a, Literal) and isinstance(a.value, str):
+        return b, a.value
+    return None
+
+
+def bpchar_equals_text(x: str, value: str, negate: bool = False) -> str:
+    """x = 'v' over char(n), trailing blanks insignificant (bpchareq), with v' = v without
+    its trailing blanks:
+
+        rtrim(x) = v'  =  startswith(x, v') AND rtrim(x) = v'
+
+    (the prefix test is implied). Spark pushes the prefix test down to the Parquet scan and
+    evaluates it without copying the value, so only the rows that start with v' are
+    trimmed (TPC-H's `l_shipmode IN ('MAIL', 'SHIP')` over 6M rows)."""
+    v = lit(value.rstrip(" "), SqlType("text"))
+    test = f"(startswith({x}, {v}) AND rtrim({x}) = {v})"
+    return f"(NOT {test})" if negate else test
 
 
 def _cast(x: str, src: SqlType, dst: SqlType) -> str:

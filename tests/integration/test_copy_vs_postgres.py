@@ -40,6 +40,12 @@ QUERIES = [
     "SELECT k, c::varchar(10) || '|', CAST(c AS char(7)) || '|', 'ab'::char(5) = c FROM chk",
     "SELECT c, count(*) FROM chk GROUP BY c",
     "SELECT a.k, b.k FROM chk a JOIN chk b ON a.c = b.c WHERE a.k < b.k",
+    # char(n) = / <> a literal (compute.render.scalar.bpchar_equals_text): trailing blanks on
+    # either side, a prefix of a value, empty, longer than n, a quote, NULL rows
+    "SELECT k, c = 'ab', c <> 'ab', 'ab  ' = c, c = '', c <> '', c = 'abcdef', c = 'abc', c <> 'abc', c = 'a''b' FROM chk",
+    "SELECT k FROM chk WHERE c IN ('cd', 'abc ', 'zz')",
+    "SELECT k FROM chk WHERE c NOT IN ('cd', 'abc')",
+    "SELECT k FROM chk WHERE NOT (c = 'abcde') AND c <> ' '",
 ]
 
 # Each must fail the same way in both (no row of the COPY is stored).
