@@ -10,7 +10,9 @@ Each of `--connections` sessions (its own connection, autocommit, extended proto
 All sessions connect first, then start together. Printed per engine: statements per second
 over the whole mix, p50 / p99 latency per kind, errors (by SQLSTATE), and the server's open
 file descriptors before the load, after it, and after every session closed (a leak shows as
-"after close", taken 15 s after the last session closed, above "before"). At the end every acknowledged INSERT is re-counted.
+"after close", taken 15 s after the last session closed, above "before"), and the server's CPU
+seconds (its Python process and its JVM) per 1,000 statements of the load. At the end every
+acknowledged INSERT is re-counted.
 """
 
 from __future__ import annotations
@@ -31,6 +33,34 @@ sys.path.insert(0, str(REPO_ROOT))
 
 KINDS = ("select1", "lookup", "insert")
 IDLE_WAIT_S = 15.0
+
+
+def cpu_s(pid: int | None) -> float | None:
+    """CPU seconds (user + system) of a process and of its children's threads still running
+    (the server's JVM), None when unknown: a load-independent cost of the workload."""
+    if pid is None:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in [pid, *_children(pid)]:
+        try:
+            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(f[11]) + int(f[12])) / tick
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                if int(Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p))
+            except OSError:
+                continue
+    return out
 
 
 def fds(pid: int | None) -> int | None:
@@ -122,9 +152,9 @@ def main() -> None:
                     c.execute("INSERT INTO lk SELECT g, 'v' || g FROM generate_series(0, 99) AS g")
                     c.execute("CREATE TABLE ins (id bigint, v text)")
                     c.execute("SELECT * FROM lk WHERE id = 1").fetchall()  # warm
-                before = fds(pid)
+                before, cpu0 = fds(pid), cpu_s(pid)
                 wall, lat, errors, acked = asyncio.run(run(dsn, args.connections, args.queries))
-                after = fds(pid)
+                after, cpu1 = fds(pid), cpu_s(pid)
                 time.sleep(IDLE_WAIT_S)  # the server's idle worker threads leave (and close their py4j sockets)
                 closed = fds(pid)
                 with psycopg.connect(dsn, autocommit=True) as c:
@@ -133,8 +163,9 @@ def main() -> None:
                 total = sum(len(v) for v in lat.values())
                 err = ", ".join(f"{k} x{v}" for k, v in sorted(errors.items())) or "0"
                 fd = "n/a" if before is None else f"{before} / {after} / {closed}"
+                cpu = "n/a" if cpu0 is None or cpu1 is None else f"{(cpu1 - cpu0) * 1000 / max(total, 1):.2f}"
                 rows.append(f"| {name} | {total / wall:,.0f} | " + " | ".join(
-                    f"{pct(lat[k], 50):.1f} / {pct(lat[k], 99):.1f}" for k in KINDS) + f" | {err} | {fd} |")
+                    f"{pct(lat[k], 50):.1f} / {pct(lat[k], 99):.1f}" for k in KINDS) + f" | {err} | {fd} | {cpu} |")
     finally:
         server.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -142,8 +173,8 @@ def main() -> None:
     print(f"\n{args.connections} connections x {args.queries} statements "
           f"(a third each: SELECT 1, point lookup on 100 rows, single-row INSERT)\n")
     print("| engine | statements/s | SELECT 1 p50 / p99 ms | lookup p50 / p99 ms | INSERT p50 / p99 ms "
-          "| errors | server fds before / after load / after close |")
-    print("|---|---:|---:|---:|---:|---|---|")
+          "| errors | server fds before / after load / after close | server CPU s / 1,000 statements |")
+    print("|---|---:|---:|---:|---:|---|---|---:|")
     for r in rows:
         print(r)
 
