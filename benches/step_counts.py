@@ -49,12 +49,14 @@ class Counts:
     py4j: int = 0
     py4j_s: float = 0.0  # the measuring thread's time in py4j calls (JVM work, Spark jobs included)
     wall_s: float = 0.0
-
-    def __add__(self, o: Counts) -> Counts:
-        return Counts(*(a + b for a, b in zip(self.row(), o.row(), strict=True)))
+    rules: int = 0  # analyzer / optimizer rule runs (RuleExecutor's metrics, every thread)
+    rules_s: float = 0.0  # ... and their time
+    jvm_cpu_s: float = 0.0  # CPU time of the JVM thread serving the measuring thread's py4j calls
+    phases: tuple = (0.0, 0.0, 0.0, 0.0)  # QueryExecution tracker ms: parsing, analysis, optimization, planning
 
     def row(self) -> tuple:
-        return (self.jobs, self.sql, self.frames, self.py4j, self.py4j_s, self.wall_s)
+        return (self.jobs, self.sql, self.frames, self.py4j, self.py4j_s, self.wall_s, self.rules, self.rules_s, self.jvm_cpu_s,
+                *self.phases)
 
 
 @dataclass
@@ -72,6 +74,8 @@ class Meter:
     counting_off: set[int] = field(default_factory=set)  # threads reading the job id
     # --trace: py4j calls by (the project's innermost caller, Java method)
     trace: dict[tuple[str, str], int] | None = None
+    # the Java Datasets of the DataFrames built while measuring (their QueryExecution trackers)
+    plans: list[Any] | None = None
 
     def traced(self, command: str) -> None:
         parts = command.split("\n")
@@ -162,32 +166,65 @@ class Meter:
         def init(self: Any, *a: Any, **k: Any) -> None:
             with meter.lock:
                 meter.frames += 1
+                if meter.plans is not None and a:
+                    meter.plans.append(a[0])
             orig_init(self, *a, **k)
 
         DataFrame.__init__ = init  # type: ignore[method-assign]
 
-    def snapshot(self, spark: Any) -> tuple[int, int, int, int, float]:
+    def snapshot(self, spark: Any) -> tuple:
         """(next job id, spark.sql calls, DataFrames, py4j calls, this thread's time in
-        py4j calls); the job id's own calls are not counted."""
+        py4j calls, rule runs, rule ns, JVM thread CPU ns); the snapshot's own calls are not
+        counted."""
         me = threading.get_ident()
         with self.lock:
             py4j, py4j_s, sql, frames = self.py4j, self.waited.get(me, 0.0), self.sql, self.frames
             self.counting_off.add(me)
         try:
+            jvm = spark._jvm
             jobs = int(spark.sparkContext._jsc.sc().dagScheduler().nextJobId())
+            m = jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor.getCurrentMetrics()
+            cpu = jvm.java.lang.management.ManagementFactory.getThreadMXBean().getCurrentThreadCpuTime()
         finally:
             with self.lock:
                 self.counting_off.discard(me)
-        return jobs, sql, frames, py4j, py4j_s
+        return jobs, sql, frames, py4j, py4j_s, int(m.numRuns()), int(m.time()), int(cpu)
+
+    def phases(self, spark: Any, jdfs: list[Any]) -> tuple:
+        """Summed QueryExecution tracker phases (ms) of the Datasets `jdfs`."""
+        me = threading.get_ident()
+        with self.lock:
+            self.counting_off.add(me)
+        out = dict.fromkeys(("parsing", "analysis", "optimization", "planning"), 0.0)
+        try:
+            for j in jdfs:
+                try:
+                    ph = j.queryExecution().tracker().phases()
+                except Exception:  # noqa: BLE001 - not a Dataset
+                    continue
+                it = ph.iterator()
+                while it.hasNext():
+                    kv = it.next()
+                    name = kv._1()
+                    if name in out:
+                        out[name] += kv._2().durationMs()
+        finally:
+            with self.lock:
+                self.counting_off.discard(me)
+        return tuple(out.values())
 
     @contextmanager
     def measure(self, spark: Any, into: list[Counts]):
+        outer, self.plans = self.plans, []
         a = self.snapshot(spark)
         t = time.perf_counter()
         yield
         wall = time.perf_counter() - t
         b = self.snapshot(spark)
-        into.append(Counts(b[0] - a[0], b[1] - a[1], b[2] - a[2], b[3] - a[3], b[4] - a[4], wall))
+        jdfs = self.plans or []
+        self.plans = None if outer is None else outer + jdfs
+        into.append(Counts(b[0] - a[0], b[1] - a[1], b[2] - a[2], b[3] - a[3], b[4] - a[4], wall, b[5] - a[5], (b[6] - a[6]) / 1e9,
+                           (b[7] - a[7]) / 1e9, self.phases(spark, jdfs)))
 
 
 METER = Meter()
@@ -195,12 +232,19 @@ METER = Meter()
 
 def print_table(title: str, rows: list[Counts]) -> None:
     print(f"\n{title}")
-    print(f"{'step':>5} {'jobs':>5} {'spark.sql':>9} {'DataFrames':>10} {'py4j':>6} {'py4j ms':>8} {'python ms':>9} {'wall ms':>8}")
+    print(f"{'step':>5} {'jobs':>5} {'spark.sql':>9} {'DataFrames':>10} {'py4j':>6} {'py4j ms':>8} {'python ms':>9} {'wall ms':>8}"
+          f" {'rule runs':>9} {'rule ms':>8} {'jvm cpu ms':>10} {'parse':>6} {'analyze':>7} {'optimize':>8} {'plan':>6}")
+
+    def line(label: str, r: tuple) -> str:
+        jobs, sql, frames, py4j, py4j_s, wall, rules, rules_s, cpu, *ph = r
+        return (f"{label:>5} {jobs:>5g} {sql:>9g} {frames:>10g} {py4j:>6g} {py4j_s * 1000:>8.0f} {(wall - py4j_s) * 1000:>9.0f}"
+                f" {wall * 1000:>8.0f} {rules:>9g} {rules_s * 1000:>8.0f} {cpu * 1000:>10.0f}"
+                f" {ph[0]:>6.0f} {ph[1]:>7.0f} {ph[2]:>8.0f} {ph[3]:>6.0f}")
+
     for i, c in enumerate(rows):
-        print(f"{i:>5} {c.jobs:>5} {c.sql:>9} {c.frames:>10} {c.py4j:>6} {c.py4j_s * 1000:>8.0f} {(c.wall_s - c.py4j_s) * 1000:>9.0f} {c.wall_s * 1000:>8.0f}")
+        print(line(str(i), c.row()))
     if rows:
-        med = [statistics.median(x) for x in zip(*(c.row() for c in rows), strict=True)]
-        print(f"{'med':>5} {med[0]:>5g} {med[1]:>9g} {med[2]:>10g} {med[3]:>6g} {med[4] * 1000:>8.0f} {(med[5] - med[4]) * 1000:>9.0f} {med[5] * 1000:>8.0f}")
+        print(line("med", tuple(statistics.median(x) for x in zip(*(c.row() for c in rows), strict=True))))
 
 
 @contextmanager

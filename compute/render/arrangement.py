@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render.driver_calls import long_column, sql_frame
+from compute.render.driver_calls import drop_view, long_column, register_view, sql_frame
 from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
@@ -122,7 +122,7 @@ class Stored:
     def free(self, spark: SparkSession) -> None:
         if not self.local:
             self.cached.unpersist()
-        spark.catalog.dropGlobalTempView(self.view)
+        drop_view(spark, self.view)
 
 
 def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None = None, hashes: bool = False,
@@ -135,11 +135,13 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     carries it (hydration reporting, compute.render.listener); `sort=False`: a scratch piece
     read whole (no sort within partitions); `local`: a result of at most LOCAL_ROWS rows is
     held as a local relation (`store_local`), a larger one is computed again and cached."""
-    df = sql_frame(spark, sql)
     if local and tag is None and LOCAL_ROWS > 0:
-        small = store_local(spark, df, arity, hashes, bounds)
+        # (the limit in the SQL text: no Dataset of its own to analyze)
+        small = store_local(spark, sql_frame(spark, f"SELECT * FROM ({sql}) AS _l LIMIT {LOCAL_ROWS + 1}"), arity, hashes, bounds,
+                            limited=True)
         if small is not None:
             return small
+    df = sql_frame(spark, sql)
     if base_partitions is not None:
         df = df.repartitionByRange(base_partitions, HASH)
     df = (df.sortWithinPartitions(HASH) if sort else df).persist()
@@ -165,16 +167,18 @@ def store(spark: SparkSession, sql: str, arity: int, base_partitions: int | None
     plan = df._jdf.queryExecution().withCachedData()
     leaf = DataFrame(spark._jvm.org.apache.spark.sql.classic.Dataset.ofRows(spark._jsparkSession, plan), spark)  # type: ignore[union-attr]
     view = f"mzd_{uuid.uuid4().hex}"
-    leaf.createOrReplaceGlobalTempView(view)
+    register_view(spark, leaf, view)
     return Stored(leaf, df, view, rows, arity, got, extent)
 
 
-def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = False, bounds: bool = False) -> Stored | None:
+def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = False, bounds: bool = False,
+                limited: bool = False) -> Stored | None:
     """`df` computed now by one collect of at most LOCAL_ROWS + 1 rows: if it has at most
     LOCAL_ROWS, a piece over a local relation of them (the rows stay in the JVM driver, typed
     exactly as computed; filters and projections over it are folded by the optimizer, with
-    no Spark job), else None. A step's pieces are mostly this small: no cache, sort or lineage to keep."""
-    jrows = df._jdf.limit(LOCAL_ROWS + 1).collectAsList()
+    no Spark job), else None. A step's pieces are mostly this small: no cache, sort or lineage
+    to keep. `limited`: `df` is already limited to LOCAL_ROWS + 1 rows."""
+    jrows = (df._jdf if limited else df._jdf.limit(LOCAL_ROWS + 1)).collectAsList()
     n = jrows.size()
     if n > LOCAL_ROWS:
         return None
@@ -189,7 +193,7 @@ def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = F
         got = hs if hashes else None
         extent = (min(hs), max(hs)) if bounds and hs else (0, 0) if bounds else None
     view = f"mzd_{uuid.uuid4().hex}"
-    local.createOrReplaceGlobalTempView(view)
+    register_view(spark, local, view)
     return Stored(local, local, view, n, arity, got, extent, local=True)
 
 

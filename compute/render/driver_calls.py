@@ -8,9 +8,13 @@ Here each is one call; what Spark computes is unchanged:
     sql_frame(spark, q)              = spark.sql(q)          (1 call, was 5)
     long_column(spark, rows, f)      = [r[f] for r in rows]  (1 call; a long column)
     framed_blobs(spark, arr)         = list(arr)             (1 call, was one per element)
+    register_view(spark, df, name)   = df.createOrReplaceGlobalTempView(name)   (a new name)
+    drop_view(spark, name)           = spark.catalog.dropGlobalTempView(name)   (an uncached view)
 
 The helpers that take a Java collection are in the project's jar
-(compute/jvm/src/mzspark/driver/LocalRows.java).
+(compute/jvm/src/mzspark/driver/LocalRows.java); the views' are in Views.java: they store
+the same catalog entry without running a command as a query (~350 analyzer / optimizer rule
+runs a registration, ~125 a drop: most of a small step's planning).
 """
 
 from __future__ import annotations
@@ -20,19 +24,19 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-# (jvm, LocalRows.longs, LocalRows.framed) of the current driver
-_members: list[tuple[Any, Any, Any]] = []
+# (jvm, LocalRows.longs, LocalRows.framed, Views.register, Views.drop) of the current driver
+_members: list[tuple[Any, Any, Any, Any, Any]] = []
 
 
-def _local_rows(spark: SparkSession) -> tuple[Any, Any]:
-    """The static methods of mzspark.driver.LocalRows, looked up once per driver (each
-    attribute of a JavaClass is a reflection call)."""
+def _helpers(spark: SparkSession) -> tuple[Any, Any, Any, Any]:
+    """The static methods of mzspark.driver.LocalRows and Views, looked up once per driver
+    (each attribute of a JavaClass is a reflection call)."""
     jvm = spark._jvm
     assert jvm is not None
     if not _members or _members[0][0] is not jvm:
-        cls = jvm.mzspark.driver.LocalRows
-        _members[:] = [(jvm, cls.longs, cls.framed)]
-    return _members[0][1], _members[0][2]
+        rows, views = jvm.mzspark.driver.LocalRows, jvm.mzspark.driver.Views
+        _members[:] = [(jvm, rows.longs, rows.framed, views.register, views.drop)]
+    return _members[0][1:]
 
 
 def sql_frame(spark: SparkSession, q: str) -> DataFrame:
@@ -43,7 +47,7 @@ def sql_frame(spark: SparkSession, q: str) -> DataFrame:
 def long_column(spark: SparkSession, rows: Any, field: str) -> tuple[int, ...] | None:
     """The values of the column `field` of a java.util.List of collected Rows; None unless
     every one is a (non-null) long."""
-    text = _local_rows(spark)[0](rows, field)
+    text = _helpers(spark)[0](rows, field)
     if text is None:
         return None
     return tuple(int(x) for x in text.split(",")) if text else ()
@@ -51,10 +55,22 @@ def long_column(spark: SparkSession, rows: Any, field: str) -> tuple[int, ...] |
 
 def framed_blobs(spark: SparkSession, blobs: Any) -> list[bytes]:
     """The byte arrays of a Java byte[][] (e.g. `toArrowBatchRdd().collect()`)."""
-    data = _local_rows(spark)[1](blobs)
+    data = _helpers(spark)[1](blobs)
     out, at = [], 0
     while at < len(data):
         (n,) = struct.unpack_from(">i", data, at)
         out.append(bytes(data[at + 4:at + 4 + n]))
         at += 4 + n
     return out
+
+
+def register_view(spark: SparkSession, df: DataFrame, name: str) -> None:
+    """`df.createOrReplaceGlobalTempView(name)` for a name no view has, in one py4j call and
+    without a command query (the view holds `df`'s analyzed plan, as Spark's does)."""
+    _helpers(spark)[2](spark._jsparkSession, df._jdf, name)
+
+
+def drop_view(spark: SparkSession, name: str) -> None:
+    """`spark.catalog.dropGlobalTempView(name)` of a view whose plan is not itself cached (the
+    caller unpersists what it persisted), in one py4j call."""
+    _helpers(spark)[3](spark._jsparkSession, name)

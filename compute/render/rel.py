@@ -10,6 +10,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.plan import lir
+from compute.render.driver_calls import drop_view, register_view
 from compute.render.scalar import render_scalar
 from compute.render.spark_sql import raise_error
 from sql.recursion import MAX_ITERATIONS
@@ -90,7 +91,7 @@ class RenderContext:
         name = f"mzq_{uuid.uuid4().hex}"
         if persist:
             df = df.persist()
-        df.createOrReplaceGlobalTempView(name)
+        register_view(self.spark, df, name)
         self.persisted.append((df, name))
         if borrowed and not persist:
             self.borrowed.add(name)
@@ -127,7 +128,7 @@ class RenderContext:
         stored rows, so queries built on it do not grow with the plans that produced it."""
         df = df.localCheckpoint(eager=True)
         name = f"mzq_{uuid.uuid4().hex}"
-        df.createOrReplaceGlobalTempView(name)
+        register_view(self.spark, df, name)
         self.persisted.append((df, name))
         return Rel(f"SELECT * FROM global_temp.{name}", arity)
 
@@ -147,13 +148,13 @@ class RenderContext:
     def _drop(self, df: DataFrame, name: str) -> None:
         if name in self.borrowed:
             self.borrowed.discard(name)
-            self.spark.catalog.dropGlobalTempView(name)
+            drop_view(self.spark, name)
             return
         df.unpersist()
         plan = df._jdf.queryExecution().logical()
         if plan.getClass().getSimpleName() == "LogicalRDD" and plan.rdd().getStorageLevel().useMemory():
             plan.rdd().unpersist(False)  # a local checkpoint's blocks
-        self.spark.catalog.dropGlobalTempView(name)
+        drop_view(self.spark, name)  # (df unpersisted above: nothing of the view is cached)
 
 
 def select_rel(ctx: RenderContext, r: Rel, exprs: list[str], where: list[str] | None = None,
