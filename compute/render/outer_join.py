@@ -18,8 +18,10 @@ when (1) pX ⊆ pA ∪ pJ ∪ pM (a row of J is a row of X); (2) every conjunct 
 pX or reads no left column outside G (a left row x and a row of J equal to it on G then meet
 the same rows of B: "x has a match in J on G" = "x meets some b under θ"); (3) pM ⊆ pX
 (m1's filters hold for every row of X, and the anti-join does not see them); (4) m1 and mP
-put the same base column, or B's column and a NULL, at every output position; (5) X and B
-are non-negative (a row there is a row that exists, so Distinct sees each match). Then a row
+put the same base column, or B's column and a NULL, at every output position; (5) every row
+the renderer makes of X and of B has a positive diff (`positive`: a row there is a row that
+exists, so Distinct(π_G J) holds a key iff some row of X meets a row of B, and no row of B
+that LEFT OUTER JOIN meets is cancelled by another). Then a row
 of X meets exactly its J rows (each with diff dx·db) or none (kept with dx and NULLs), as
 LEFT OUTER JOIN gives. A NULL key of X fails θ (its `IS NOT NULL` filter or the null-safe
 equality with B's non-NULL key) exactly where it finds no row of J.
