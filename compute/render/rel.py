@@ -48,6 +48,10 @@ class RenderContext:
     set_lets: dict[str, bool] = field(default_factory=dict)
     # whether each Let binding in scope is non-negative (compute.plan.non_negative)
     nonneg_lets: dict[str, bool] = field(default_factory=dict)
+    # the plan of each Let binding in scope (compute.render.outer_join reads a join's inputs)
+    let_plans: dict[str, lir.Plan] = field(default_factory=dict)
+    # whether every rendered row of each Let binding in scope is positive (outer_join.positive)
+    positive_lets: dict[str, bool] = field(default_factory=dict)
     # the dataflow's source MFPs (lir.Dataflow.source_mfps), by source id
     source_mfps: dict[str, lir.Mfp] = field(default_factory=dict)
     # EXPLAIN ANALYZE: every node's output, persisted, by node id

@@ -28,6 +28,7 @@ D removes every row, a NULL x every row when D has any; `null_aware_anti`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compute.plan import lir
@@ -38,7 +39,7 @@ from compute.render.scalar import render_scalar
 from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, Scalar, columns_used
 
 
-def is_set(p: lir.Plan, set_lets: dict[str, bool]) -> bool:
+def is_set(p: lir.Plan, set_lets: Mapping[str, bool]) -> bool:
     """Is p's output a set (no row twice, every diff 1)? Reduce::Distinct, and filters of it."""
     n = p.node
     match n:
@@ -141,7 +142,7 @@ def _strip(p: lir.Plan) -> lir.Plan:
     return map_plan(p, lambda q: lir.Plan(0, q.node))
 
 
-def anti_joins(inputs: tuple[lir.Plan, ...], set_lets: dict[str, bool]) -> list[Anti]:
+def anti_joins(inputs: tuple[lir.Plan, ...], set_lets: Mapping[str, bool]) -> list[Anti]:
     """The pairs of a Union's inputs that are one anti-join (see the module docstring)."""
     found: list[Anti] = []
     used: set[int] = set()
@@ -149,9 +150,12 @@ def anti_joins(inputs: tuple[lir.Plan, ...], set_lets: dict[str, bool]) -> list[
         if not isinstance(neg.node, lir.Negate):
             continue
         top = neg.node.input
-        if not isinstance(top.node, lir.MfpNode) or not isinstance(top.node.input.node, lir.Join):
+        if isinstance(top.node, lir.Join):  # X ⋈ D with D of no columns: X's columns already
+            mm, jn = lir.Mfp(sum(top.node.arities)), top.node
+        elif isinstance(top.node, lir.MfpNode) and isinstance(top.node.input.node, lir.Join):
+            mm, jn = top.node.mfp, top.node.input.node
+        else:
             continue
-        mm, jn = top.node.mfp, top.node.input.node
         if len(jn.inputs) != 2 or mm.expressions or mm.predicates:
             continue
         ins = jn.inputs
@@ -176,7 +180,7 @@ def anti_joins(inputs: tuple[lir.Plan, ...], set_lets: dict[str, bool]) -> list[
                 kb, mk = _split(keep, len(local))
                 if kb == xb and _same_mfp(mk, composed):
                     bc = any(st.broadcast and st.lookup_relation == di for path in jn.paths[:1] for st in path.stages)
-                    found.append(Anti(i, j, ins[xi], ins[di], xi == 0, jn.equivalences, jn.arities, local, bc))
+                    found.append(Anti(i, j, ins[xi], ins[di], xi == 0, jn.equivalences, (jn.arities[0], jn.arities[1]), local, bc))
                     used.update((i, j))
                     break
             if j in used:
