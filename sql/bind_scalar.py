@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from sqlglot import exp
 
-from sql import datetime_typmods, func, func_names, regex, srf
+from sql import datetime_typmods, datetime_units, func, func_names, regex, srf
 from sql.bind_aggregates import _is_agg
 from sql.bind_datediff import bind_datediff
 from sql.bind_jsonb import (
@@ -584,15 +584,15 @@ def _function(binder: Binder, e: exp.Func, scope: Scope) -> HirScalar:
         lits = cargs[1:]
         if not all(isinstance(x, Literal) and x.value is not None for x in lits):
             raise unsupported(f"{name} with a pattern, replacement or flags that is not a literal")
-        func.regex_call(name, *[x.value for x in lits])  # type: ignore[union-attr]
+        regex.regex_call(name, *[x.value for x in lits])  # type: ignore[union-attr]
     if name in ("extract", "date_part", "date_trunc"):
         if not isinstance(cargs[0], Literal) or cargs[0].value is None:
             raise unsupported(f"{name} with a unit that is not a literal")
-        cargs = (Literal(func.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
+        cargs = (Literal(datetime_units.datetime_unit(name, cargs[0].value, cargs[1].typ), TEXT), cargs[1])
     if name == "to_char" and cargs[0].typ.name not in func.NUMBER_FORMAT_TYPES:
         if not isinstance(cargs[1], Literal) or cargs[1].value is None:
             raise unsupported("to_char with a pattern that is not a literal")
-        func.to_char_pattern(cargs[1].value)
+        datetime_units.to_char_pattern(cargs[1].value)
     if name == "to_timestamp":
         return bind_to_timestamp(cargs)
     if name == "encode":

@@ -413,3 +413,41 @@ def matches_body(pattern: str) -> Body:
         if not mandatory(b, k) and nullable(b.text[s:e]):
             raise unsupported("regexp_matches with an optional group that can match the empty string")
     return b
+
+
+def regex_call(name: str, pattern: str, *rest: str) -> tuple[str, str | None, bool]:
+    """(Java pattern, Java replacement or None, global) of regexp_replace / regexp_match with
+    literal pattern, [replacement,] [flags]."""
+    import re
+
+    repl = rest[0] if name == "regexp_replace" else None
+    flags = rest[1] if name == "regexp_replace" and len(rest) > 1 else (rest[0] if name == "regexp_match" and rest else "")
+    check_flags(flags)
+    if set(flags) - set("gic"):
+        raise unsupported(f"regular expression flags {flags!r}")
+    if name == "regexp_match" and "g" in flags:
+        raise SqlError("22023", "regexp_match() does not support the \"global\" option",
+                       hint="Use the regexp_matches function instead.")
+    jp = java_regex(pattern)
+    leftmost_first_is_longest(pattern)
+    if "i" in flags.replace("c", "") and flags.rfind("i") > flags.rfind("c"):
+        jp = "(?i)" + jp
+    jr = None
+    if repl is not None:
+        out, i = [], 0
+        while i < len(repl):
+            c = repl[i]
+            if c == "\\" and i + 1 < len(repl):
+                nxt = repl[i + 1]
+                if nxt.isdigit():
+                    out.append("$" + nxt)
+                elif nxt == "&":
+                    out.append("$0")
+                else:
+                    out.append(re.escape(nxt) if nxt in "\\$" else nxt)
+                i += 2
+                continue
+            out.append("\\$" if c == "$" else c)
+            i += 1
+        jr = "".join(out)
+    return jp, jr, "g" in flags

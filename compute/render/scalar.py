@@ -285,7 +285,7 @@ def _time_text(x: str) -> str:
 
 def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:
     """Postgres regexp_replace: the first match only, unless flag g."""
-    from sql.func import regex_call
+    from sql.regex import regex_call
 
     jp, jr, glob = regex_call("regexp_replace", pattern, repl, *flags)
     assert jr is not None
@@ -302,7 +302,7 @@ def _regexp_replace(x: str, pattern: str, repl: str, *flags: str) -> str:
 def _regexp_match(x: str, pattern: str, *flags: str) -> str:
     """Postgres regexp_match: the capture groups of the first match (the whole match when the
     pattern has none), NULL when nothing matches."""
-    from sql.func import regex_call
+    from sql.regex import regex_call
 
     jp, _, _ = regex_call("regexp_match", pattern, *flags)
     groups = len(re.findall(r"(?<!\\)\((?!\?)", jp))
@@ -319,7 +319,7 @@ def _gcd(a: str, b: str) -> str:
 
 
 def _to_char(x: str, pattern: str) -> str:
-    from sql.func import to_char_pattern
+    from sql.datetime_units import to_char_pattern
 
     return f"date_format({x}, {quote(to_char_pattern(pattern))})"
 

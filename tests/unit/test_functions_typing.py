@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sql import func
+from sql import datetime_units, func, regex
 from sql.errors import SqlError
 from sql.literal import to_text
 from sql.text_input import parse_text
@@ -66,7 +66,7 @@ def test_array_operator_type_mismatch() -> None:
     ("extract", "us", "time", "microseconds"),
 ])
 def test_datetime_units(fn: str, unit: str, typ: str, want: str) -> None:
-    assert func.datetime_unit(fn, unit, T(typ)) == want
+    assert datetime_units.datetime_unit(fn, unit, T(typ)) == want
 
 
 @pytest.mark.parametrize(("fn", "unit", "typ", "state"), [
@@ -75,7 +75,7 @@ def test_datetime_units(fn: str, unit: str, typ: str, want: str) -> None:
 ])
 def test_datetime_unit_errors(fn: str, unit: str, typ: str, state: str) -> None:
     with pytest.raises(SqlError) as e:
-        func.datetime_unit(fn, unit, T(typ))
+        datetime_units.datetime_unit(fn, unit, T(typ))
     assert e.value.sqlstate == state
 
 
@@ -84,13 +84,13 @@ def test_datetime_unit_errors(fn: str, unit: str, typ: str, state: str) -> None:
     ("YY/MM/DD", "yy/MM/dd"), ("HH24:MI:SS.US", "HH:mm:ss.SSSSSS"),
 ])
 def test_to_char_patterns(pg: str, spark: str) -> None:
-    assert func.to_char_pattern(pg) == spark
+    assert datetime_units.to_char_pattern(pg) == spark
 
 
 @pytest.mark.parametrize("pg", ["FMMonth", "DDTH", "YYYY-MM-DDTHH24", "Q"])
 def test_to_char_unsupported_patterns(pg: str) -> None:
     with pytest.raises(SqlError) as e:
-        func.to_char_pattern(pg)
+        datetime_units.to_char_pattern(pg)
     assert e.value.sqlstate == "0A000"
 
 
@@ -101,7 +101,7 @@ def test_to_char_unsupported_patterns(pg: str) -> None:
     (("regexp_match", "(a)(b)"), ("(a)(b)", None, False)),
 ])
 def test_regex_translation(args: tuple[str, ...], want: tuple) -> None:
-    assert func.regex_call(*args) == want
+    assert regex.regex_call(*args) == want
 
 
 @pytest.mark.parametrize(("args", "state"), [
@@ -110,7 +110,7 @@ def test_regex_translation(args: tuple[str, ...], want: tuple) -> None:
 ])
 def test_regex_errors(args: tuple[str, ...], state: str) -> None:
     with pytest.raises(SqlError) as e:
-        func.regex_call(*args)
+        regex.regex_call(*args)
     assert e.value.sqlstate == state
 
 
