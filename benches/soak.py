@@ -102,9 +102,11 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=3)
     ap.add_argument("--every", type=float, default=60.0, help="seconds between samples")
     ap.add_argument("--spark-master", default="local[2]")
-    ap.add_argument("--csv", type=Path, help="write every sample here")
+    ap.add_argument("--csv", type=Path, help="append every sample here as it is taken")
     ap.add_argument("--files", default="", help="comma-separated corpus paths (default: the whole corpus)")
     args = ap.parse_args()
+    if args.csv:
+        args.csv.unlink(missing_ok=True)
 
     import psycopg
 
@@ -145,13 +147,19 @@ def main() -> int:
         with psycopg.connect(server.dsn, autocommit=True) as c:
             while True:
                 row = c.execute("SELECT memory_bytes, cached_rdds FROM mz_internal.mzspark_spark_storage").fetchone()
-                samples.append({
+                samples.append(smp := {
                     "t_s": time.monotonic() - t0, "heap_after_gc_mb": heap_after_gc_mb(jvm),
                     "server_rss_mb": rss_mb(pid), "jvm_rss_mb": rss_mb(jvm),
                     "server_fds": fds(pid), "jvm_fds": fds(jvm),
                     "spark_storage_mb": (row[0] or 0) / 2**20 if row else None,
                     "cached_rdds": row[1] if row else None,
                 })
+                if args.csv:  # as it goes: a run cut short keeps its samples
+                    with args.csv.open("a", newline="") as fh:
+                        w = csv.DictWriter(fh, fieldnames=["t_s", *SERIES])
+                        if fh.tell() == 0:
+                            w.writeheader()
+                        w.writerow(smp)
                 if stop.wait(args.every):
                     return
 
@@ -193,11 +201,6 @@ def main() -> int:
     elapsed = (time.monotonic() - t0) / 60
     shutil.rmtree(tmp, ignore_errors=True)
 
-    if args.csv:
-        with args.csv.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=["t_s", *SERIES])
-            w.writeheader()
-            w.writerows(samples)
     print(f"\nsoak: {args.clients} clients, {elapsed:.1f} min, {len(tally.runs)} file runs, "
           f"{len(samples)} samples every {args.every:.0f} s, server {args.spark_master}\n")
     print("| min | " + " | ".join(SERIES) + " |")
