@@ -297,8 +297,7 @@ class QueriesMixin:
              record_counts: dict[int, int] | None = None) -> list[tuple]:
         """Render a one-shot dataflow at `ts`, collect, apply the finishing. With
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
-        from compute.render import oneshot
-        from compute.render.driver_calls import sql_frame
+        from compute.render import oneshot, templates
         from compute.render.errors import translate_spark_error
         from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, session_for
 
@@ -381,7 +380,7 @@ class QueriesMixin:
                 if not non_negative(df.plan):
                     out = oneshot.consolidate(out, ctx)
                 text = oneshot.finish(out, fin, ctx)
-                sdf = sql_frame(ctx.session(), text)
+                sdf = templates.frame(ctx.session(), text)  # (a bound parameter's new value: no re-analysis)
                 table = collect_arrow(sdf, small=ctx.tiny())  # (a local relation: no Spark job)
                 # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
                 if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():

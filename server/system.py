@@ -410,7 +410,7 @@ class SystemHandler(UtilityMixin):
             return [(f"{s.pid:08x}", s.pid, "u1", None, getattr(s, "connected_at", self.started_at))
                     for s in list(self.coordinator._sessions.values())]
         if rel == "mz_internal.mzspark_spark_jobs":
-            return [(self.spark_jobs_started(),)]
+            return [(self.spark_jobs_started(), *self.spark_planning())]
         if rel == "mz_internal.mzspark_spark_storage":
             from compute.render.spark import storage_memory
 
@@ -451,6 +451,15 @@ class SystemHandler(UtilityMixin):
                          pg[4] if pg else "", None, "internal", pg[7] if pg else "string", "default",
                          None, None, None, value, value, None, None, False))
         return rows
+
+    def spark_planning(self) -> tuple[int, int]:
+        """(analyzer / optimizer rule runs, Spark plan template uses) of the driver so far."""
+        spark = self.coordinator.compute.current
+        if spark is None:
+            return 0, 0
+        from compute.render import templates
+
+        return templates.rule_runs(spark), templates.counts(spark)[0]
 
     def spark_jobs_started(self) -> int:
         """How many Spark jobs this server has started (0 if Spark never started)."""

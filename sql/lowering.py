@@ -101,6 +101,7 @@ from sql.scalar import (
     ColumnOrder,
     If,
     Literal,
+    ParamLiteral,
     Scalar,
     WindowSpec,
     conjuncts,
@@ -129,7 +130,7 @@ class Lowerer(SubqueryLowerer):
                     raise SqlError(PROTOCOL_VIOLATION, f"no value for parameter ${n}")
                 v = self.params[n - 1]
                 have = self.param_types[n - 1] if n - 1 < len(self.param_types) else t
-                return Literal(cast_value(v, have, t) if v is not None and have != t else v, t)
+                return ParamLiteral(cast_value(v, have, t) if v is not None and have != t else v, t)
             case Literal():
                 return e
             case CallUnary(func=f, expr=x, typ=t):

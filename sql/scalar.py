@@ -40,6 +40,20 @@ class Literal:
         return hash((_hashable(self.value), self.typ))
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class ParamLiteral(Literal):
+    """A bound parameter's value ($n): a Literal in every respect (equal to one of the same
+    value and type), marked so that the rendered Spark SQL shows where it is
+    (compute.render.templates: Spark's analysed plan reused across parameter values)."""
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Literal):
+            return NotImplemented
+        return (self.value, self.typ) == (other.value, other.typ)  # (as Literal's: a NaN equals itself)
+
+    __hash__ = Literal.__hash__
+
+
 def _hashable(v: Any) -> Any:
     """v with lists as tuples and dicts as sorted item tuples (equal values hash equally)."""
     if isinstance(v, (list, tuple)):

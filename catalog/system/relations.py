@@ -155,8 +155,10 @@ MZ_INTERNAL: dict[str, list[tuple[str, str]]] = {
                                     ("reason", "text"), ("updated_at", "timestamptz")],
     "mz_sessions": [("id", "text"), ("connection_id", "int4"), ("role_id", "text"),
                     ("client_ip", "text"), ("connected_at", "timestamptz")],
-    # mzspark's own: how many Spark jobs the server has started (catalog queries start none).
-    "mzspark_spark_jobs": [("jobs_started", "int8")],
+    # mzspark's own: how many Spark jobs the server has started (catalog queries start none),
+    # the analyzer / optimizer rule runs of its driver, and the one-shot queries whose analysed
+    # plan was a Spark plan template's (compute.render.templates)
+    "mzspark_spark_jobs": [("jobs_started", "int8"), ("rule_runs", "int8"), ("plan_template_hits", "int8")],
     # the frontier of every maintained dataflow (compute.controller)
     "mz_compute_frontiers": [("object_id", "text"), ("replica_id", "text"), ("time", "mz_timestamp")],
     # mzspark's own: the Spark storage memory held by cached collections (indexes, views' state)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import assert_never
 
-from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea
+from compute.render import limits, numeric_udfs, numfmt_udfs, ordered_set, scalar_bytea, templates
 from compute.render import regex as regex_udfs
 from compute.render.jsonb import GUARDED, checked
 from compute.render.regex import render_find, render_regex
@@ -49,6 +49,7 @@ from sql.scalar import (
     Column,
     If,
     Literal,
+    ParamLiteral,
     Scalar,
     record_get_index,
 )
@@ -109,6 +110,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
     match e:
         case Column(index=i):
             return cols[i]
+        case ParamLiteral(value=v, typ=t):
+            return templates.marked(lit(v, t))
         case Literal(value=v, typ=t):
             return lit(v, t)
         case CallUnary(func=f, expr=x, typ=t):

@@ -6,8 +6,8 @@ import logging
 import os
 import sys
 import threading
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -268,45 +268,32 @@ def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
     return pa.Table.from_batches(batches, schema=schema)
 
 
-_helpers: list[tuple[Any, Any, Any]] = []  # (jvm, ArraySeq, ArrowConverters) of the current driver
-
-
-def _local_helpers(spark: SparkSession) -> tuple[Any, Any]:
-    """(scala ArraySeq, ArrowConverters) of `spark`'s JVM, looked up once per driver (each
-    package step of a py4j path is a call)."""
-    jvm = spark._jvm
-    assert jvm is not None
-    if not _helpers or _helpers[0][0] is not jvm:
-        _helpers[:] = [(jvm, getattr(jvm.scala.collection.immutable, "ArraySeq$").__getattr__("MODULE$"),
-                        getattr(jvm.org.apache.spark.sql.execution.arrow, "ArrowConverters$").__getattr__("MODULE$"))]
-    _, seqs, conv = _helpers[0]
-    return seqs, conv
-
-
 def collect_local(df: DataFrame) -> pa.Table | None:
     """`df.toArrow()` without a Spark job when Spark's optimizer folded `df` into a local
     relation (filters, projections and limits over a local relation: ConvertToLocalRelation),
     else None. The rows are converted to Arrow on the driver, as Spark Connect does for a
-    LocalTableScanExec; `toArrowBatchRdd` would run a job (~50-100 ms here) to do the same."""
-    jdf = df._jdf
-    plan = jdf.queryExecution().executedPlan()
-    if plan.nodeName() != "LocalTableScan":
+    LocalTableScanExec (`toArrowBatchRdd` would run a job, ~50-100 ms here, to do the same),
+    in one py4j call (compute.render.driver_calls.local_arrow)."""
+    from compute.render.driver_calls import local_arrow
+
+    got = local_arrow(df.sparkSession, df)
+    if got is None:
         return None
+    json, blobs = got
+    schema = _arrow_schema(json)
+    return pa.Table.from_batches([pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs], schema=schema)
+
+
+@lru_cache(maxsize=1024)
+def _arrow_schema(json: str) -> pa.Schema:
+    """The Arrow schema of a Spark schema (its JSON) as collect_arrow converts it: the session
+    time zone is UTC (spark_session); no large variable-width types."""
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StructType, _parse_datatype_json_string
 
-    seqs, conv = _local_helpers(df.sparkSession)
-    it = seqs.unsafeWrapArray(plan.executeCollect()).iterator()
-    jschema = jdf.schema()
-    # the session time zone is UTC (spark_session); no large variable-width types, as collect_arrow
-    batches = conv.toBatchIterator(it, jschema, 1 << 30, "UTC", True, False, None)
-    struct = _parse_datatype_json_string(jschema.json())
+    struct = _parse_datatype_json_string(json)
     assert isinstance(struct, StructType)
-    schema = to_arrow_schema(struct, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
-    blobs = []
-    while batches.hasNext():
-        blobs.append(bytes(batches.next()))
-    return pa.Table.from_batches([pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs], schema=schema)
+    return to_arrow_schema(struct, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
 
 
 def storage_memory(spark: SparkSession) -> tuple[int, int]:

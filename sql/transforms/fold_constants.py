@@ -35,7 +35,17 @@ from typing import Any
 from sql import mir, numeric_ops
 from sql.datetime_arith import negate_interval, timestamp_plus_interval
 from sql.literal import cast_value
-from sql.scalar import CallBinary, CallUnary, CallVariadic, Column, If, Literal, Scalar, children
+from sql.scalar import (
+    CallBinary,
+    CallUnary,
+    CallVariadic,
+    Column,
+    If,
+    Literal,
+    ParamLiteral,
+    Scalar,
+    children,
+)
 from sql.transforms.visit import map_children
 from sql.types import Interval
 
@@ -275,7 +285,9 @@ def fold_scalar(s: Scalar) -> Scalar:
         s2, folded = unwrapped, children(unwrapped)
     if all(isinstance(k, Literal) for k in folded) and _context_free(s2) and foldable(s2):
         try:
-            return Literal(eval_scalar(s2, (), ()), s2.typ)
+            # a value computed from a bound parameter's stays marked as one (compute.render.templates)
+            kind = ParamLiteral if any(isinstance(k, ParamLiteral) for k in folded) else Literal
+            return kind(eval_scalar(s2, (), ()), s2.typ)
         except Exception:  # noqa: BLE001 - NotFoldable, or an input/cast error: the renderer's to raise
             return s2
     return s2

@@ -2,9 +2,17 @@ package mzspark.driver;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.arrow.ArrowConverters$;
+
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Driver-side helpers called through py4j (compute.render.arrangement, compute.render.spark):
@@ -41,6 +49,32 @@ public final class LocalRows {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream(total);
         for (byte[] b : blobs) {
+            out.write(ByteBuffer.allocate(4).putInt(b.length).array(), 0, 4);
+            out.write(b, 0, b.length);
+        }
+        return out.toByteArray();
+    }
+
+    /**
+     * The rows of {@code df} when Spark folded its plan into a local relation (its executed
+     * plan a LocalTableScan: no Spark job), as compute.render.spark.collect_local converts
+     * them: the schema's JSON (UTF-8, after its length), then the Arrow record batches framed
+     * as {@link #framed}; null for any other plan.
+     */
+    public static byte[] localArrow(Dataset<Row> df) {
+        SparkPlan plan = df.queryExecution().executedPlan();
+        if (!plan.nodeName().equals("LocalTableScan")) {
+            return null;
+        }
+        InternalRow[] rows = plan.executeCollect();
+        scala.collection.Iterator<byte[]> batches = ArrowConverters$.MODULE$.toBatchIterator(
+            CollectionConverters.asScala(Arrays.asList(rows).iterator()), df.schema(), 1L << 30, "UTC", true, false, null);
+        byte[] schema = df.schema().json().getBytes(StandardCharsets.UTF_8);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        out.write(ByteBuffer.allocate(4).putInt(schema.length).array(), 0, 4);
+        out.write(schema, 0, schema.length);
+        while (batches.hasNext()) {
+            byte[] b = batches.next();
             out.write(ByteBuffer.allocate(4).putInt(b.length).array(), 0, 4);
             out.write(b, 0, b.length);
         }
