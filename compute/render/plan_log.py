@@ -46,11 +46,13 @@ def plan_lines(df: DataFrame) -> list[str]:
     return out
 
 
-def job_counts(spark: Any, group: str) -> tuple[int, int, int]:
-    """(jobs, stages, tasks) Spark ran (so far) for job group `group` (stages skipped count too)."""
-    tracker = spark.sparkContext._jsc.sc().statusTracker()
+def job_counts(spark: Any, group: str) -> tuple[int, int, int, int]:
+    """(jobs, stages, tasks, executor CPU ms) Spark ran (so far) for job group `group`
+    (stages skipped count too, with no CPU)."""
+    sc = spark.sparkContext._jsc.sc()
+    tracker, store = sc.statusTracker(), sc.statusStore()
     jobs = list(tracker.getJobIdsForGroup(group))
-    stages = tasks = 0
+    stages = tasks = cpu_ns = 0
     for j in jobs:
         info = tracker.getJobInfo(j)
         if info.isEmpty():
@@ -60,7 +62,11 @@ def job_counts(spark: Any, group: str) -> tuple[int, int, int]:
             si = tracker.getStageInfo(s)
             if not si.isEmpty():
                 tasks += int(si.get().numTasks())
-    return len(jobs), stages, tasks
+            try:
+                cpu_ns += int(store.lastStageAttempt(s).executorCpuTime())
+            except Exception:  # noqa: BLE001 - a stage the status store no longer keeps
+                pass
+    return len(jobs), stages, tasks, cpu_ns // 1_000_000
 
 
 def log_plan(df: DataFrame, label: str, group: str | None = None) -> None:
@@ -70,8 +76,8 @@ def log_plan(df: DataFrame, label: str, group: str | None = None) -> None:
         return
     lines = [f"==== {label}"]
     if group is not None:
-        jobs, stages, tasks = job_counts(df.sparkSession, group)
-        lines.append(f"jobs={jobs} stages={stages} tasks={tasks}")
+        jobs, stages, tasks, cpu = job_counts(df.sparkSession, group)
+        lines.append(f"jobs={jobs} stages={stages} tasks={tasks} executor_cpu_ms={cpu}")
     lines += plan_lines(df)
     with open(path, "a") as f:
         f.write("\n".join(lines) + "\n")
