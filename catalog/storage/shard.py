@@ -38,13 +38,7 @@ TMP_SUFFIX = ".tmp"
 # not pyarrow's default FIXED_LEN_BYTE_ARRAY: Spark's vectorized reader then decodes it as a
 # long instead of converting bytes per value (SF 1 TPC-H q06's scan + aggregate over 6M
 # lineitem rows: 772 -> 338 ms of executor CPU). Readers see the same decimal128 column.
-#
-# Row groups of at most 64Ki rows (pyarrow's default is 1Mi): Spark splits a file between
-# tasks at row-group boundaries, so a batch of one row group is read (and, cached, computed
-# on) by one task while the other cores idle; SF 1 TPC-H's partsupp (800k rows, 41 MB),
-# part (200k) and customer (150k) were one row group each (tpchgen's files: 16, 2, 4).
-ROW_GROUP_ROWS = 1 << 16
-WRITE_OPTIONS = {"store_decimal_as_integer": True, "row_group_size": ROW_GROUP_ROWS}
+WRITE_OPTIONS = {"store_decimal_as_integer": True}
 
 
 @dataclass(frozen=True, slots=True)

@@ -426,13 +426,3 @@ def test_short_decimals_are_stored_as_integers(cat: Catalog) -> None:
     physical = [c.physical_type for c in (pq.ParquetFile(batch.path).metadata.row_group(0).column(i) for i in range(3))]
     assert physical == ["INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"]
     assert contents(cat, item, 10) == collections.Counter({r: 1 for r in rows})
-
-
-def test_a_large_batch_has_several_row_groups(cat: Catalog) -> None:
-    """A batch of 150k rows is split into row groups of at most ROW_GROUP_ROWS rows (Spark can
-    then read it with several tasks; pyarrow's default wrote one row group of 1Mi rows)."""
-    item = make_table(cat, "wide", [INT4])
-    write(cat, item, [(i,) for i in range(150_000)], 10)
-    (batch,) = cat.shard_batches(item.shard_id, 10)
-    meta = pq.ParquetFile(batch.path).metadata
-    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [65536, 65536, 18928]
