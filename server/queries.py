@@ -297,7 +297,7 @@ class QueriesMixin:
              record_counts: dict[int, int] | None = None) -> list[tuple]:
         """Render a one-shot dataflow at `ts`, collect, apply the finishing. With
         `record_counts`, also count the records every plan node produced (EXPLAIN ANALYZE)."""
-        from compute.render import oneshot, templates
+        from compute.render import oneshot, plan_log, templates
         from compute.render.errors import translate_spark_error
         from compute.render.spark import TINY_INPUT_ROWS, collect_arrow, session_for
 
@@ -382,6 +382,10 @@ class QueriesMixin:
                 text = oneshot.finish(out, fin, ctx)
                 sdf = templates.frame(ctx.session(), text)  # (a bound parameter's new value: no re-analysis)
                 table = collect_arrow(sdf, small=ctx.tiny())  # (a local relation: no Spark job)
+                if plan_log.enabled():
+                    for k, inner in enumerate(ctx.inner_frames):
+                        plan_log.log_plan(inner, f"(materialized {k})")
+                    plan_log.log_plan(sdf, text[:2000], tag)
                 # a SELECT's result (writes and EXPLAIN ANALYZE are bounded by Spark's maxResultSize only)
                 if bound is not None and record_counts is None and table.nbytes > session.max_result_bytes():
                     raise SqlError(OUT_OF_MEMORY, f"result exceeds max size of {session.get('max_query_result_size')}")

@@ -34,6 +34,11 @@ from catalog.storage.arrow_types import DIFF_COLUMN, TIME_COLUMN
 SHARDS_DIR = "shards"
 BATCH_SUFFIX = ".parquet"
 TMP_SUFFIX = ".tmp"
+# A decimal of at most 18 digits is stored as a Parquet INT32 / INT64 (its unscaled value),
+# not pyarrow's default FIXED_LEN_BYTE_ARRAY: Spark's vectorized reader then decodes it as a
+# long instead of converting bytes per value (SF 1 TPC-H q06's scan + aggregate over 6M
+# lineitem rows: 772 -> 338 ms of executor CPU). Readers see the same decimal128 column.
+WRITE_OPTIONS = {"store_decimal_as_integer": True}
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +121,7 @@ class Storage:
         tmp = d / f".{name}{TMP_SUFFIX}"
         try:
             with open(tmp, "wb") as f:
-                pq.write_table(table, f)
+                pq.write_table(table, f, **WRITE_OPTIONS)
                 f.flush()
                 os.replace(tmp, final)
                 dir_synced = _fsync_pool().submit(fsync_dir, d)

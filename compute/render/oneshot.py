@@ -28,6 +28,7 @@ from compute.render import float_stats, outer_join, semijoin
 from compute.render.aggregates import (
     EXPANDED_AGGREGATES,
     LIST_AGGREGATES,
+    accumulated_sum,
     basic_aggregate,
     finish_aggregate,
     finish_cast,
@@ -36,7 +37,6 @@ from compute.render.aggregates import (
     jsonb_equality_key,
     minmax,
     nonnull_diff,
-    weighted_sum,
 )
 from compute.render.jsonb import checked
 from compute.render.local_read import LOCAL_READ_ROWS, read_local
@@ -479,7 +479,7 @@ def accumulable_parts(r: Rel, key, aggs, ctx: RenderContext) -> tuple[Rel, list[
             outs.append(f"a{j}")
         else:  # sum
             st = sql_type(a.typ)
-            exprs.append(f"{weighted_sum(x, a.typ) if a.typ.name != 'interval' else interval_sum(x)} AS a{j}")
+            exprs.append(f"{accumulated_sum(x, a.typ, a.expr.typ) if a.typ.name != 'interval' else interval_sum(x)} AS a{j}")
             exprs.append(f"{nonnull_diff(x)} AS nn{j}")
             outs.append(f"CAST((CASE WHEN nn{j} <> 0 THEN a{j} END) AS {st})")
     return keyed, kc, exprs, ["__n <> 0", positive_check("__n", "Reduce")], outs, _key_reps(key)

@@ -10,6 +10,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 
 from compute.plan import lir
+from compute.render import plan_log
 from compute.render.driver_calls import drop_view, register_view
 from compute.render.scalar import render_scalar
 from compute.render.spark_sql import raise_error
@@ -75,6 +76,8 @@ class RenderContext:
     # the time a maintained dataflow is rendered at: its temporal filters' mz_now()
     # (compute.render.temporal); None: one-shot plans, where mz_now() is a literal already
     time: int | None = None
+    # the DataFrames materialize / checkpoint computed, kept only for compute.render.plan_log
+    inner_frames: list[DataFrame] = field(default_factory=list)
     _aliases: int = 0
 
     def session(self) -> SparkSession:
@@ -117,7 +120,10 @@ class RenderContext:
         wherever it is read (the cache is matched only after analysis), so nested Lets —
         the LEFT JOIN stack reads every level twice — would grow plans exponentially."""
         try:
-            df = self.session().sql(r.sql).localCheckpoint(eager=False)
+            src = self.session().sql(r.sql)
+            if plan_log.enabled():
+                self.inner_frames.append(src)
+            df = src.localCheckpoint(eager=False)
         except Py4JJavaError as e:
             if not _spark_unresolved_bug(e):
                 raise
@@ -130,6 +136,8 @@ class RenderContext:
     def checkpoint(self, df: DataFrame, arity: int) -> Rel:
         """Compute `df` now and keep its rows: a local checkpoint, whose plan is a scan of the
         stored rows, so queries built on it do not grow with the plans that produced it."""
+        if plan_log.enabled():
+            self.inner_frames.append(df)
         df = df.localCheckpoint(eager=True)
         name = f"mzq_{uuid.uuid4().hex}"
         register_view(self.spark, df, name)

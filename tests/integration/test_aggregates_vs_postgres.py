@@ -144,6 +144,8 @@ NUMERIC_SUMS = [
     "SELECT sum(n), sum(m), count(*) FROM big",
     "SELECT g, sum(n), sum(m), sum(n * 2), count(n) FROM big GROUP BY g ORDER BY g",
     "SELECT sum(m) FILTER (WHERE g > 1), sum(DISTINCT n) FROM big",
+    # a constrained numeric summed in its own scale (compute.render.aggregates.accumulated_sum)
+    "SELECT g, sum(m), avg(m), count(m) FROM big WHERE abs(m) < 1e6 GROUP BY g ORDER BY g",
 ]
 
 QUERIES = ORDERED_SET + NUMERIC_STATS + FLOAT_TO_NUMERIC + SUBQUERY_ARGS + BYTEA + ERRORS + NUMERIC_SUMS

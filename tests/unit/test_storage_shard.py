@@ -412,3 +412,17 @@ def test_storage_code_is_pyarrow_only() -> None:
             for n in names:
                 assert n.split(".")[0] not in {"duckdb", "pyspark"}, f"{f.name} imports {n}"
                 assert n != "catalog.catalog", f"{f.name} imports the DuckDB catalog"
+
+
+def test_short_decimals_are_stored_as_integers(cat: Catalog) -> None:
+    """A numeric of at most 18 digits is an INT32 / INT64 column in the batch file (Spark
+    decodes it as a long; pyarrow's default, a fixed-length byte array, costs a conversion
+    per value), a wider one stays a byte array; every value reads back exact."""
+    types = [SqlType("numeric", numeric_typmod(9, 2)), SqlType("numeric", numeric_typmod(15, 2)), NUMERIC]
+    item = make_table(cat, "dec", types)
+    rows = [(D("1234567.89"), D("-9999999999999.99"), D("123456789012345.0123456789")), (None, D("0.01"), D("-1"))]
+    write(cat, item, rows, 10)
+    (batch,) = cat.shard_batches(item.shard_id, 10)
+    physical = [c.physical_type for c in (pq.ParquetFile(batch.path).metadata.row_group(0).column(i) for i in range(3))]
+    assert physical == ["INT32", "INT64", "FIXED_LEN_BYTE_ARRAY"]
+    assert contents(cat, item, 10) == collections.Counter({r: 1 for r in rows})
