@@ -84,9 +84,9 @@ def build(jar: Path) -> Path:
     # (Spark core and its listener events: the scheduler's listener API, compute.render.listener;
     # Jackson's annotations: the events carry them)
     # (Spark SQL and Catalyst: the session catalog's views, compute.render.driver_calls; jsr305: their
-    # annotations)
+    # annotations; Jackson's databind: DataType's, compute.render.arrangement's local pieces)
     for pattern in ("spark-core_*.jar", "spark-common-utils_*.jar", "jackson-annotations-*.jar", "spark-sql_*.jar",
-                    "spark-catalyst_*.jar", "jsr305-*.jar"):
+                    "spark-catalyst_*.jar", "jsr305-*.jar", "jackson-databind-*.jar"):
         api += sorted(spark_jars_dir().glob(pattern))
     if not api:
         raise JarUnavailable(f"no spark-sql-api jar in {spark_jars_dir()}: cannot build mzspark's JVM UDFs")

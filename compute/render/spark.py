@@ -7,7 +7,6 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -268,44 +267,22 @@ def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
     return pa.Table.from_batches(batches, schema=schema)
 
 
-_helpers: list[tuple[Any, Any, Any]] = []  # (jvm, ArraySeq, ArrowConverters) of the current driver
-
-
-def _local_helpers(spark: SparkSession) -> tuple[Any, Any]:
-    """(scala ArraySeq, ArrowConverters) of `spark`'s JVM, looked up once per driver (each
-    package step of a py4j path is a call)."""
-    jvm = spark._jvm
-    assert jvm is not None
-    if not _helpers or _helpers[0][0] is not jvm:
-        _helpers[:] = [(jvm, getattr(jvm.scala.collection.immutable, "ArraySeq$").__getattr__("MODULE$"),
-                        getattr(jvm.org.apache.spark.sql.execution.arrow, "ArrowConverters$").__getattr__("MODULE$"))]
-    _, seqs, conv = _helpers[0]
-    return seqs, conv
-
-
 def collect_local(df: DataFrame) -> pa.Table | None:
-    """`df.toArrow()` without a Spark job when Spark's optimizer folded `df` into a local
-    relation (filters, projections and limits over a local relation: ConvertToLocalRelation),
-    else None. The rows are converted to Arrow on the driver, as Spark Connect does for a
-    LocalTableScanExec; `toArrowBatchRdd` would run a job (~50-100 ms here) to do the same."""
-    jdf = df._jdf
-    plan = jdf.queryExecution().executedPlan()
-    if plan.nodeName() != "LocalTableScan":
-        return None
+    """`df.toArrow()` without a Spark job when `df` is a local relation, or Spark's optimizer
+    folded it into one (filters, projections and limits over a local relation:
+    ConvertToLocalRelation), else None. The rows are converted to Arrow in the driver JVM, as
+    Spark Connect does for a LocalTableScanExec, in one py4j call
+    (driver_calls.local_arrow); `toArrowBatchRdd` would run a job (~50-100 ms here) to do the
+    same."""
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType, _parse_datatype_json_string
 
-    seqs, conv = _local_helpers(df.sparkSession)
-    it = seqs.unsafeWrapArray(plan.executeCollect()).iterator()
-    jschema = jdf.schema()
+    from compute.render.driver_calls import local_arrow
+
     # the session time zone is UTC (spark_session); no large variable-width types, as collect_arrow
-    batches = conv.toBatchIterator(it, jschema, 1 << 30, "UTC", True, False, None)
-    struct = _parse_datatype_json_string(jschema.json())
-    assert isinstance(struct, StructType)
-    schema = to_arrow_schema(struct, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
-    blobs = []
-    while batches.hasNext():
-        blobs.append(bytes(batches.next()))
+    blobs = local_arrow(df.sparkSession, df, "UTC")
+    if blobs is None:
+        return None
+    schema = to_arrow_schema(df.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
     return pa.Table.from_batches([pa.ipc.read_record_batch(pa.py_buffer(b), schema) for b in blobs], schema=schema)
 
 
