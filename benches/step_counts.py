@@ -74,6 +74,7 @@ class Meter:
     counting_off: set[int] = field(default_factory=set)  # threads reading the job id
     # --trace: py4j calls by (the project's innermost caller, Java method)
     trace: dict[tuple[str, str], int] | None = None
+    trace_rules: dict[tuple[str, str], int] = field(default_factory=dict)  # ... and the rule runs they ran
     # the Java Datasets of the DataFrames built while measuring (their QueryExecution trackers)
     plans: list[Any] | None = None
 
@@ -92,12 +93,43 @@ class Meter:
             assert self.trace is not None
             self.trace[(where, method)] = self.trace.get((where, method), 0) + 1
 
+    def rule_runs(self) -> int:
+        """Analyzer / optimizer rule runs so far (every thread); its own calls not counted."""
+        from pyspark import SparkContext
+
+        me = threading.get_ident()
+        with self.lock:
+            self.counting_off.add(me)
+        try:
+            return int(SparkContext._jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor.getCurrentMetrics().numRuns())  # type: ignore[union-attr]
+        finally:
+            with self.lock:
+                self.counting_off.discard(me)
+
+    def traced_rules(self, command: str, runs: int) -> None:
+        parts = command.split("\n")
+        method = parts[2] if len(parts) > 2 and parts[0] == "c" else parts[0]
+        key = (self.caller(), method)
+        with self.lock:
+            self.trace_rules[key] = self.trace_rules.get(key, 0) + runs
+
+    @staticmethod
+    def caller() -> str:
+        f: Any = sys._getframe(3)
+        while f is not None:
+            fn = f.f_code.co_filename
+            if "/site-packages/" not in fn and "step_counts" not in fn and "/lib/python3" not in fn:
+                return f"{Path(fn).name}:{f.f_code.co_name}:{f.f_lineno}"
+            f = f.f_back
+        return "?"
+
     def print_trace(self, steps: int) -> None:
         assert self.trace is not None
         print(f"\npy4j calls per step by caller and Java method ({sum(self.trace.values()) / steps:.1f} per step)")
         for (where, method), n in sorted(self.trace.items(), key=lambda kv: -kv[1]):
-            print(f"{n / steps:>7.1f}  {where:<55} {method}")
+            print(f"{n / steps:>7.1f}  {where:<55} {method}  ({self.trace_rules.get((where, method), 0) / steps:.0f} rule runs)")
         self.trace = None
+        self.trace_rules = {}
 
     def install(self) -> None:
         if self.installed:
@@ -123,10 +155,13 @@ class Meter:
                     return orig(self, *a, **k)
                 if meter.trace is not None:
                     meter.traced(command)
+                before = meter.rule_runs() if meter.trace is not None else 0
                 t = time.perf_counter()
                 try:
                     return orig(self, *a, **k)
                 finally:
+                    if meter.trace is not None:
+                        meter.traced_rules(command, meter.rule_runs() - before)
                     me = threading.get_ident()
                     with meter.lock:
                         meter.py4j += 1

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame, SparkSession
 
-from compute.render.driver_calls import drop_view, long_column, register_view, sql_frame
+from compute.render.driver_calls import drop_view, register_view, sql_frame, store_rows
 from compute.render.listener import tracked_count
 from compute.render.oneshot import DIFF, Rel, cnames
 
@@ -104,8 +104,8 @@ def one_partition(r: Rel) -> Rel:
 class Stored:
     """One cached piece of state: a leaf DataFrame registered as a global temporary view."""
 
-    df: DataFrame
-    cached: DataFrame
+    frame: DataFrame | None  # None: a local piece made in the JVM (store_local), see `df`
+    cached: DataFrame | None
     view: str
     rows: int
     arity: int
@@ -114,13 +114,23 @@ class Stored:
     # (least, greatest) `__h`, when asked for (pieces keyed by time: compute.render.temporal)
     bounds: tuple[int, int] | None = None
     local: bool = False  # a local relation (store_local): nothing cached
+    spark: SparkSession | None = None  # (a local piece's, to make `df` on first use)
 
     @property
     def sql(self) -> str:
         return f"SELECT * FROM global_temp.{self.view}"
 
+    @property
+    def df(self) -> DataFrame:
+        """The piece as a DataFrame (a local piece's is analyzed only when first asked for:
+        steps read pieces by their views)."""
+        if self.frame is None:
+            assert self.spark is not None
+            self.frame = sql_frame(self.spark, self.sql)
+        return self.frame
+
     def free(self, spark: SparkSession) -> None:
-        if not self.local:
+        if not self.local and self.cached is not None:
             self.cached.unpersist()
         drop_view(spark, self.view)
 
@@ -177,24 +187,23 @@ def store_local(spark: SparkSession, df: DataFrame, arity: int, hashes: bool = F
     LOCAL_ROWS, a piece over a local relation of them (the rows stay in the JVM driver, typed
     exactly as computed; filters and projections over it are folded by the optimizer, with
     no Spark job), else None. A step's pieces are mostly this small: no cache, sort or lineage
-    to keep. `limited`: `df` is already limited to LOCAL_ROWS + 1 rows."""
-    jrows = (df._jdf if limited else df._jdf.limit(LOCAL_ROWS + 1)).collectAsList()
-    n = jrows.size()
-    if n > LOCAL_ROWS:
+    to keep. `limited`: `df` is already limited to LOCAL_ROWS + 1 rows. The relation is made
+    and registered in the JVM (driver_calls.store_rows: rows taken from the optimized plan
+    when it is already local, no SQL execution wrapper, no Dataset analyzed)."""
+    view = f"mzd_{uuid.uuid4().hex}"
+    got = store_rows(spark, df._jdf if limited else df._jdf.limit(LOCAL_ROWS + 1), LOCAL_ROWS, HASH if hashes or bounds else None,
+                     view)
+    if got is None:
         return None
-    local = DataFrame(spark._jsparkSession.createDataFrame(jrows, df._jdf.schema()), spark)
-    got: tuple[int, ...] | None = None
+    n, hs = got
+    out_hashes: tuple[int, ...] | None = None
     extent: tuple[int, int] | None = None
     if hashes or bounds:
-        # the rows' `__h` (else, not a bigint: a local scan, no Spark job)
-        hs = long_column(spark, jrows, HASH)
-        if hs is None:
-            hs = tuple(r[0] for r in local.select(HASH).collect())
-        got = hs if hashes else None
+        if hs is None:  # (`__h` not a bigint: read back from the local view, no Spark job)
+            hs = tuple(r[0] for r in sql_frame(spark, f"SELECT {HASH} FROM global_temp.{view}").collect())
+        out_hashes = hs if hashes else None
         extent = (min(hs), max(hs)) if bounds and hs else (0, 0) if bounds else None
-    view = f"mzd_{uuid.uuid4().hex}"
-    register_view(spark, local, view)
-    return Stored(local, local, view, n, arity, got, extent, local=True)
+    return Stored(None, None, view, n, arity, out_hashes, extent, local=True, spark=spark)
 
 
 def _truncate_lineage(df: DataFrame) -> None:

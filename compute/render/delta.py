@@ -44,6 +44,7 @@ from compute.render.arrangement import (
     one_partition,
     store,
 )
+from compute.render.driver_calls import without_last
 from compute.render.oneshot import (
     DIFF,
     Rel,
@@ -324,7 +325,7 @@ class DeltaDataflow:
             else:
                 self.output = store(st.spark, q, out.arity, tag=st.tag(self.dataflow.plan.node_id), local=not st.initial)
                 self.actions += 1
-                result = DataFrame(self.output.df._jdf.drop(HASH), st.spark)  # (one py4j call)
+                result = _without_hash(st.spark, self.output)
             dropped = st.merge()
         except BaseException:
             st.abort()
@@ -334,6 +335,17 @@ class DeltaDataflow:
         self.owner.update(st.owner)
         st.finish(dropped)
         return result
+
+
+def _without_hash(spark: SparkSession, out: Stored) -> DataFrame:
+    """The stored output without its key hash: for a local piece, a local relation of its
+    other columns (made in the JVM: no plan over the view to analyze, and collected with no
+    planning at all: spark.collect_local); else `out.df.drop(HASH)`."""
+    if out.local:
+        got = without_last(spark, out.view)
+        if got is not None:
+            return got
+    return DataFrame(out.df._jdf.drop(HASH), spark)  # (one py4j call)
 
 
 class _Step:

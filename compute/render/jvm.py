@@ -84,8 +84,8 @@ def build(jar: Path) -> Path:
     # (Spark core and its listener events: the scheduler's listener API, compute.render.listener;
     # Jackson's annotations: the events carry them)
     # (Spark SQL and Catalyst: the session catalog's views, compute.render.driver_calls; jsr305: their
-    # annotations)
-    # (jackson-databind: the annotations of Catalyst's DataType, compute.render.templates)
+    # annotations; Jackson's databind: DataType's, compute.render.templates and
+    # compute.render.arrangement's local pieces)
     for pattern in ("spark-core_*.jar", "spark-common-utils_*.jar", "jackson-annotations-*.jar", "spark-sql_*.jar",
                     "spark-catalyst_*.jar", "jsr305-*.jar", "jackson-databind-*.jar"):
         api += sorted(spark_jars_dir().glob(pattern))

@@ -32,7 +32,7 @@ from sql.types import SqlType
 @dataclass
 class _Entry:
     key: tuple[str, ...]
-    df: DataFrame
+    df: DataFrame | None
     view: str
     release: Callable[[], None]
     users: int = 0
@@ -123,7 +123,7 @@ class SourceCache:
             held.release()  # the rows are copied into the driver: the files are no longer read
         if stored is None:  # more consolidated rows than batch rows: cannot happen
             return None
-        new = _Entry(key, stored.df, stored.view, lambda: None, users=1)
+        new = _Entry(key, None, stored.view, lambda: None, users=1)  # (a local piece: nothing to unpersist)
         with self._lock:
             self.misses += 1
             old = self._locals.get(shard_id)
@@ -149,7 +149,8 @@ class SourceCache:
 
     def _free(self, e: _Entry) -> None:
         try:
-            e.df.unpersist(blocking=False)
+            if e.df is not None:
+                e.df.unpersist(blocking=False)
             self.spark.catalog.dropGlobalTempView(e.view)
         finally:
             e.release()

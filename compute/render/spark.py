@@ -269,14 +269,16 @@ def collect_arrow(df: DataFrame, small: bool) -> pa.Table:
 
 
 def collect_local(df: DataFrame) -> pa.Table | None:
-    """`df.toArrow()` without a Spark job when Spark's optimizer folded `df` into a local
-    relation (filters, projections and limits over a local relation: ConvertToLocalRelation),
-    else None. The rows are converted to Arrow on the driver, as Spark Connect does for a
-    LocalTableScanExec (`toArrowBatchRdd` would run a job, ~50-100 ms here, to do the same),
-    in one py4j call (compute.render.driver_calls.local_arrow)."""
+    """`df.toArrow()` without a Spark job when `df` is a local relation, or Spark's optimizer
+    folded it into one (filters, projections and limits over a local relation:
+    ConvertToLocalRelation), else None. The rows are converted to Arrow in the driver JVM, as
+    Spark Connect does for a LocalTableScanExec, in one py4j call with the schema
+    (driver_calls.local_arrow); `toArrowBatchRdd` would run a job (~50-100 ms here) to do the
+    same."""
     from compute.render.driver_calls import local_arrow
 
-    got = local_arrow(df.sparkSession, df)
+    # the session time zone is UTC (spark_session)
+    got = local_arrow(df.sparkSession, df, "UTC")
     if got is None:
         return None
     json, blobs = got

@@ -28,8 +28,12 @@ public final class Views {
 
     /** Register {@code df}'s analyzed plan as the global temporary view {@code name}, a new name. */
     public static void register(SparkSession session, Dataset<?> df, String name) {
+        registerPlan(session, df.queryExecution().analyzed(), name);
+    }
+
+    /** Register the analyzed plan {@code plan} as the global temporary view {@code name}, a new name. */
+    public static void registerPlan(SparkSession session, LogicalPlan plan, String name) {
         SessionCatalog catalog = session.sessionState().catalog();
-        LogicalPlan plan = df.queryExecution().analyzed();
         TableIdentifier id = new TableIdentifier(name, Option.apply(catalog.globalTempDatabase()));
         TemporaryViewRelation view = ViewHelper.createTemporaryViewRelation(
             id, session, false, catalog::getRawGlobalTempView, Option.empty(), plan, plan,
