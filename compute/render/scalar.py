@@ -144,6 +144,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
             return bpchar_equals_text(r(x), value, negate=f == "ne")
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
+        case CallVariadic(func="or", exprs=xs) if len(xs) > 1:
+            return _or([r(x) for x in xs], [_plain_eq_literal(x, r) for x in xs])
         case CallVariadic(func=f, exprs=xs, typ=t):
             return _variadic(f, [r(x) for x in xs], [x.typ for x in xs], t)
         case If(cond=c, then=a, els=b):
@@ -666,6 +668,40 @@ def _substr3(a: str, b: str, n: str) -> str:
     start = f"greatest({b}, 1)"
     length = f"CAST(least(greatest(CAST({b} AS BIGINT) + {n} - {start}, 0), 2147483647) AS INT)"
     return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
+
+
+def _plain_eq_literal(x: Scalar, r) -> tuple[str, str] | None:  # type: ignore[no-untyped-def]
+    """(e, v) when `x`, an equality of an expression and a literal, renders as Spark's plain
+    `(e = v)` (no type-specific comparison), else None."""
+    if not (isinstance(x, CallBinary) and x.func == "eq"):
+        return None
+    a, b = (x.expr1, x.expr2) if isinstance(x.expr2, Literal) else (x.expr2, x.expr1)
+    if not isinstance(b, Literal) or isinstance(a, Literal):
+        return None
+    ea, vb = r(a), r(b)
+    plain = f"({ea} = {vb})" if a is x.expr1 else f"({vb} = {ea})"
+    return (ea, vb) if r(x) == plain else None
+
+
+def _or(xs: list[str], eqs: list[tuple[str, str] | None]) -> str:
+    """A disjunction, its equalities of one expression with literals as one IN list:
+    (e = v1) OR .. OR (e = vn) = e IN (v1, .., vn) (both NULL when no value matches and e or
+    some vi is NULL). The list takes the place of its first equality, so e is evaluated where
+    it was first (TPC-H q22: `substring(c_phone, 1, 2) IN (7 codes)` computed the substring
+    once per row instead of 7 times)."""
+    groups: dict[str, list[str]] = {}
+    for eq in eqs:
+        if eq is not None:
+            groups.setdefault(eq[0], []).append(eq[1])
+    out: list[str] = []
+    done: set[str] = set()
+    for x, eq in zip(xs, eqs, strict=True):
+        if eq is None or len(groups[eq[0]]) < 2:
+            out.append(x)
+        elif eq[0] not in done:
+            done.add(eq[0])
+            out.append(f"({eq[0]} IN ({', '.join(groups[eq[0]])}))")
+    return out[0] if len(out) == 1 else "(" + " OR ".join(out) + ")"
 
 
 def _variadic(f: str, xs: list[str], ts: list[SqlType], t: SqlType) -> str:

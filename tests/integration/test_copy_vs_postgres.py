@@ -46,6 +46,12 @@ QUERIES = [
     "SELECT k FROM chk WHERE c IN ('cd', 'abc ', 'zz')",
     "SELECT k FROM chk WHERE c NOT IN ('cd', 'abc')",
     "SELECT k FROM chk WHERE NOT (c = 'abcde') AND c <> ' '",
+    # equalities of one expression with literals as one IN list (compute.render.scalar._or):
+    # NULL values and NULL rows, other disjuncts kept, in a filter and in a projection
+    "SELECT k FROM chk WHERE substr(t, 1, 1) IN ('p', 'a', 'x')",
+    "SELECT k, substr(t, 1, 1) IN ('p', 'a', NULL), n IN (3.14, 42, NULL), f IN (2.5, 7, 1000), d IN ('1992-01-02', '2024-02-29') FROM chk",
+    "SELECT k FROM chk WHERE k = 10 OR f = 7 OR k = 12 OR upper(v) = 'CD' OR k = 1 OR upper(v) = 'AB'",
+    "SELECT k, (k = 10 OR t IS NULL OR k = 11 OR k = 99) FROM chk",
 ]
 
 # Each must fail the same way in both (no row of the COPY is stored).
