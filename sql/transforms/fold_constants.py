@@ -283,6 +283,8 @@ def fold_scalar(s: Scalar) -> Scalar:
         folded = s2.exprs
     if (unwrapped := _unwrap_date_cast(s2)) is not s2:
         s2, folded = unwrapped, children(unwrapped)
+    if (null := _null_operand(s2, folded)) is not None:
+        return null
     if all(isinstance(k, Literal) for k in folded) and _context_free(s2) and foldable(s2):
         try:
             # a value computed from a bound parameter's stays marked as one (compute.render.templates)
@@ -291,6 +293,28 @@ def fold_scalar(s: Scalar) -> Scalar:
         except Exception:  # noqa: BLE001 - NotFoldable, or an input/cast error: the renderer's to raise
             return s2
     return s2
+
+
+# operators whose PostgreSQL functions are STRICT: a NULL operand makes the result NULL
+_NULL_PROPAGATING = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "add", "sub", "mul", "div", "mod"})
+
+
+def _null_operand(s: Scalar, operands: tuple[Scalar, ...]) -> Literal | None:
+    """op(NULL, e) = op(e, NULL) = NULL for a strict operator, e unevaluated, as PostgreSQL's
+    eval_const_expressions folds it (`c / 0 = NULL` is NULL for every row, no 22012; Spark
+    would evaluate c / 0 where it folds a filter into a local relation before its own
+    NullPropagation). Only where e reads a column: a constant e is evaluated first, as
+    PostgreSQL does (`1 / 0 = NULL` fails)."""
+    if not (isinstance(s, CallBinary) and s.func in _NULL_PROPAGATING):
+        return None
+    nulls = [k for k in operands if isinstance(k, Literal) and k.value is None]
+    if not nulls or not all(_reads_column(k) for k in operands if not isinstance(k, Literal)):
+        return None
+    return (ParamLiteral if any(isinstance(k, ParamLiteral) for k in nulls) else Literal)(None, s.typ)
+
+
+def _reads_column(s: Scalar) -> bool:
+    return isinstance(s, Column) or any(_reads_column(k) for k in children(s))
 
 
 _FLIPPED = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}

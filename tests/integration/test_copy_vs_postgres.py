@@ -52,6 +52,14 @@ QUERIES = [
     "SELECT k, substr(t, 1, 1) IN ('p', 'a', NULL), n IN (3.14, 42, NULL), f IN (2.5, 7, 1000), d IN ('1992-01-02', '2024-02-29') FROM chk",
     "SELECT k FROM chk WHERE k = 10 OR f = 7 OR k = 12 OR upper(v) = 'CD' OR k = 1 OR upper(v) = 'AB'",
     "SELECT k, (k = 10 OR t IS NULL OR k = 11 OR k = 99) FROM chk",
+    # a strict operator with a NULL operand is NULL, the other operand unevaluated, as
+    # PostgreSQL folds it (sql/transforms/fold_constants._null_operand; a small table is read
+    # as a local relation, whose filter Spark evaluates before its own NULL propagation);
+    # a constant operand is evaluated first, and IN with a NULL value evaluates the rest
+    "SELECT k FROM chk WHERE k / 0 = NULL",
+    "SELECT k, k / 0 = NULL, k % 0 + NULL, NULL < k / 0, NULL * (k / 0) FROM chk",
+    "SELECT k FROM chk WHERE 1 / 0 = NULL",
+    "SELECT k FROM chk WHERE k / 0 IN (NULL, 1)",
 ]
 
 # Each must fail the same way in both (no row of the COPY is stored).
