@@ -5,8 +5,8 @@
 
 Each of `--clients` workers (its own connection per file, as `make slt --jobs`) takes the next
 corpus file (`../shared/slt/sqlite/`, biggest first) and runs it in a fresh schema; when the
-corpus is done it starts over (round 2, ...). No file is started after the deadline, nor one
-whose previous run would end more than 10 minutes past it. Every `--every` seconds a sampler
+corpus is done it starts over (round 2, ...). No file is started after the deadline; a file
+whose previous run would end more than 10 minutes past it is passed over for the next one. Every `--every` seconds a sampler
 records, from outside the server:
 - JVM heap used after a full GC (`jcmd <jvm> GC.run`, then `GC.heap_info`);
 - resident memory (VmRSS) of the server's Python process and of its JVM;
@@ -167,11 +167,17 @@ def main() -> int:
         while True:
             with queue_lock:
                 now = time.monotonic()
-                f = files[cursor[0] % len(files)]
-                if now >= deadline or now + last.get(f, 0.0) > deadline + OVERRUN_S:
+                if now >= deadline:
                     return
-                rnd = cursor[0] // len(files) + 1
-                cursor[0] += 1
+                # the next file whose last run would end in time (a long one is passed over)
+                for _ in range(len(files)):
+                    f = files[cursor[0] % len(files)]
+                    rnd = cursor[0] // len(files) + 1
+                    cursor[0] += 1
+                    if now + last.get(f, 0.0) <= deadline + OVERRUN_S:
+                        break
+                else:
+                    return
             label = file_label(f)
             s = time.monotonic()
             res = run_records(records[f], lambda: PgConnection(server.dsn, opts.timeout_s), label, opts,
