@@ -6,8 +6,8 @@
 Each of `--clients` workers (its own connection per file, as `make slt --jobs`) takes the next
 corpus file (`../shared/slt/sqlite/`, biggest first) and runs it in a fresh schema; when the
 corpus is done it starts over (round 2, ...). No file is started after the deadline; a file
-whose previous run would end more than 10 minutes past it is passed over for the next one. Every `--every` seconds a sampler
-records, from outside the server:
+whose previous run would end more than 10 minutes past it is passed over for the next one.
+Every `--every` seconds a sampler records, from outside the server:
 - JVM heap used after a full GC (`jcmd <jvm> GC.run`, then `GC.heap_info`);
 - resident memory (VmRSS) of the server's Python process and of its JVM;
 - open file descriptors of both;
