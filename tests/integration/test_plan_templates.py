@@ -13,18 +13,10 @@ import psycopg
 import pytest
 
 from tests.integration.harness import MzServer
+from tests.integration.test_plan_cache import _outcome
 from tests.pgref import reference_postgres
 
 pytestmark = pytest.mark.integration
-
-
-def _outcome(conn: psycopg.Connection, sql: str, params: tuple = (), prepare: bool | None = None) -> object:
-    """Sorted rows, or the SQLSTATE of the error."""
-    try:
-        cur = conn.execute(sql, params, prepare=prepare)
-        return sorted(cur.fetchall(), key=repr) if cur.description is not None else cur.statusmessage
-    except psycopg.Error as e:
-        return e.sqlstate
 
 
 def _planning(conn: psycopg.Connection) -> tuple[int, int]:
