@@ -145,7 +145,8 @@ def _render(e: Scalar, cols: list[str], r) -> str:
         case CallBinary(func=f, expr1=a, expr2=b, typ=t):
             return _binary(f, r(a), r(b), a.typ, b.typ, t)
         case CallVariadic(func="or", exprs=xs) if len(xs) > 1:
-            return _or([r(x) for x in xs], [_plain_eq_literal(x, r) for x in xs])
+            texts = [r(x) for x in xs]
+            return _or(texts, [_plain_eq_literal(x, t, r) for x, t in zip(xs, texts, strict=True)])
         case CallVariadic(func=f, exprs=xs, typ=t):
             return _variadic(f, [r(x) for x in xs], [x.typ for x in xs], t)
         case If(cond=c, then=a, els=b):
@@ -670,9 +671,9 @@ def _substr3(a: str, b: str, n: str) -> str:
     return f"(CASE WHEN {n} < 0 THEN {raise_error('negative substring length not allowed')} ELSE substr({a}, {start}, {length}) END)"
 
 
-def _plain_eq_literal(x: Scalar, r) -> tuple[str, str] | None:  # type: ignore[no-untyped-def]
-    """(e, v) when `x`, an equality of an expression and a literal, renders as Spark's plain
-    `(e = v)` (no type-specific comparison), else None."""
+def _plain_eq_literal(x: Scalar, text: str, r) -> tuple[str, str] | None:  # type: ignore[no-untyped-def]
+    """(e, v) when `x`, an equality of an expression and a literal rendered as `text`, is
+    Spark's plain `(e = v)` (no type-specific comparison), else None."""
     if not (isinstance(x, CallBinary) and x.func == "eq"):
         return None
     a, b = (x.expr1, x.expr2) if isinstance(x.expr2, Literal) else (x.expr2, x.expr1)
@@ -680,7 +681,7 @@ def _plain_eq_literal(x: Scalar, r) -> tuple[str, str] | None:  # type: ignore[n
         return None
     ea, vb = r(a), r(b)
     plain = f"({ea} = {vb})" if a is x.expr1 else f"({vb} = {ea})"
-    return (ea, vb) if r(x) == plain else None
+    return (ea, vb) if text == plain else None
 
 
 def _or(xs: list[str], eqs: list[tuple[str, str] | None]) -> str:
